@@ -2,7 +2,8 @@ import { consume } from "@lit/context";
 import { cancelRun, type Client } from "@stackship/client";
 import { LitElement, html, nothing } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
-import { apiContext } from "../app/context.ts";
+import { apiContext, sessionContext } from "../app/context.ts";
+import type { Session } from "../app/session.ts";
 import { base } from "../ui/tokens.ts";
 import type { RequestFailed } from "./api-result.ts";
 import { icon } from "./icons.ts";
@@ -28,6 +29,11 @@ export class SsRunHeader extends LitElement {
   @consume({ context: apiContext, subscribe: true })
   @state()
   accessor client!: Client;
+
+  /** The signed-in session: the breadcrumb starts at the run's organization. */
+  @consume({ context: sessionContext, subscribe: true })
+  @state()
+  accessor session: Session | null = null;
 
   /** The review's header facts. */
   @property({ attribute: false }) accessor header: Header | undefined;
@@ -68,7 +74,7 @@ export class SsRunHeader extends LitElement {
       .map(([name]) => name);
     return html`<header>
       <nav aria-label="Breadcrumb" class="breadcrumb">
-        <a href="/runs">Runs</a><span aria-hidden="true"> › </span><a href="/workspaces/${h.workspace.id}" data-testid="breadcrumb-workspace">${h.workspace.name}</a
+        <a href="/runs">${this.session?.organization ?? "Runs"}</a><span aria-hidden="true"> › </span><a href="/workspaces/${h.workspace.id}" data-testid="breadcrumb-workspace">${h.workspace.name}</a
         ><span aria-hidden="true"> › </span><span aria-current="page">${h.run_id}</span>
       </nav>
       <div class="top">

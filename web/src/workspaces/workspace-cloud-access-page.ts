@@ -132,7 +132,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       initial: () => html`<p role="status">Loading cloud access…</p>`,
       pending: () => html`<p role="status">Loading cloud access…</p>`,
       error: (error) => renderFailure("Cloud access is unavailable", error),
-      complete: (loaded) => html`${workspaceNav(loaded.workspace, "cloud-access")}
+      complete: (loaded) => html`${workspaceNav(loaded.workspace, "cloud-access", this.session)}
         <h1>Cloud access for ${loaded.workspace.attributes.name}</h1>
         ${this.renderIssuer(loaded.issuer)} ${this.renderPlanRequirement(loaded)}
         <section aria-labelledby="profiles-heading">

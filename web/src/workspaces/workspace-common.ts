@@ -26,7 +26,8 @@ export async function loadWorkspace(api: Client, session: Session | null, id: st
 export type WorkspaceTab = "overview" | "variables" | "state" | "cloud-access" | "source";
 
 /** Breadcrumb and tabs of a workspace page (the current one marked with aria-current). */
-export function workspaceNav(workspace: Workspace, current: WorkspaceTab): TemplateResult {
+export function workspaceNav(workspace: Workspace, current: WorkspaceTab, session: Session | null = null): TemplateResult {
+  const organization = session?.organizations.find((o) => o.id === workspace.relationships.organization.data.id)?.name ?? null;
   const tabs: Array<[WorkspaceTab, string, string]> = [
     ["overview", "Overview", `/workspaces/${workspace.id}`],
     ["variables", "Variables", `/workspaces/${workspace.id}/variables`],
@@ -34,7 +35,9 @@ export function workspaceNav(workspace: Workspace, current: WorkspaceTab): Templ
     ["cloud-access", "Cloud access", `/workspaces/${workspace.id}/cloud-access`],
     ["source", "Source settings", `/workspaces/${workspace.id}/source`],
   ];
-  return html`<nav class="crumbs" aria-label="Breadcrumb"><a href="/workspaces">Workspaces</a> › <span>Workspace ${workspace.attributes.name}</span></nav>
+  return html`<nav class="crumbs" aria-label="Breadcrumb">
+      ${organization ? html`<a href="/runs">${organization}</a> › ` : nothing}<a href="/workspaces">Workspaces</a> › <span aria-current="page">Workspace ${workspace.attributes.name}</span>
+    </nav>
     <nav class="tabs" aria-label="Workspace">
       ${tabs.map(([tab, label, href]) => html`<a href=${href} aria-current=${tab === current ? "page" : nothing}>${label}</a>`)}
     </nav>`;

@@ -67,7 +67,7 @@ export class SsWorkspacePage extends LitElement {
       error: (error) => renderFailure("The workspace is unavailable", error),
       complete: ({ workspace, organization, permissions }) => {
         const a = workspace.attributes;
-        return html`${workspaceNav(workspace, "overview")}
+        return html`${workspaceNav(workspace, "overview", this.session)}
           <h1>${a.name}</h1>
           ${a.description ? html`<p>${a.description}</p>` : nothing}
           <dl class="facts">

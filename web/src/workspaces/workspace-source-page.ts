@@ -112,7 +112,7 @@ export class SsWorkspaceSourcePage extends LitElement {
       error: (error) => renderFailure("The source settings are unavailable", error),
       complete: (loaded) => {
         const { workspace, source } = loaded;
-        return html`${workspaceNav(workspace, "source")}
+        return html`${workspaceNav(workspace, "source", this.session)}
           <h1>Source settings for ${workspace.attributes.name}</h1>
           ${this.renderPipeline(source.meta.pipeline)}
           <section aria-labelledby="connection-heading">

@@ -62,7 +62,7 @@ export class SsWorkspaceStatePage extends LitElement {
       initial: () => html`<p role="status">Loading state…</p>`,
       pending: () => html`<p role="status">Loading state…</p>`,
       error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, summary }) => html`${workspaceNav(workspace, "state")}
+      complete: ({ workspace, summary }) => html`${workspaceNav(workspace, "state", this.session)}
         <h1>State of ${workspace.attributes.name}</h1>
         ${summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)}`,
     });

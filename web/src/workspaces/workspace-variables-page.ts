@@ -102,7 +102,7 @@ export class SsWorkspaceVariablesPage extends LitElement {
       initial: () => html`<p role="status">Loading variables…</p>`,
       pending: () => html`<p role="status">Loading variables…</p>`,
       error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, permissions, variables }) => html`${workspaceNav(workspace, "variables")}
+      complete: ({ workspace, permissions, variables }) => html`${workspaceNav(workspace, "variables", this.session)}
         <h1>Variables of ${workspace.attributes.name}</h1>
         <p class="muted">Every run of this workspace gets them: Terraform variables as the configuration's input variables, environment variables in the run's environment.</p>
         ${this.error ? html`<p class="notice danger" role="alert" id="variables-error">${failureText(this.error)}</p>` : nothing}

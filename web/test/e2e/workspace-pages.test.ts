@@ -38,6 +38,8 @@ test("overview: settings, the workspace's runs, the current state version and wh
   assert.is(await page.locator("#current-state a").getAttribute("href"), `/runs/${applied.run.id}`);
   assert.match(await page.locator("#lock-state").innerText(), `Locked by run ${awaiting.run.id}`);
   assert.match(body, "First apply");
+  const crumbs = (await page.getByRole("navigation", { name: "Breadcrumb" }).innerText()).replace(/\s+/g, " ").trim();
+  assert.is(crumbs, "acme › Workspaces › Workspace web-frontend");
   assert.match(body, "Second change");
   await h.screenshot(page, "workspace-overview");
   await h.checkA11y(page, "workspace overview");
