@@ -1,7 +1,8 @@
 // /policy-sets — the organization's policy sets: each with its scope (global, or the workspaces
 // and projects it is attached to), its current immutable version (number, digest, the policies
 // and their enforcement levels); organization admins publish a new version or create a set from
-// `.rego` files chosen in the browser (one policy per file, named after it).
+// `.rego` files chosen in the browser, or `.tar.gz` bundles of them unpacked in the browser (one
+// policy per module, named after its file).
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
 import { createPolicySet, createPolicySetVersion, listPolicySets, listWorkspaces, type Client, type PolicyInput, type PolicySet } from "@stackship/client";
@@ -13,16 +14,16 @@ import { absoluteUtc } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
 import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
+import { regoModules } from "./rego-archive.ts";
 
 type Level = PolicyInput["enforcement_level"];
 const LEVELS: Record<Level, string> = { advisory: "advisory", soft_mandatory: "soft-mandatory", hard_mandatory: "hard-mandatory" };
 
-/** The policies of chosen `.rego` files: one per file, named after it, all at `level`. */
+/** The policies of the chosen `.rego` files or `.tar.gz` bundles: one per module, named after its file, all at `level`. */
 async function policiesFrom(files: FileList | null, level: Level): Promise<PolicyInput[]> {
-  if (!files || files.length === 0) throw new Error("Choose at least one .rego file.");
-  return Promise.all(
-    [...files].map(async (file) => ({ name: file.name.replace(/\.rego$/, "").replace(/[^A-Za-z0-9_-]/g, "-"), enforcement_level: level, source: await file.text() })),
-  );
+  if (!files || files.length === 0) throw new Error("Choose at least one .rego file or a .tar.gz of them.");
+  const modules = await regoModules([...files]);
+  return modules.map((m) => ({ name: m.name.replace(/[^A-Za-z0-9_-]/g, "-"), enforcement_level: level, source: m.source }));
 }
 
 @customElement("ss-policy-sets-page")
@@ -165,7 +166,7 @@ export class SsPolicySetsPage extends LitElement {
                 ${[...workspaces].map(([id, name]) => html`<option value=${id}>workspace ${name}</option>`)}
               </select>
             </label>
-            <label>Policies (.rego files, one policy each) <input type="file" name="files" accept=".rego" multiple /></label>
+            <label>Policies (.rego files, one policy each, or a .tar.gz of them) <input type="file" name="files" accept=".rego,.tar.gz,.tgz" multiple /></label>
             ${this.levelSelect()}
             <div class="row">
               <button class="primary" type="submit" ?disabled=${this.busy}>Create policy set</button>
@@ -207,7 +208,7 @@ export class SsPolicySetsPage extends LitElement {
         admin
           ? this.editing === set.id
             ? html`<form class="new-version" @submit=${(e: SubmitEvent) => this.publish(e, set)}>
-                <label>Policies of the new version (.rego files, one policy each) <input type="file" name="files" accept=".rego" multiple /></label>
+                <label>Policies of the new version (.rego files, one policy each, or a .tar.gz of them) <input type="file" name="files" accept=".rego,.tar.gz,.tgz" multiple /></label>
                 ${this.levelSelect()}
                 <div class="row">
                   <button class="primary" type="submit" ?disabled=${this.busy}>Publish version</button>
