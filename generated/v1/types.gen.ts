@@ -3125,6 +3125,8 @@ export interface components {
                     /** @description A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it. */
                     name?: components["schemas"]["ResourceName"];
                     plan_requires_credential?: boolean;
+                    /** @description Moves the workspace to another project of its organization (organization administrators only: project-scoped roles then reach it, or no longer do). 404 for a project this organization does not have. */
+                    project_id?: string;
                     structured_run_output_enabled?: boolean;
                     working_directory?: string;
                 };

@@ -37660,7 +37660,7 @@ return errors === 0;
 validate187.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceUpdateDocument = validate188;
-const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"},"structured_run_output_enabled":{"type":"boolean"},"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName","description":"A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it."},"description":{"type":["string","null"],"maxLength":1000},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"}}}}}}};
+const schema340 = {"type":"object","additionalProperties":false,"required":["data"],"properties":{"data":{"type":"object","additionalProperties":false,"required":["type","attributes"],"properties":{"type":{"const":"workspaces"},"id":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/WorkspaceId"},"attributes":{"type":"object","additionalProperties":false,"minProperties":1,"properties":{"plan_requires_credential":{"type":"boolean"},"structured_run_output_enabled":{"type":"boolean"},"name":{"$ref":"https://stackship.dev/schemas/v1/openapi#/$defs/ResourceName","description":"A new name (unique in the organization; 409 WORKSPACE_NAME_TAKEN otherwise). A `cloud` block naming the old one no longer finds it."},"description":{"type":["string","null"],"maxLength":1000},"working_directory":{"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$"},"project_id":{"type":"string","pattern":"^prj-[0-9a-z]{16}$","description":"Moves the workspace to another project of its organization (organization administrators only: project-scoped roles then reach it, or no longer do). 404 for a project this organization does not have."}}}}}}};
 
 function validate188(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -37781,7 +37781,7 @@ vErrors.push(err8);
 errors++;
 }
 for(const key2 in data3){
-if(!(((((key2 === "plan_requires_credential") || (key2 === "structured_run_output_enabled")) || (key2 === "name")) || (key2 === "description")) || (key2 === "working_directory"))){
+if(!((((((key2 === "plan_requires_credential") || (key2 === "structured_run_output_enabled")) || (key2 === "name")) || (key2 === "description")) || (key2 === "working_directory")) || (key2 === "project_id"))){
 const err9 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err9];
@@ -37901,9 +37901,11 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data3.project_id !== undefined){
+let data9 = data3.project_id;
+if(typeof data9 === "string"){
+if(!pattern50.test(data9)){
+const err19 = {instancePath:instancePath+"/data/attributes/project_id",schemaPath:"#/properties/data/properties/attributes/properties/project_id/pattern",keyword:"pattern",params:{pattern: "^prj-[0-9a-z]{16}$"},message:"must match pattern \""+"^prj-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -37913,9 +37915,8 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
 else {
-const err20 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err20 = {instancePath:instancePath+"/data/attributes/project_id",schemaPath:"#/properties/data/properties/attributes/properties/project_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -37927,12 +37928,36 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err21 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+else {
+const err23 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
 }
 errors++;
 }

@@ -25,6 +25,8 @@ type WorkspaceUpdateDocumentDataAttributes struct {
 	Name *string `json:"name,omitempty" validate:"regexp=^[A-Za-z0-9][A-Za-z0-9_.-]{0\\,89}$"`
 	Description NullableString `json:"description,omitempty"`
 	WorkingDirectory *string `json:"working_directory,omitempty" validate:"regexp=^(?!/)(?!.*\\.\\.).*$"`
+	// Moves the workspace to another project of its organization (organization administrators only: project-scoped roles then reach it, or no longer do). 404 for a project this organization does not have.
+	ProjectId *string `json:"project_id,omitempty" validate:"regexp=^prj-[0-9a-z]{16}$"`
 }
 
 // NewWorkspaceUpdateDocumentDataAttributes instantiates a new WorkspaceUpdateDocumentDataAttributes object
@@ -214,6 +216,38 @@ func (o *WorkspaceUpdateDocumentDataAttributes) SetWorkingDirectory(v string) {
 	o.WorkingDirectory = &v
 }
 
+// GetProjectId returns the ProjectId field value if set, zero value otherwise.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetProjectId() string {
+	if o == nil || IsNil(o.ProjectId) {
+		var ret string
+		return ret
+	}
+	return *o.ProjectId
+}
+
+// GetProjectIdOk returns a tuple with the ProjectId field value if set, nil otherwise
+// and a boolean to check if the value has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) GetProjectIdOk() (*string, bool) {
+	if o == nil || IsNil(o.ProjectId) {
+		return nil, false
+	}
+	return o.ProjectId, true
+}
+
+// HasProjectId returns a boolean if a field has been set.
+func (o *WorkspaceUpdateDocumentDataAttributes) HasProjectId() bool {
+	if o != nil && !IsNil(o.ProjectId) {
+		return true
+	}
+
+	return false
+}
+
+// SetProjectId gets a reference to the given string and assigns it to the ProjectId field.
+func (o *WorkspaceUpdateDocumentDataAttributes) SetProjectId(v string) {
+	o.ProjectId = &v
+}
+
 func (o WorkspaceUpdateDocumentDataAttributes) MarshalJSON() ([]byte, error) {
 	toSerialize,err := o.ToMap()
 	if err != nil {
@@ -238,6 +272,9 @@ func (o WorkspaceUpdateDocumentDataAttributes) ToMap() (map[string]interface{}, 
 	}
 	if !IsNil(o.WorkingDirectory) {
 		toSerialize["working_directory"] = o.WorkingDirectory
+	}
+	if !IsNil(o.ProjectId) {
+		toSerialize["project_id"] = o.ProjectId
 	}
 	return toSerialize, nil
 }

@@ -573,6 +573,10 @@ export type WorkspaceUpdateDocument = {
             name?: ResourceName;
             description?: string | null;
             working_directory?: string;
+            /**
+             * Moves the workspace to another project of its organization (organization administrators only: project-scoped roles then reach it, or no longer do). 404 for a project this organization does not have.
+             */
+            project_id?: string;
         };
     };
 };

@@ -101,6 +101,8 @@ export interface WorkspaceSettingsChange {
   name?: string;
   description?: string | null;
   workingDirectory?: string;
+  /** Another project of the workspace's organization (the caller checked both). */
+  projectId?: string;
 }
 
 /**
@@ -121,6 +123,10 @@ export async function updateWorkspaceSettings(services: Services, actor: Authent
   if (input.workingDirectory !== undefined && input.workingDirectory !== workspace.workingDirectory) {
     change.workingDirectory = input.workingDirectory;
     changed.working_directory = { from: workspace.workingDirectory, to: input.workingDirectory };
+  }
+  if (input.projectId !== undefined && input.projectId !== workspace.projectId) {
+    change.projectId = input.projectId;
+    changed.project_id = { from: workspace.projectId, to: input.projectId };
   }
   if (Object.keys(changed).length === 0) return workspace;
   const now = services.clock();

@@ -95,8 +95,13 @@ export class WorkspaceRepository extends Repository {
    * Renames the workspace and sets its description and working directory (each only when given);
    * a name taken in the organization throws WORKSPACE_NAME_TAKEN.
    */
-  async updateSettings(id: string, input: { name?: string; description?: string | null; workingDirectory?: string }, now: Date | string): Promise<Workspace | undefined> {
+  async updateSettings(
+    id: string,
+    input: { name?: string; description?: string | null; workingDirectory?: string; projectId?: string },
+    now: Date | string,
+  ): Promise<Workspace | undefined> {
     const changes: Partial<WorkspaceRow> = { updated_at: isoForWrite(now) };
+    if (input.projectId !== undefined) changes.project_id = input.projectId;
     if (input.name !== undefined) changes.name = input.name;
     if (input.description !== undefined) changes.description = input.description;
     if (input.workingDirectory !== undefined) changes.working_directory = input.workingDirectory;

@@ -2,7 +2,7 @@
 // settings), applied together with the switches, audited with before and after, refused whole.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { getWorkspace, listWorkspaces, updateWorkspace } from "../../../client/src/index.ts";
+import { createProject, getWorkspace, listWorkspaces, updateWorkspace } from "../../../client/src/index.ts";
 import { createWorkspace, expectNothingWritten, expectStatus, expectV1Error } from "../support/factories.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
@@ -36,6 +36,34 @@ testEachServer(update, "a taken name, a bad name or working directory, and a vie
   expectV1Error(await expectNothingWritten(server, () => patch({ working_directory: "/abs" }), tables), 422, "DOCUMENT_INVALID");
   const viewer = await signedInMember(server, "acme", "viewer");
   expectV1Error(await expectNothingWritten(server, () => patch({ name: "mine" }, viewer.session.client()), tables), 403, "FORBIDDEN");
+});
+
+testEachServer(update, "an administrator moves a workspace to another project: project-scoped members gain and lose it; others may not move it", async (server) => {
+  const { org, workspace } = await seededOrganization(server);
+  const project = expectStatus(
+    await createProject({ client: server.v1(org.token), path: { organization_name: "acme" }, body: { data: { type: "projects", attributes: { name: "payments" } } } }),
+    201,
+  )!.data;
+  const scoped = await signedInMember(server, "acme", "viewer", { project_id: project.id });
+  const sees = async () => (await getWorkspace({ client: scoped.session.client(), path: { workspace_id: workspace.id } })).response.status;
+  assert.is(await sees(), 404, "not in the payments project yet");
+  const operator = await signedInMember(server, "acme", "operator");
+  const move = (client: ReturnType<typeof server.v1>, projectId: string) =>
+    updateWorkspace({
+      client,
+      path: { workspace_id: workspace.id },
+      body: { data: { type: "workspaces", attributes: { project_id: projectId, structured_run_output_enabled: true } } },
+    });
+  const tables = ["workspaces", "audit_events"];
+  expectV1Error(await expectNothingWritten(server, () => move(operator.session.client(), project.id), tables), 403, "FORBIDDEN");
+  expectV1Error(await expectNothingWritten(server, () => move(server.v1(org.token), "prj-0000000000000000"), tables), 404, "NOT_FOUND");
+  const moved = expectStatus(await move(server.v1(org.token), project.id), 200)!.data;
+  assert.is(moved.relationships.project.data.id, project.id);
+  assert.is(await sees(), 200, "the payments project's viewer now reaches it");
+  const event = (await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" })).find((e: { data: string | null }) =>
+    String(e.data).includes("project_id"),
+  );
+  assert.ok(event, "the move is audited");
 });
 
 update.run();

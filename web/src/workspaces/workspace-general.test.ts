@@ -4,7 +4,12 @@ import { generalChanges, type SsWorkspaceGeneral } from "./workspace-general.ts"
 import "./workspace-general.ts";
 
 const PATCH = `PATCH /v1/workspaces/${WS_ID}`;
-const workspace = { type: "workspaces", id: WS_ID, attributes: { name: "app", description: null, working_directory: "infra" } } as unknown as Workspace;
+const workspace = {
+  type: "workspaces",
+  id: WS_ID,
+  attributes: { name: "app", description: null, working_directory: "infra" },
+  relationships: { project: { data: { type: "projects", id: "prj-1" } } },
+} as unknown as Workspace;
 
 async function form(server: FakeServer) {
   const el = Object.assign(document.createElement("ss-workspace-general"), { workspace }) as SsWorkspaceGeneral;
@@ -49,5 +54,29 @@ describe("ss-workspace-general", () => {
       { description: null },
     );
     equal(generalChanges(workspace, { name: "app", description: "", workingDirectory: "" }), { working_directory: "" });
+  });
+  it("should offer the project only to an organization administrator, and send a move", async () => {
+    const server = new FakeServer()
+      .on(PATCH, { status: 200, body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: true } } } })
+      .on("GET /v1/organizations/acme/projects", {
+        status: 200,
+        body: {
+          data: [
+            { type: "projects", id: "prj-1", attributes: { name: "Default Project" } },
+            { type: "projects", id: "prj-2", attributes: { name: "payments" } },
+          ],
+        },
+      });
+    const writer = await form(server);
+    equal(writer.shadowRoot!.querySelector("#general-project"), null, "not an administrator: no project select");
+    cleanup();
+    const el = Object.assign(document.createElement("ss-workspace-general"), { workspace, organization: "acme", canMove: true }) as SsWorkspaceGeneral;
+    await mount(server, el);
+    const select = await until(() => el.shadowRoot!.querySelector<HTMLSelectElement>("#general-project"), 3000, "the project select");
+    equal(select.value, "prj-1");
+    select.value = "prj-2";
+    el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
+    await until(() => server.count(PATCH) === 1);
+    equal(server.requests.find((r) => r.method === "PATCH")!.body, { data: { type: "workspaces", attributes: { project_id: "prj-2" } } });
   });
 });

@@ -3,7 +3,7 @@
 // name, a working directory outside the configuration) reads as the server says it; success is
 // announced with `ss-workspace-changed` so the page reads the workspace again.
 import { consume } from "@lit/context";
-import { updateWorkspace, type Client, type Workspace } from "@stackship/client";
+import { listProjects, updateWorkspace, type Client, type Workspace } from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
@@ -14,7 +14,7 @@ import { base } from "../ui/tokens.ts";
 import { failureText } from "./workspace-common.ts";
 
 /** The attributes that differ from the workspace's (nothing to send when none do). */
-export function generalChanges(workspace: Workspace, form: { name: string; description: string; workingDirectory: string }): Record<string, string | null> {
+export function generalChanges(workspace: Workspace, form: { name: string; description: string; workingDirectory: string; projectId?: string }): Record<string, string | null> {
   const a = workspace.attributes;
   const changes: Record<string, string | null> = {};
   if (form.name.trim() !== a.name) changes.name = form.name.trim();
@@ -22,6 +22,7 @@ export function generalChanges(workspace: Workspace, form: { name: string; descr
   if (description !== (a.description ?? null)) changes.description = description;
   const directory = form.workingDirectory.trim().replace(/^\.\/?/, "");
   if (directory !== a.working_directory) changes.working_directory = directory;
+  if (form.projectId && form.projectId !== workspace.relationships.project.data.id) changes.project_id = form.projectId;
   return changes;
 }
 
@@ -49,14 +50,33 @@ export class SsWorkspaceGeneral extends LitElement {
 
   @consume({ context: apiContext }) accessor api!: Client;
   @property({ attribute: false }) accessor workspace: Workspace | null = null;
+  /** The organization's name, and whether the caller administers it (only then the workspace can move to another project). */
+  @property() accessor organization: string | null = null;
+  @property({ type: Boolean, attribute: "can-move" }) accessor canMove = false;
+
+  @state() accessor projects: Array<{ id: string; name: string }> | null = null;
 
   @state() accessor busy = false;
   @state() accessor error: unknown = null;
   @state() accessor notice: string | null = null;
 
+  protected override willUpdate(changed: Map<PropertyKey, unknown>): void {
+    if ((changed.has("canMove") || changed.has("organization")) && this.canMove && this.organization && this.projects === null) void this.loadProjects(this.organization);
+  }
+
+  private async loadProjects(organization: string): Promise<void> {
+    try {
+      const page = await dataOf(listProjects({ client: this.api, path: { organization_name: organization } }));
+      this.projects = page.data.map((p) => ({ id: p.id, name: p.attributes.name }));
+    } catch {
+      this.projects = []; // no list: the workspace keeps its project, the select is not shown
+    }
+  }
+
   override render(): TemplateResult | typeof nothing {
     const w = this.workspace;
     if (!w) return nothing;
+    const current = w.relationships.project.data.id;
     return html`<form id="general-form" @submit=${(e: SubmitEvent) => void this.save(e)}>
       <label>Name <input name="name" id="general-name" required autocomplete="off" pattern=${WORKSPACE_NAME_PATTERN} maxlength="90" .value=${w.attributes.name} /></label>
       <label>Description <input name="description" id="general-description" autocomplete="off" maxlength="1000" .value=${w.attributes.description ?? ""} /></label>
@@ -64,6 +84,16 @@ export class SsWorkspaceGeneral extends LitElement {
         >Working directory (relative to the configuration's root; empty for the root)
         <input name="working_directory" id="general-working-directory" autocomplete="off" maxlength="1000" .value=${w.attributes.working_directory}
       /></label>
+      ${
+        this.canMove && this.projects && this.projects.length > 1
+          ? html`<label
+              >Project (who reaches the workspace through project roles changes with it)
+              <select name="project_id" id="general-project">
+                ${this.projects.map((p) => html`<option value=${p.id} ?selected=${p.id === current}>${p.name}</option>`)}
+              </select></label
+            >`
+          : nothing
+      }
       <p class="muted">Renaming changes the name a <code>cloud</code> block must use to find this workspace.</p>
       <div><button type="submit" ?disabled=${this.busy}>Save settings</button></div>
       ${this.notice ? html`<p role="status" id="general-notice">${this.notice}</p>` : nothing}
@@ -80,6 +110,7 @@ export class SsWorkspaceGeneral extends LitElement {
       name: String(data.get("name") ?? ""),
       description: String(data.get("description") ?? ""),
       workingDirectory: String(data.get("working_directory") ?? ""),
+      projectId: data.get("project_id") === null ? undefined : String(data.get("project_id")),
     });
     this.error = null;
     this.notice = null;

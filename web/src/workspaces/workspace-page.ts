@@ -89,7 +89,12 @@ export class SsWorkspacePage extends LitElement {
             permissions.write
               ? html`<details data-testid="general-settings">
                   <summary>General settings</summary>
-                  <ss-workspace-general .workspace=${workspace} @ss-workspace-changed=${() => void this.workspace.run()}></ss-workspace-general>
+                  <ss-workspace-general
+                    .workspace=${workspace}
+                    .organization=${organization}
+                    ?can-move=${this.session?.organizationAdmin ?? false}
+                    @ss-workspace-changed=${() => void this.workspace.run()}
+                  ></ss-workspace-general>
                 </details>`
               : nothing
           }

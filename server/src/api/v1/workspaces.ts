@@ -1,6 +1,6 @@
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { notFound, principalOf } from "../authorize.ts";
+import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
 import { createWorkspace, setStructuredRunOutput, updateWorkspaceSettings } from "../../commands/workspaces.ts";
 import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
@@ -68,14 +68,20 @@ export const workspaceHandlers = {
     if (body.data.id !== undefined && body.data.id !== workspace.id) {
       throw new DomainError("DOCUMENT_INVALID", "data.id does not match the workspace in the path.", { source: { pointer: "/data/id" } });
     }
+    const { name, description, working_directory: workingDirectory, project_id: projectId } = body.data.attributes;
+    if (projectId !== undefined) {
+      // A move changes who reaches the workspace through project-scoped roles: the organization's administrators decide it.
+      authorize(ctx, "org:admin", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace ${workspace.name}`);
+      const project = await ctx.services.stores.projects.getById(projectId);
+      if (!project || project.organizationId !== workspace.organizationId) throw notFound(`Project ${projectId}`);
+    }
     let updated = workspace;
     const value = body.data.attributes.plan_requires_credential;
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
     const structured = body.data.attributes.structured_run_output_enabled;
     if (structured !== undefined) updated = await setStructuredRunOutput(ctx.services, actorOf(ctx), updated, structured);
-    const { name, description, working_directory: workingDirectory } = body.data.attributes;
-    if (name !== undefined || description !== undefined || workingDirectory !== undefined) {
-      updated = await updateWorkspaceSettings(ctx.services, principalOf(ctx), updated, { name, description, workingDirectory });
+    if (name !== undefined || description !== undefined || workingDirectory !== undefined || projectId !== undefined) {
+      updated = await updateWorkspaceSettings(ctx.services, principalOf(ctx), updated, { name, description, workingDirectory, projectId });
     }
     return { status: 200, body: { data: presentWorkspace(updated), meta: workspaceMeta(ctx, updated) } };
   },

@@ -33,7 +33,8 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
     name: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="1 to 90 characters of letters, digits, `-`, `_` and `.`, starting with a letter or digit.", json_schema_extra={"examples": ["networking-prod"]})
     description: Optional[Annotated[str, Field(strict=True, max_length=1000)]] = None
     working_directory: Optional[Annotated[str, Field(strict=True, max_length=1000)]] = None
-    __properties: ClassVar[List[str]] = ["plan_requires_credential", "structured_run_output_enabled", "name", "description", "working_directory"]
+    project_id: Optional[Annotated[str, Field(strict=True)]] = Field(default=None, description="Moves the workspace to another project of its organization (organization administrators only: project-scoped roles then reach it, or no longer do). 404 for a project this organization does not have.")
+    __properties: ClassVar[List[str]] = ["plan_requires_credential", "structured_run_output_enabled", "name", "description", "working_directory", "project_id"]
 
     @field_validator('name', mode="before")
     def name_validate_regular_expression(cls, value):
@@ -53,6 +54,16 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
 
         if isinstance(value, str) and not re.match(r"^(?!\/)(?!.*\.\.).*$", value):
             raise ValueError(r"must validate the regular expression /^(?!\/)(?!.*\.\.).*$/")
+        return value
+
+    @field_validator('project_id', mode="before")
+    def project_id_validate_regular_expression(cls, value):
+        """Validates the regular expression"""
+        if value is None:
+            return value
+
+        if isinstance(value, str) and not re.match(r"^prj-[0-9a-z]{16}$", value):
+            raise ValueError(r"must validate the regular expression /^prj-[0-9a-z]{16}$/")
         return value
 
     model_config = ConfigDict(
@@ -115,7 +126,8 @@ class WorkspaceUpdateDocumentDataAttributes(BaseModel):
             "structured_run_output_enabled": obj.get("structured_run_output_enabled"),
             "name": obj.get("name"),
             "description": obj.get("description"),
-            "working_directory": obj.get("working_directory")
+            "working_directory": obj.get("working_directory"),
+            "project_id": obj.get("project_id")
         })
         return _obj
 
