@@ -71,7 +71,20 @@ export async function startGraphileTasks(
 ): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const pool = poolFor(db, options.concurrency + 2);
   const taskList = Object.fromEntries(Object.entries(options.tasks).map(([name, fn]) => [name, (async (payload) => fn(payload)) as Task]));
-  const start = () => run({ pgPool: pool, concurrency: options.concurrency, noHandleSignals: true, pollInterval: 2_000, logger: graphileLogger(options.log), taskList });
+  const start = () =>
+    run({
+      pgPool: pool,
+      concurrency: options.concurrency,
+      noHandleSignals: true,
+      pollInterval: 2_000,
+      logger: graphileLogger(options.log),
+      taskList,
+      // Without batching graphile-worker leaves the promise of completing or failing a job floating:
+      // when PostgreSQL is unreachable (a restart) its rejection is unhandled and ends the process.
+      // Batched (delay 0: within the same tick) it retries and, failing, shuts the pool down, which
+      // rejects runner.promise — and the supervision below starts the runner again.
+      preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+    });
   let stopped = false;
   let current: Runner | null = await start();
   let restarting: Promise<void> | null = null;
