@@ -327,7 +327,8 @@ testEachServer(
       put.rest();
       assert.equal(await put.response, { status: 204 });
       assert.is(await exited, 0, api.output.join("\n"));
-      assert.is(lastLine(api), "[stackship] shut down: waited for 1 HTTP request(s) in flight: all finished");
+      // The upload, and on a loaded machine sometimes a request of the client's still closing: at least one.
+      assert.match(lastLine(api), /^\[stackship\] shut down: waited for [1-9]\d* HTTP request\(s\) in flight: all finished$/);
       const version = (await server.services.stores.stateVersions.getById(upload.id))!;
       assert.is(version.sha256, hex("sha256", upload.bytes));
       assert.ok((await readStateBytes(server.services, version)).equals(upload.bytes));
