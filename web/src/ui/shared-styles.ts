@@ -25,6 +25,23 @@ export const stackedForm = css`
   }
 `;
 
+/** A settings form of stacked fields (at most 520 px wide), each label above its control, which never widens the page. */
+export const settingsForm = css`
+  :host {
+    display: block;
+  }
+  form {
+    display: grid;
+    gap: var(--ss-space-2);
+    max-width: 520px;
+  }
+  label {
+    display: grid;
+    grid-template-columns: minmax(0, 1fr);
+    gap: var(--ss-space-1);
+  }
+`;
+
 /** The controls of an inline form: a full-width textarea, bold labels, a row of buttons, an error line. */
 export const formControls = css`
   textarea {

@@ -9,7 +9,7 @@ import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
 import { navigate } from "../app/router.ts";
-import { formControls } from "../ui/shared-styles.ts";
+import { formControls, settingsForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { failureText } from "./workspace-common.ts";
 
@@ -18,20 +18,8 @@ export class SsWorkspaceDelete extends LitElement {
   static override styles = [
     base,
     formControls,
+    settingsForm,
     css`
-      :host {
-        display: block;
-      }
-      form {
-        display: grid;
-        gap: var(--ss-space-2);
-        max-width: 520px;
-      }
-      label {
-        display: grid;
-        grid-template-columns: minmax(0, 1fr);
-        gap: var(--ss-space-1);
-      }
       label.check {
         display: flex;
         gap: var(--ss-space-2);

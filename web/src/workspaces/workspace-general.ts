@@ -4,12 +4,12 @@
 // announced with `ss-workspace-changed` so the page reads the workspace again.
 import { consume } from "@lit/context";
 import { listProjects, updateWorkspace, type Client, type Workspace } from "@stackship/client";
-import { LitElement, css, html, nothing, type TemplateResult } from "lit";
+import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
 import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
-import { formControls } from "../ui/shared-styles.ts";
+import { formControls, settingsForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { failureText } from "./workspace-common.ts";
 
@@ -28,25 +28,7 @@ export function generalChanges(workspace: Workspace, form: { name: string; descr
 
 @customElement("ss-workspace-general")
 export class SsWorkspaceGeneral extends LitElement {
-  static override styles = [
-    base,
-    formControls,
-    css`
-      :host {
-        display: block;
-      }
-      form {
-        display: grid;
-        gap: var(--ss-space-2);
-        max-width: 520px;
-      }
-      label {
-        display: grid;
-        grid-template-columns: minmax(0, 1fr);
-        gap: var(--ss-space-1);
-      }
-    `,
-  ];
+  static override styles = [base, formControls, settingsForm];
 
   @consume({ context: apiContext }) accessor api!: Client;
   @property({ attribute: false }) accessor workspace: Workspace | null = null;
