@@ -16,7 +16,7 @@ export default tseslint.config(
       parserOptions: {
         projectService: {
           // The few JavaScript files no tsconfig includes (scripts, build and test-runner configs).
-          allowDefaultProject: ["*.mjs", "scripts/*.mjs", "web/*.mjs", "server/bin/*.mjs", "server/src/*/*.mjs", "server/src/*/*/*.mjs"],
+          allowDefaultProject: ["*.mjs", "scripts/*.mjs", "scripts/*.cjs", "web/*.mjs", "server/bin/*.mjs", "server/src/*/*.mjs", "server/src/*/*/*.mjs"],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 32,
         },
         tsconfigRootDir: import.meta.dirname,
@@ -65,6 +65,13 @@ export default tseslint.config(
     // Plain JavaScript (scripts, build and runner configs, the sandbox launcher) runs on Node.
     files: ["**/*.mjs"],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // The per-test timeout is a CommonJS preload for uvu (scripts/test-timeout.cjs): it patches
+    // uvu's exports, `.only` included, so it must require uvu and name `.only`.
+    files: ["scripts/*.cjs"],
+    languageOptions: { globals: { ...globals.node, ...globals.commonjs } },
+    rules: { "@typescript-eslint/no-require-imports": "off", "no-restricted-syntax": "off" },
   },
   {
     // The plan-diff builder throws a plain Unresolvable marker and catches it in the same module.

@@ -10,7 +10,9 @@
 // committed `.only(` in a test file about to run fails the run (one failure per call, with the
 // file and line), since it would silently skip the rest of its file. A test that cannot run here
 // names itself on a `[skip]` line (server/test/support/skips.ts): every one is listed with its
-// reason, and with CI=true one not marked as allowed in CI fails the run.
+// reason, and with CI=true one not marked as allowed in CI fails the run. Every uvu test and hook
+// has a time limit (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a
+// hung one fails naming itself instead of holding the run.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -68,6 +70,9 @@ function parseWtr(output, code) {
   return { passed, failed: failed + (code !== 0 && failed === 0 ? 1 : 0), skipped: Number(last[3] ?? 0) };
 }
 
+// Every uvu run: TypeScript through tsx, and a per-test timeout (scripts/test-timeout.cjs).
+const UVU_PRELOAD = ["-r", "tsx", "-r", join(root, "scripts/test-timeout.cjs")];
+
 const CHROMIUM = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chromium";
 
 function parseUvu(output, code) {
@@ -108,7 +113,23 @@ const suites = [
   run(
     "server and client (uvu)",
     join(root, "node_modules/.bin/uvu"),
-    ["-r", "tsx", ".", filter, "-i", "node_modules", "-i", "generated", "-i", ".tools", "-i", ".stackship", "-i", "^web[\\\\/]", "-i", "^server[\\\\/]test[\\\\/]contract[\\\\/]"],
+    [
+      ...UVU_PRELOAD,
+      ".",
+      filter,
+      "-i",
+      "node_modules",
+      "-i",
+      "generated",
+      "-i",
+      ".tools",
+      "-i",
+      ".stackship",
+      "-i",
+      "^web[\\\\/]",
+      "-i",
+      "^server[\\\\/]test[\\\\/]contract[\\\\/]",
+    ],
     parseUvu,
   ),
 ];
@@ -116,7 +137,9 @@ const contract = testFiles("server/test/contract", /\.test\.ts$/);
 if (contract.length > 0) {
   const names = contract.map((file) => file.slice("server/test/contract/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
   suites.push(
-    run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "server/test/contract", `^(${names.join("|")})$`], parseUvu, { stream: false }),
+    run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), [...UVU_PRELOAD, "server/test/contract", `^(${names.join("|")})$`], parseUvu, {
+      stream: false,
+    }),
   );
 }
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
@@ -133,7 +156,7 @@ if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
   if (e2e.length > 0) {
     const names = e2e.map((file) => file.slice("web/test/e2e/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     suites.push(
-      run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), ["-r", "tsx", "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }),
+      run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), [...UVU_PRELOAD, "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }),
     );
   }
   if (components.length > 0) {

@@ -43,7 +43,8 @@ const allowed = allowedTests(readFileSync(ALLOWLIST, "utf8"));
 const outcomes = new Map<Dialect, Map<string, Outcome>>();
 const failures = new Map<Dialect, string>();
 
-const test = suite("go-tfe integration tests (scripts/go-tfe-suite)");
+// Building go-tfe's tests and running them take up to 15 min each on a cold cache (scripts/test-timeout.cjs).
+const test = suite("go-tfe integration tests (scripts/go-tfe-suite)", { timeoutSeconds: 2400 });
 
 test.before(async () => {
   await run("bash", [SCRIPT, "--build"], { timeoutMs: 900_000 });

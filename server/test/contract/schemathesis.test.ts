@@ -23,7 +23,7 @@ const VENV = join(REPO_ROOT, ".stackship-test/schemathesis-venv");
 const SEED = Number(process.env.STACKSHIP_FUZZ_SEED ?? 20261203);
 const EXAMPLES_PER_OPERATION = 5;
 
-const test = suite("schemathesis");
+const test = suite("schemathesis", { timeoutSeconds: 900 });
 
 async function schemathesis(): Promise<string> {
   const st = join(VENV, "bin/st");
