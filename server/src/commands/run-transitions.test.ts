@@ -25,7 +25,19 @@ async function withFeed(db: Database, runId: string, fn: (heard: RunChangeNotice
   }
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 150));
+/**
+ * Everything announced for the run so far, without waiting a fixed time: a committed log chunk is
+ * announced after whatever came before it (one ordered feed), so once it is heard nothing earlier
+ * can still arrive. The sentinel itself is left out of the answer.
+ */
+async function heardUntilSentinel(db: Database, runId: string, heard: RunChangeNotice[]): Promise<RunChangeNotice[]> {
+  const text = `sentinel ${Math.random()}\n`;
+  await createStores(db.knex, db.dialect).logs.append(runId, "plan", text, false, at(98));
+  const isSentinel = (n: RunChangeNotice) => n.kind === "log" && n.text === text;
+  for (let i = 0; i < 250 && !heard.some(isSentinel); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.ok(heard.some(isSentinel), "the sentinel log chunk was announced");
+  return heard.filter((n) => !isSentinel(n));
+}
 const rowOf = (db: Database, id: string) => db.knex("runs").where({ id }).first();
 const AUDIT = { organizationId: null, actorId: null, action: "run.test", targetType: "runs", targetId: "x" };
 
@@ -48,8 +60,7 @@ testEachDatabase(writer, "writes the whole patch with the facts, announces the e
     assert.is(started.updatedAt, at(20));
     const audit = await db.knex("audit_events").where({ target_id: pending.id, action: "run.test" });
     assert.is(audit.length, 1);
-    await settle();
-    assert.equal(heard, [
+    assert.equal(await heardUntilSentinel(db, pending.id, heard), [
       { kind: "run", runId: pending.id, status: "planning", statusReason: null, planStatus: "running", policyOutcome: null, applyStatus: "pending", event: "plan_started" },
     ]);
   });
@@ -78,8 +89,7 @@ testEachDatabase(writer, "a refused event and a stale run each write nothing: no
     }
     assert.equal(await rowOf(db, pending.id), before);
     assert.is(await countRows(db.knex, "audit_events"), audits);
-    await settle();
-    assert.equal(heard, []);
+    assert.equal(await heardUntilSentinel(db, pending.id, heard), []);
   });
 });
 

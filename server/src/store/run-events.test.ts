@@ -61,8 +61,11 @@ testEachDatabase(feed, "announces committed log chunks and run updates, after th
       await trx.logs.append(run.id, "apply", "never\n", false, at(3));
       throw new Error("roll back");
     }).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.is(heard.length, 3, "a rolled-back write announces nothing");
+    // A committed chunk after it is announced after anything the rollback could have announced.
+    await stores.logs.append(run.id, "apply", "sentinel\n", false, at(4));
+    await settle(4);
+    assert.is(heard.length, 4, "a rolled-back write announces nothing");
+    assert.equal(heard[3], { kind: "log", runId: run.id, phase: "apply", seq: 0, final: false, text: "sentinel\n" });
   } finally {
     unsubscribe();
     await changes.close();
