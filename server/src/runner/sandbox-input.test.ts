@@ -224,6 +224,38 @@ output("megabytes on both streams, the last line right before the exit: all of i
   assert.ok(stderr.endsWith("err-2999\nLAST-ERR\n"));
 });
 
+// The launcher forwards the command's output through its own stdout and stderr, whose writes queue
+// in it while the runner reads slower than the command wrote (a loaded host): the exit report
+// waits until they left it. A consumer that hashes each chunk many times is always the slower one.
+output("a burst of megabytes on both streams, read slowly by the runner, then the exit: every byte arrives", async () => {
+  const bytes = 4 * 1024 * 1024;
+  const script = `head -c ${bytes} /dev/zero; echo END; head -c ${bytes} /dev/zero >&2; echo END-ERR >&2`;
+  const lost: string[] = [];
+  for (const releaseLater of [true, false, true]) {
+    const sandbox = await startSandbox({ tmpDir: outputDir() });
+    const received = { stdout: 0, stderr: 0 };
+    const tails = { stdout: "", stderr: "" };
+    const result = await sandbox.run(
+      {
+        argv: ["sh", "-c", script],
+        timeoutMs: 60_000,
+        onOutput: (chunk, stream) => {
+          received[stream] += chunk.length;
+          tails[stream] = (tails[stream] + chunk.toString("latin1")).slice(-16);
+          for (let i = 0; i < 20; i++) createHash("sha256").update(chunk).digest();
+        },
+      },
+      { releaseLater },
+    );
+    await sandboxReleasesSettled();
+    assert.is(result.exitCode, 0);
+    if (received.stdout !== bytes + 4 || received.stderr !== bytes + 8 || !tails.stdout.endsWith("\0END\n") || !tails.stderr.endsWith("\0END-ERR\n")) {
+      lost.push(`releaseLater ${releaseLater}: stdout ${received.stdout}/${bytes + 4}, stderr ${received.stderr}/${bytes + 8}`);
+    }
+  }
+  assert.equal(lost, []);
+});
+
 output("a process the command left behind, even in a session of its own, does not hold the result back; what was written before the exit is there", async () => {
   const { result, stdout } = await released("(sleep 30 &); setsid sleep 30 > /dev/null 2>&1 < /dev/null & setsid sh -c 'sleep 30' & echo done");
   assert.is(result.exitCode, 0);

@@ -14,7 +14,7 @@
 //                       {"type":"started","pid":N,"at":T}
 //                       {"type":"mark","name":"...","at":T}         (a step boundary, see below)
 //                       {"type":"exit","code":N|null,"signal":"SIGx"|null,"at":T,"output":{"stdout":N,"stderr":N}}
-//                                                                  (output: the bytes written to stdout and stderr since the start)
+//                                                                  (output: the bytes written to stdout and stderr since the start, all sent before this report)
 //                       {"type":"error","message":"..."}
 // T is wall-clock milliseconds (the host's clock: the sandbox shares it), for the attempt's timings.
 // The command and its environment arrive over the channel rather than on bwrap's argv so that
@@ -94,8 +94,8 @@ function finish(code, message) {
  * After the command's exit report: the runner takes the report's status, not this process's, so
  * nothing is left to do but end. A SIGKILL of itself ends the process (and so the sandbox) a few
  * milliseconds sooner than process.exit, which first runs the exit handlers and tears down any
- * worker thread.
- * Everything this process wrote went out synchronously (stdout is a pipe) or is flushed by then.
+ * worker thread. The caller waits for `outputFlushed` first: a SIGKILL drops whatever this
+ * process still queues for its stdout and stderr.
  */
 function finishReported(message) {
   control.end(`${JSON.stringify(message)}\n`, () => process.kill(process.pid, "SIGKILL"));
@@ -479,6 +479,23 @@ function writeOutput(stream, chunk) {
   written[stream] += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
   (stream === "stdout" ? process.stdout : process.stderr).write(chunk);
 }
+/**
+ * Resolves once everything written to the launcher's stdout and stderr has left this process.
+ * Writes to a pipe are asynchronous in node: when the runner reads slower than the command wrote
+ * (a loaded host), they queue here, and the SIGKILL of `finishReported` would drop them while the
+ * exit report still counted them. An empty write completes after every write queued before it.
+ */
+function outputFlushed() {
+  return Promise.all(
+    [process.stdout, process.stderr].map(
+      (stream) =>
+        new Promise((resolve) => {
+          if (stream.writableLength === 0 || stream.destroyed) resolve();
+          else stream.write("", () => resolve());
+        }),
+    ),
+  );
+}
 /** How long the launcher waits, after the command exited, for the last of its output (a process it left behind may hold its pipes). */
 const OUTPUT_DRAIN_MS = 500;
 /** The longest it waits in all: a process left behind that keeps writing does not hold the exit report back for ever. */
@@ -635,7 +652,11 @@ async function start(message, booted) {
     signalTarget = child;
     killGroup("SIGKILL");
     await outputSettled(outputEnded);
-    finishReported({ type: "exit", code, signal, at: now(), output: { ...written } });
+    // The counts are of bytes that reached the runner's pipes before the report: it takes the
+    // attempt's output as whole once exactly these arrived.
+    const output = { ...written };
+    await outputFlushed();
+    finishReported({ type: "exit", code, signal, at: now(), output });
   });
 }
 
