@@ -214,8 +214,7 @@ describe("the run page's live feed", () => {
     await until(() => note(), 1000, "the note");
     equal(text(note()), "Reconnecting — data may be stale");
     const before = s.count(REVIEW);
-    await sleep(300);
-    ok(s.count(REVIEW) - before >= 2, `the review is polled (${s.count(REVIEW) - before} reads)`);
+    await until(() => s.count(REVIEW) - before >= 2, 2000, "the review polled twice");
     await until(() => FakeSocket.all.length === 4);
     FakeSocket.last.send(helloMessage());
     await until(() => !note(), 1000, "the note goes");
