@@ -274,6 +274,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listCurrentStateVersionOutputs"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listRemoteStateConsumers: (input: {
+    path: NonNullable<Ops["listRemoteStateConsumers"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listRemoteStateConsumers"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listRemoteStateConsumers"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   addWorkspaceTags: (input: {
     path: NonNullable<Ops["addWorkspaceTags"]["parameters"]["path"]>;
     query: Record<string, never>;

@@ -78,6 +78,8 @@ export declare const listOrganizationsPath: Validator;
 export declare const listOrganizationsQuery: Validator;
 export declare const listProjectsPath: Validator;
 export declare const listProjectsQuery: Validator;
+export declare const listRemoteStateConsumersPath: Validator;
+export declare const listRemoteStateConsumersQuery: Validator;
 export declare const listRunEventsPath: Validator;
 export declare const listRunEventsQuery: Validator;
 export declare const listRunQueuePath: Validator;

@@ -807,6 +807,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/workspaces/{workspace_id}/relationships/remote-state-consumers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The workspaces that may read this workspace's state (always none)
+         * @description Always an empty page: a run reads only its own workspace's state, so `global-remote-state` is false and no workspace is a consumer. The `tfe` provider reads it with every workspace.
+         */
+        get: operations["listRemoteStateConsumers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/workspaces/{workspace_id}/relationships/tags": {
         parameters: {
             query?: never;
@@ -1490,11 +1512,19 @@ export interface components {
                 /** @constant */
                 "allow-destroy-plan": false;
                 /** @constant */
+                "assessments-enabled"?: false;
+                /** @constant */
                 "auto-apply": false;
+                /** @constant */
+                "auto-apply-run-trigger"?: false;
                 "created-at": components["schemas"]["Timestamp"];
                 description?: string | null;
                 /** @constant */
                 "execution-mode": "remote";
+                /** @constant */
+                "file-triggers-enabled"?: true;
+                /** @constant */
+                "global-remote-state"?: false;
                 locked: boolean;
                 name: string;
                 /** @constant */
@@ -1514,12 +1544,16 @@ export interface components {
                     "can-update": boolean;
                 };
                 /** @constant */
-                "queue-all-runs"?: false;
+                "queue-all-runs"?: true;
+                /** @constant */
+                "speculative-enabled"?: true;
                 /** @description The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text). */
                 "structured-run-output-enabled": boolean;
                 /** @description The workspace's tags, sorted. */
                 "tag-names": string[];
                 "terraform-version": string;
+                "trigger-patterns"?: string[];
+                "trigger-prefixes"?: string[];
                 "updated-at": components["schemas"]["Timestamp"];
                 "vcs-repo": null;
                 "working-directory": string;
@@ -1537,21 +1571,38 @@ export interface components {
             /** @constant */
             type: "workspaces";
         };
-        /** @description Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written. */
+        /** @description Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`). */
         WorkspaceAllowDestroyPlan: boolean;
+        /** @description Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceAssessmentsEnabled: boolean;
         /** @description Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written. */
         WorkspaceAutoApply: boolean;
+        /** @description Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval). */
+        WorkspaceAutoApplyRunTrigger: boolean;
+        /** @description Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run). */
+        WorkspaceAutoDestroy: string | null;
         WorkspaceCreateDocument: {
             data: {
                 attributes: {
                     "allow-destroy-plan"?: components["schemas"]["WorkspaceAllowDestroyPlan"];
+                    "assessments-enabled"?: components["schemas"]["WorkspaceAssessmentsEnabled"];
                     "auto-apply"?: components["schemas"]["WorkspaceAutoApply"];
+                    "auto-apply-run-trigger"?: components["schemas"]["WorkspaceAutoApplyRunTrigger"];
+                    "auto-destroy-activity-duration"?: components["schemas"]["WorkspaceAutoDestroy"];
+                    "auto-destroy-at"?: components["schemas"]["WorkspaceAutoDestroy"];
                     description?: string;
                     "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
+                    "file-triggers-enabled"?: components["schemas"]["WorkspaceFileTriggersEnabled"];
+                    "global-remote-state"?: components["schemas"]["WorkspaceRemoteState"];
                     name: components["schemas"]["WorkspaceName"];
+                    operations?: components["schemas"]["WorkspaceOperations"];
+                    "project-remote-state"?: components["schemas"]["WorkspaceRemoteState"];
                     "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
+                    "speculative-enabled"?: components["schemas"]["WorkspaceSpeculativeEnabled"];
                     "structured-run-output-enabled"?: boolean;
                     "terraform-version"?: string;
+                    "trigger-patterns"?: components["schemas"]["WorkspaceTriggerPaths"];
+                    "trigger-prefixes"?: components["schemas"]["WorkspaceTriggerPaths"];
                     "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };
                 relationships?: {
@@ -1571,6 +1622,8 @@ export interface components {
          * @enum {unknown}
          */
         WorkspaceExecutionMode: "remote";
+        /** @description Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceFileTriggersEnabled: boolean;
         /** @description The current runs `?include=current_run` asked for (each once). */
         WorkspaceIncluded: components["schemas"]["Run"][];
         WorkspaceListDocument: {
@@ -1591,8 +1644,14 @@ export interface components {
         };
         /** @description Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization. */
         WorkspaceName: string;
-        /** @description Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written. */
+        /** @description Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceOperations: boolean;
+        /** @description Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written. */
         WorkspaceQueueAllRuns: boolean;
+        /** @description Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceRemoteState: boolean;
+        /** @description Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceSpeculativeEnabled: boolean;
         WorkspaceTagList: {
             data: {
                 attributes: {
@@ -1602,17 +1661,30 @@ export interface components {
                 type?: "tags";
             }[];
         };
+        /** @description Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`. */
+        WorkspaceTriggerPaths: string[] | null;
         WorkspaceUpdateDocument: {
             data?: {
                 attributes?: {
                     "allow-destroy-plan"?: components["schemas"]["WorkspaceAllowDestroyPlan"];
+                    "assessments-enabled"?: components["schemas"]["WorkspaceAssessmentsEnabled"];
                     "auto-apply"?: components["schemas"]["WorkspaceAutoApply"];
+                    "auto-apply-run-trigger"?: components["schemas"]["WorkspaceAutoApplyRunTrigger"];
+                    "auto-destroy-activity-duration"?: components["schemas"]["WorkspaceAutoDestroy"];
+                    "auto-destroy-at"?: components["schemas"]["WorkspaceAutoDestroy"];
                     description?: string | null;
                     "execution-mode"?: components["schemas"]["WorkspaceExecutionMode"];
+                    "file-triggers-enabled"?: components["schemas"]["WorkspaceFileTriggersEnabled"];
+                    "global-remote-state"?: components["schemas"]["WorkspaceRemoteState"];
                     name?: components["schemas"]["WorkspaceName"];
+                    operations?: components["schemas"]["WorkspaceOperations"];
+                    "project-remote-state"?: components["schemas"]["WorkspaceRemoteState"];
                     "queue-all-runs"?: components["schemas"]["WorkspaceQueueAllRuns"];
+                    "speculative-enabled"?: components["schemas"]["WorkspaceSpeculativeEnabled"];
                     "structured-run-output-enabled"?: boolean;
                     "terraform-version"?: string;
+                    "trigger-patterns"?: components["schemas"]["WorkspaceTriggerPaths"];
+                    "trigger-prefixes"?: components["schemas"]["WorkspaceTriggerPaths"];
                     "working-directory"?: components["schemas"]["WorkingDirectory"];
                 };
                 /** @constant */
@@ -2882,6 +2954,35 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+        };
+    };
+    listRemoteStateConsumers: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An empty page of workspaces. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["WorkspaceListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
         };
     };
     addWorkspaceTags: {

@@ -6335,7 +6335,7 @@ return errors === 0;
 }
 validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema72 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"type":"boolean","description":"The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text)."},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":false},"operations":{"const":true},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const schema72 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"type":"boolean","description":"The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text)."},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":true},"operations":{"const":true},"auto-apply-run-trigger":{"const":false},"file-triggers-enabled":{"const":true},"speculative-enabled":{"const":true},"trigger-prefixes":{"type":"array","maxItems":0,"items":{"type":"string"}},"trigger-patterns":{"type":"array","maxItems":0,"items":{"type":"string"}},"global-remote-state":{"const":false},"assessments-enabled":{"const":false},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
 const pattern18 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
 function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -6766,8 +6766,8 @@ errors++;
 }
 }
 if(data3["queue-all-runs"] !== undefined){
-if(false !== data3["queue-all-runs"]){
-const err37 = {instancePath:instancePath+"/attributes/queue-all-runs",schemaPath:"#/properties/attributes/properties/queue-all-runs/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(true !== data3["queue-all-runs"]){
+const err37 = {instancePath:instancePath+"/attributes/queue-all-runs",schemaPath:"#/properties/attributes/properties/queue-all-runs/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -6789,11 +6789,9 @@ vErrors.push(err38);
 errors++;
 }
 }
-if(data3["created-at"] !== undefined){
-let data18 = data3["created-at"];
-if(typeof data18 === "string"){
-if(!pattern9.test(data18)){
-const err39 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data3["auto-apply-run-trigger"] !== undefined){
+if(false !== data3["auto-apply-run-trigger"]){
+const err39 = {instancePath:instancePath+"/attributes/auto-apply-run-trigger",schemaPath:"#/properties/attributes/properties/auto-apply-run-trigger/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -6803,8 +6801,9 @@ vErrors.push(err39);
 errors++;
 }
 }
-else {
-const err40 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3["file-triggers-enabled"] !== undefined){
+if(true !== data3["file-triggers-enabled"]){
+const err40 = {instancePath:instancePath+"/attributes/file-triggers-enabled",schemaPath:"#/properties/attributes/properties/file-triggers-enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -6814,11 +6813,9 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data3["updated-at"] !== undefined){
-let data19 = data3["updated-at"];
-if(typeof data19 === "string"){
-if(!pattern9.test(data19)){
-const err41 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
+if(data3["speculative-enabled"] !== undefined){
+if(true !== data3["speculative-enabled"]){
+const err41 = {instancePath:instancePath+"/attributes/speculative-enabled",schemaPath:"#/properties/attributes/properties/speculative-enabled/const",keyword:"const",params:{allowedValue: true},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -6828,8 +6825,11 @@ vErrors.push(err41);
 errors++;
 }
 }
-else {
-const err42 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data3["trigger-prefixes"] !== undefined){
+let data21 = data3["trigger-prefixes"];
+if(Array.isArray(data21)){
+if(data21.length > 0){
+const err42 = {instancePath:instancePath+"/attributes/trigger-prefixes",schemaPath:"#/properties/attributes/properties/trigger-prefixes/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -6838,12 +6838,10 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-if(data3.permissions !== undefined){
-let data20 = data3.permissions;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20["can-queue-run"] === undefined){
-const err43 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-run"},message:"must have required property '"+"can-queue-run"+"'"};
+const len1 = data21.length;
+for(let i1=0; i1<len1; i1++){
+if(typeof data21[i1] !== "string"){
+const err43 = {instancePath:instancePath+"/attributes/trigger-prefixes/" + i1,schemaPath:"#/properties/attributes/properties/trigger-prefixes/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -6852,8 +6850,10 @@ vErrors.push(err43);
 }
 errors++;
 }
-if(data20["can-queue-apply"] === undefined){
-const err44 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-apply"},message:"must have required property '"+"can-queue-apply"+"'"};
+}
+}
+else {
+const err44 = {instancePath:instancePath+"/attributes/trigger-prefixes",schemaPath:"#/properties/attributes/properties/trigger-prefixes/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -6862,8 +6862,12 @@ vErrors.push(err44);
 }
 errors++;
 }
-if(data20["can-queue-destroy"] === undefined){
-const err45 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-destroy"},message:"must have required property '"+"can-queue-destroy"+"'"};
+}
+if(data3["trigger-patterns"] !== undefined){
+let data23 = data3["trigger-patterns"];
+if(Array.isArray(data23)){
+if(data23.length > 0){
+const err45 = {instancePath:instancePath+"/attributes/trigger-patterns",schemaPath:"#/properties/attributes/properties/trigger-patterns/maxItems",keyword:"maxItems",params:{limit: 0},message:"must NOT have more than 0 items"};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -6872,8 +6876,10 @@ vErrors.push(err45);
 }
 errors++;
 }
-if(data20["can-update"] === undefined){
-const err46 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-update"},message:"must have required property '"+"can-update"+"'"};
+const len2 = data23.length;
+for(let i2=0; i2<len2; i2++){
+if(typeof data23[i2] !== "string"){
+const err46 = {instancePath:instancePath+"/attributes/trigger-patterns/" + i2,schemaPath:"#/properties/attributes/properties/trigger-patterns/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -6882,8 +6888,10 @@ vErrors.push(err46);
 }
 errors++;
 }
-if(data20["can-destroy"] === undefined){
-const err47 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-destroy"},message:"must have required property '"+"can-destroy"+"'"};
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/attributes/trigger-patterns",schemaPath:"#/properties/attributes/properties/trigger-patterns/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -6892,8 +6900,10 @@ vErrors.push(err47);
 }
 errors++;
 }
-if(data20["can-force-delete"] === undefined){
-const err48 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-delete"},message:"must have required property '"+"can-force-delete"+"'"};
+}
+if(data3["global-remote-state"] !== undefined){
+if(false !== data3["global-remote-state"]){
+const err48 = {instancePath:instancePath+"/attributes/global-remote-state",schemaPath:"#/properties/attributes/properties/global-remote-state/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -6902,8 +6912,10 @@ vErrors.push(err48);
 }
 errors++;
 }
-if(data20["can-lock"] === undefined){
-const err49 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
+}
+if(data3["assessments-enabled"] !== undefined){
+if(false !== data3["assessments-enabled"]){
+const err49 = {instancePath:instancePath+"/attributes/assessments-enabled",schemaPath:"#/properties/attributes/properties/assessments-enabled/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -6912,8 +6924,12 @@ vErrors.push(err49);
 }
 errors++;
 }
-if(data20["can-unlock"] === undefined){
-const err50 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
+}
+if(data3["created-at"] !== undefined){
+let data27 = data3["created-at"];
+if(typeof data27 === "string"){
+if(!pattern9.test(data27)){
+const err50 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -6922,8 +6938,9 @@ vErrors.push(err50);
 }
 errors++;
 }
-if(data20["can-force-unlock"] === undefined){
-const err51 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
+}
+else {
+const err51 = {instancePath:instancePath+"/attributes/created-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -6932,8 +6949,12 @@ vErrors.push(err51);
 }
 errors++;
 }
-if(data20["can-read-state-versions"] === undefined){
-const err52 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
+}
+if(data3["updated-at"] !== undefined){
+let data28 = data3["updated-at"];
+if(typeof data28 === "string"){
+if(!pattern9.test(data28)){
+const err52 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/pattern",keyword:"pattern",params:{pattern: "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"},message:"must match pattern \""+"^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"+"\""};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -6942,9 +6963,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-for(const key2 in data20){
-if(!(func1.call(schema72.properties.attributes.properties.permissions.properties, key2))){
-const err53 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
+}
+else {
+const err53 = {instancePath:instancePath+"/attributes/updated-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -6954,9 +6975,11 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data20["can-queue-run"] !== undefined){
-if(typeof data20["can-queue-run"] !== "boolean"){
-const err54 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data3.permissions !== undefined){
+let data29 = data3.permissions;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29["can-queue-run"] === undefined){
+const err54 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-run"},message:"must have required property '"+"can-queue-run"+"'"};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -6965,10 +6988,8 @@ vErrors.push(err54);
 }
 errors++;
 }
-}
-if(data20["can-queue-apply"] !== undefined){
-if(typeof data20["can-queue-apply"] !== "boolean"){
-const err55 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-queue-apply"] === undefined){
+const err55 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-apply"},message:"must have required property '"+"can-queue-apply"+"'"};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -6977,10 +6998,8 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data20["can-queue-destroy"] !== undefined){
-if(false !== data20["can-queue-destroy"]){
-const err56 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data29["can-queue-destroy"] === undefined){
+const err56 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-queue-destroy"},message:"must have required property '"+"can-queue-destroy"+"'"};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -6989,10 +7008,8 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data20["can-update"] !== undefined){
-if(typeof data20["can-update"] !== "boolean"){
-const err57 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-update"] === undefined){
+const err57 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-update"},message:"must have required property '"+"can-update"+"'"};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -7001,10 +7018,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data20["can-destroy"] !== undefined){
-if(typeof data20["can-destroy"] !== "boolean"){
-const err58 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-destroy"] === undefined){
+const err58 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-destroy"},message:"must have required property '"+"can-destroy"+"'"};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -7013,10 +7028,8 @@ vErrors.push(err58);
 }
 errors++;
 }
-}
-if(data20["can-force-delete"] !== undefined){
-if(typeof data20["can-force-delete"] !== "boolean"){
-const err59 = {instancePath:instancePath+"/attributes/permissions/can-force-delete",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-delete/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-force-delete"] === undefined){
+const err59 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-delete"},message:"must have required property '"+"can-force-delete"+"'"};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -7025,10 +7038,8 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-if(data20["can-lock"] !== undefined){
-if(typeof data20["can-lock"] !== "boolean"){
-const err60 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-lock"] === undefined){
+const err60 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-lock"},message:"must have required property '"+"can-lock"+"'"};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -7037,10 +7048,8 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-if(data20["can-unlock"] !== undefined){
-if(typeof data20["can-unlock"] !== "boolean"){
-const err61 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-unlock"] === undefined){
+const err61 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-unlock"},message:"must have required property '"+"can-unlock"+"'"};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -7049,10 +7058,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data20["can-force-unlock"] !== undefined){
-if(typeof data20["can-force-unlock"] !== "boolean"){
-const err62 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-force-unlock"] === undefined){
+const err62 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-force-unlock"},message:"must have required property '"+"can-force-unlock"+"'"};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -7061,10 +7068,8 @@ vErrors.push(err62);
 }
 errors++;
 }
-}
-if(data20["can-read-state-versions"] !== undefined){
-if(typeof data20["can-read-state-versions"] !== "boolean"){
-const err63 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data29["can-read-state-versions"] === undefined){
+const err63 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/required",keyword:"required",params:{missingProperty: "can-read-state-versions"},message:"must have required property '"+"can-read-state-versions"+"'"};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -7073,10 +7078,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-}
-else {
-const err64 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+for(const key2 in data29){
+if(!(func1.call(schema72.properties.attributes.properties.permissions.properties, key2))){
+const err64 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -7086,11 +7090,9 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data3.actions !== undefined){
-let data31 = data3.actions;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-if(data31["is-destroyable"] === undefined){
-const err65 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
+if(data29["can-queue-run"] !== undefined){
+if(typeof data29["can-queue-run"] !== "boolean"){
+const err65 = {instancePath:instancePath+"/attributes/permissions/can-queue-run",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-run/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -7099,9 +7101,10 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key3 in data31){
-if(!(key3 === "is-destroyable")){
-const err66 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+}
+if(data29["can-queue-apply"] !== undefined){
+if(typeof data29["can-queue-apply"] !== "boolean"){
+const err66 = {instancePath:instancePath+"/attributes/permissions/can-queue-apply",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-apply/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -7111,9 +7114,9 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data31["is-destroyable"] !== undefined){
-if(false !== data31["is-destroyable"]){
-const err67 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(data29["can-queue-destroy"] !== undefined){
+if(false !== data29["can-queue-destroy"]){
+const err67 = {instancePath:instancePath+"/attributes/permissions/can-queue-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-queue-destroy/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -7123,9 +7126,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-}
-else {
-const err68 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29["can-update"] !== undefined){
+if(typeof data29["can-update"] !== "boolean"){
+const err68 = {instancePath:instancePath+"/attributes/permissions/can-update",schemaPath:"#/properties/attributes/properties/permissions/properties/can-update/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -7135,9 +7138,9 @@ vErrors.push(err68);
 errors++;
 }
 }
-}
-else {
-const err69 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29["can-destroy"] !== undefined){
+if(typeof data29["can-destroy"] !== "boolean"){
+const err69 = {instancePath:instancePath+"/attributes/permissions/can-destroy",schemaPath:"#/properties/attributes/properties/permissions/properties/can-destroy/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -7147,11 +7150,9 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data.relationships !== undefined){
-let data33 = data.relationships;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.organization === undefined){
-const err70 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(data29["can-force-delete"] !== undefined){
+if(typeof data29["can-force-delete"] !== "boolean"){
+const err70 = {instancePath:instancePath+"/attributes/permissions/can-force-delete",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-delete/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -7160,8 +7161,10 @@ vErrors.push(err70);
 }
 errors++;
 }
-if(data33.project === undefined){
-const err71 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+}
+if(data29["can-lock"] !== undefined){
+if(typeof data29["can-lock"] !== "boolean"){
+const err71 = {instancePath:instancePath+"/attributes/permissions/can-lock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-lock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -7170,8 +7173,10 @@ vErrors.push(err71);
 }
 errors++;
 }
-if(data33["current-run"] === undefined){
-const err72 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
+}
+if(data29["can-unlock"] !== undefined){
+if(typeof data29["can-unlock"] !== "boolean"){
+const err72 = {instancePath:instancePath+"/attributes/permissions/can-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -7180,9 +7185,10 @@ vErrors.push(err72);
 }
 errors++;
 }
-for(const key4 in data33){
-if(!((((key4 === "organization") || (key4 === "project")) || (key4 === "current-run")) || (key4 === "locked-by"))){
-const err73 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+}
+if(data29["can-force-unlock"] !== undefined){
+if(typeof data29["can-force-unlock"] !== "boolean"){
+const err73 = {instancePath:instancePath+"/attributes/permissions/can-force-unlock",schemaPath:"#/properties/attributes/properties/permissions/properties/can-force-unlock/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -7192,33 +7198,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data33.organization !== undefined){
-if(!(validate34(data33.organization, {instancePath:instancePath+"/relationships/organization",parentData:data33,parentDataProperty:"organization",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data33.project !== undefined){
-if(!(validate34(data33.project, {instancePath:instancePath+"/relationships/project",parentData:data33,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data33["current-run"] !== undefined){
-if(!(validate34(data33["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data33,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data33["locked-by"] !== undefined){
-if(!(validate34(data33["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data33,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err74 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data29["can-read-state-versions"] !== undefined){
+if(typeof data29["can-read-state-versions"] !== "boolean"){
+const err74 = {instancePath:instancePath+"/attributes/permissions/can-read-state-versions",schemaPath:"#/properties/attributes/properties/permissions/properties/can-read-state-versions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -7230,12 +7212,166 @@ errors++;
 }
 }
 else {
-const err75 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err75 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err75];
 }
 else {
 vErrors.push(err75);
+}
+errors++;
+}
+}
+if(data3.actions !== undefined){
+let data40 = data3.actions;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40["is-destroyable"] === undefined){
+const err76 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/required",keyword:"required",params:{missingProperty: "is-destroyable"},message:"must have required property '"+"is-destroyable"+"'"};
+if(vErrors === null){
+vErrors = [err76];
+}
+else {
+vErrors.push(err76);
+}
+errors++;
+}
+for(const key3 in data40){
+if(!(key3 === "is-destroyable")){
+const err77 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key3},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err77];
+}
+else {
+vErrors.push(err77);
+}
+errors++;
+}
+}
+if(data40["is-destroyable"] !== undefined){
+if(false !== data40["is-destroyable"]){
+const err78 = {instancePath:instancePath+"/attributes/actions/is-destroyable",schemaPath:"#/properties/attributes/properties/actions/properties/is-destroyable/const",keyword:"const",params:{allowedValue: false},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err78];
+}
+else {
+vErrors.push(err78);
+}
+errors++;
+}
+}
+}
+else {
+const err79 = {instancePath:instancePath+"/attributes/actions",schemaPath:"#/properties/attributes/properties/actions/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err79];
+}
+else {
+vErrors.push(err79);
+}
+errors++;
+}
+}
+}
+else {
+const err80 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err80];
+}
+else {
+vErrors.push(err80);
+}
+errors++;
+}
+}
+if(data.relationships !== undefined){
+let data42 = data.relationships;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.organization === undefined){
+const err81 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "organization"},message:"must have required property '"+"organization"+"'"};
+if(vErrors === null){
+vErrors = [err81];
+}
+else {
+vErrors.push(err81);
+}
+errors++;
+}
+if(data42.project === undefined){
+const err82 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "project"},message:"must have required property '"+"project"+"'"};
+if(vErrors === null){
+vErrors = [err82];
+}
+else {
+vErrors.push(err82);
+}
+errors++;
+}
+if(data42["current-run"] === undefined){
+const err83 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/required",keyword:"required",params:{missingProperty: "current-run"},message:"must have required property '"+"current-run"+"'"};
+if(vErrors === null){
+vErrors = [err83];
+}
+else {
+vErrors.push(err83);
+}
+errors++;
+}
+for(const key4 in data42){
+if(!((((key4 === "organization") || (key4 === "project")) || (key4 === "current-run")) || (key4 === "locked-by"))){
+const err84 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err84];
+}
+else {
+vErrors.push(err84);
+}
+errors++;
+}
+}
+if(data42.organization !== undefined){
+if(!(validate34(data42.organization, {instancePath:instancePath+"/relationships/organization",parentData:data42,parentDataProperty:"organization",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data42.project !== undefined){
+if(!(validate34(data42.project, {instancePath:instancePath+"/relationships/project",parentData:data42,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data42["current-run"] !== undefined){
+if(!(validate34(data42["current-run"], {instancePath:instancePath+"/relationships/current-run",parentData:data42,parentDataProperty:"current-run",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data42["locked-by"] !== undefined){
+if(!(validate34(data42["locked-by"], {instancePath:instancePath+"/relationships/locked-by",parentData:data42,parentDataProperty:"locked-by",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err85];
+}
+else {
+vErrors.push(err85);
+}
+errors++;
+}
+}
+}
+else {
+const err86 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err86];
+}
+else {
+vErrors.push(err86);
 }
 errors++;
 }
@@ -10772,16 +10908,24 @@ return errors === 0;
 validate89.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceCreateDocument = validate90;
-const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
 const schema105 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
 const schema106 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
 const schema107 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema108 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written."};
-const schema109 = {"type":"boolean","description":"Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema108 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`)."};
+const schema109 = {"type":"boolean","description":"Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
 const schema110 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+const schema111 = {"type":"boolean","description":"Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema112 = {"type":"boolean","description":"Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval)."};
+const schema113 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema114 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema115 = {"type":["array","null"],"maxItems":100,"items":{"type":"string","maxLength":1000},"description":"Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`."};
+const schema117 = {"type":"boolean","description":"Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema119 = {"type":"boolean","description":"Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema120 = {"type":["string","null"],"maxLength":100,"description":"Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run)."};
 const pattern34 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema111 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema112 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const schema122 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema123 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
 const pattern35 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -11164,9 +11308,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-}
-else {
-const err18 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.operations !== undefined){
+if(typeof data2.operations !== "boolean"){
+const err18 = {instancePath:instancePath+"/data/attributes/operations",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -11176,24 +11320,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-if(data0.relationships !== undefined){
-let data12 = data0.relationships;
-if(data12 && typeof data12 == "object" && !Array.isArray(data12)){
-if(data12.project !== undefined){
-if(!(validate34(data12.project, {instancePath:instancePath+"/data/relationships/project",parentData:data12,parentDataProperty:"project",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
-if(data12.tags !== undefined){
-if(!(validate92(data12.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data12,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
-errors = vErrors.length;
-}
-}
-}
-else {
-const err19 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["auto-apply-run-trigger"] !== undefined){
+if(typeof data2["auto-apply-run-trigger"] !== "boolean"){
+const err19 = {instancePath:instancePath+"/data/attributes/auto-apply-run-trigger",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -11203,9 +11332,9 @@ vErrors.push(err19);
 errors++;
 }
 }
-}
-else {
-const err20 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["file-triggers-enabled"] !== undefined){
+if(typeof data2["file-triggers-enabled"] !== "boolean"){
+const err20 = {instancePath:instancePath+"/data/attributes/file-triggers-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -11215,14 +11344,265 @@ vErrors.push(err20);
 errors++;
 }
 }
-}
-else {
-const err21 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["speculative-enabled"] !== undefined){
+if(typeof data2["speculative-enabled"] !== "boolean"){
+const err21 = {instancePath:instancePath+"/data/attributes/speculative-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err21];
 }
 else {
 vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data2["trigger-prefixes"] !== undefined){
+let data16 = data2["trigger-prefixes"];
+if((!(Array.isArray(data16))) && (data16 !== null)){
+const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+if(Array.isArray(data16)){
+if(data16.length > 100){
+const err23 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(typeof data17 === "string"){
+if(func2(data17) > 1000){
+const err24 = {instancePath:instancePath+"/data/attributes/trigger-prefixes/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/data/attributes/trigger-prefixes/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+}
+if(data2["trigger-patterns"] !== undefined){
+let data18 = data2["trigger-patterns"];
+if((!(Array.isArray(data18))) && (data18 !== null)){
+const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+if(Array.isArray(data18)){
+if(data18.length > 100){
+const err27 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(typeof data19 === "string"){
+if(func2(data19) > 1000){
+const err28 = {instancePath:instancePath+"/data/attributes/trigger-patterns/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+else {
+const err29 = {instancePath:instancePath+"/data/attributes/trigger-patterns/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+}
+}
+if(data2["global-remote-state"] !== undefined){
+if(typeof data2["global-remote-state"] !== "boolean"){
+const err30 = {instancePath:instancePath+"/data/attributes/global-remote-state",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+}
+if(data2["project-remote-state"] !== undefined){
+if(typeof data2["project-remote-state"] !== "boolean"){
+const err31 = {instancePath:instancePath+"/data/attributes/project-remote-state",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+if(data2["assessments-enabled"] !== undefined){
+if(typeof data2["assessments-enabled"] !== "boolean"){
+const err32 = {instancePath:instancePath+"/data/attributes/assessments-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+if(data2["auto-destroy-at"] !== undefined){
+let data23 = data2["auto-destroy-at"];
+if((typeof data23 !== "string") && (data23 !== null)){
+const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+if(typeof data23 === "string"){
+if(func2(data23) > 100){
+const err34 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+if(data2["auto-destroy-activity-duration"] !== undefined){
+let data24 = data2["auto-destroy-activity-duration"];
+if((typeof data24 !== "string") && (data24 !== null)){
+const err35 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+if(typeof data24 === "string"){
+if(func2(data24) > 100){
+const err36 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err37 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err37];
+}
+else {
+vErrors.push(err37);
+}
+errors++;
+}
+}
+if(data0.relationships !== undefined){
+let data25 = data0.relationships;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.project !== undefined){
+if(!(validate34(data25.project, {instancePath:instancePath+"/data/relationships/project",parentData:data25,parentDataProperty:"project",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
+if(data25.tags !== undefined){
+if(!(validate92(data25.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data25,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+errors = vErrors.length;
+}
+}
+}
+else {
+const err38 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err38];
+}
+else {
+vErrors.push(err38);
+}
+errors++;
+}
+}
+}
+else {
+const err39 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err39];
+}
+else {
+vErrors.push(err39);
+}
+errors++;
+}
+}
+}
+else {
+const err40 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err40];
+}
+else {
+vErrors.push(err40);
 }
 errors++;
 }
@@ -11232,8 +11612,8 @@ return errors === 0;
 validate90.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceDocument = validate94;
-const schema113 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema114 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+const schema124 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema125 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11320,7 +11700,7 @@ return errors === 0;
 validate94.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceListDocument = validate99;
-const schema115 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema126 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11553,7 +11933,7 @@ return errors === 0;
 validate99.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceLockDocument = validate102;
-const schema117 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+const schema128 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11802,7 +12182,7 @@ return errors === 0;
 validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const WorkspaceUpdateDocument = validate104;
-const schema120 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"}}}}}}};
+const schema131 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}}}}}};
 
 function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -11861,7 +12241,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema120.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema131.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12003,9 +12383,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-}
-else {
-const err15 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2.operations !== undefined){
+if(typeof data2.operations !== "boolean"){
+const err15 = {instancePath:instancePath+"/data/attributes/operations",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -12015,9 +12395,9 @@ vErrors.push(err15);
 errors++;
 }
 }
-}
-else {
-const err16 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["auto-apply-run-trigger"] !== undefined){
+if(typeof data2["auto-apply-run-trigger"] !== "boolean"){
+const err16 = {instancePath:instancePath+"/data/attributes/auto-apply-run-trigger",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -12027,14 +12407,250 @@ vErrors.push(err16);
 errors++;
 }
 }
-}
-else {
-const err17 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["file-triggers-enabled"] !== undefined){
+if(typeof data2["file-triggers-enabled"] !== "boolean"){
+const err17 = {instancePath:instancePath+"/data/attributes/file-triggers-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err17];
 }
 else {
 vErrors.push(err17);
+}
+errors++;
+}
+}
+if(data2["speculative-enabled"] !== undefined){
+if(typeof data2["speculative-enabled"] !== "boolean"){
+const err18 = {instancePath:instancePath+"/data/attributes/speculative-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+}
+if(data2["trigger-prefixes"] !== undefined){
+let data16 = data2["trigger-prefixes"];
+if((!(Array.isArray(data16))) && (data16 !== null)){
+const err19 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(Array.isArray(data16)){
+if(data16.length > 100){
+const err20 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+const len0 = data16.length;
+for(let i0=0; i0<len0; i0++){
+let data17 = data16[i0];
+if(typeof data17 === "string"){
+if(func2(data17) > 1000){
+const err21 = {instancePath:instancePath+"/data/attributes/trigger-prefixes/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+else {
+const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+}
+}
+if(data2["trigger-patterns"] !== undefined){
+let data18 = data2["trigger-patterns"];
+if((!(Array.isArray(data18))) && (data18 !== null)){
+const err23 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+if(Array.isArray(data18)){
+if(data18.length > 100){
+const err24 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/maxItems",keyword:"maxItems",params:{limit: 100},message:"must NOT have more than 100 items"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+const len1 = data18.length;
+for(let i1=0; i1<len1; i1++){
+let data19 = data18[i1];
+if(typeof data19 === "string"){
+if(func2(data19) > 1000){
+const err25 = {instancePath:instancePath+"/data/attributes/trigger-patterns/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns/" + i1,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/items/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+}
+if(data2["global-remote-state"] !== undefined){
+if(typeof data2["global-remote-state"] !== "boolean"){
+const err27 = {instancePath:instancePath+"/data/attributes/global-remote-state",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+}
+if(data2["project-remote-state"] !== undefined){
+if(typeof data2["project-remote-state"] !== "boolean"){
+const err28 = {instancePath:instancePath+"/data/attributes/project-remote-state",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err28];
+}
+else {
+vErrors.push(err28);
+}
+errors++;
+}
+}
+if(data2["assessments-enabled"] !== undefined){
+if(typeof data2["assessments-enabled"] !== "boolean"){
+const err29 = {instancePath:instancePath+"/data/attributes/assessments-enabled",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(vErrors === null){
+vErrors = [err29];
+}
+else {
+vErrors.push(err29);
+}
+errors++;
+}
+}
+if(data2["auto-destroy-at"] !== undefined){
+let data23 = data2["auto-destroy-at"];
+if((typeof data23 !== "string") && (data23 !== null)){
+const err30 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err30];
+}
+else {
+vErrors.push(err30);
+}
+errors++;
+}
+if(typeof data23 === "string"){
+if(func2(data23) > 100){
+const err31 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err31];
+}
+else {
+vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+if(data2["auto-destroy-activity-duration"] !== undefined){
+let data24 = data2["auto-destroy-activity-duration"];
+if((typeof data24 !== "string") && (data24 !== null)){
+const err32 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+if(typeof data24 === "string"){
+if(func2(data24) > 100){
+const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/maxLength",keyword:"maxLength",params:{limit: 100},message:"must NOT have more than 100 characters"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err34 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
+}
+errors++;
+}
+}
+}
+else {
+const err35 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err35];
+}
+else {
+vErrors.push(err35);
+}
+errors++;
+}
+}
+}
+else {
+const err36 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err36];
+}
+else {
+vErrors.push(err36);
 }
 errors++;
 }
@@ -12247,6 +12863,10 @@ export const listCurrentStateVersionOutputsResponse200 = StateVersionOutputListD
 export const listCurrentStateVersionOutputsResponse400 = ErrorDocument;
 export const listCurrentStateVersionOutputsResponse401 = ErrorDocument;
 export const listCurrentStateVersionOutputsResponse404 = ErrorDocument;
+export const listRemoteStateConsumersResponse200 = WorkspaceListDocument;
+export const listRemoteStateConsumersResponse400 = ErrorDocument;
+export const listRemoteStateConsumersResponse401 = ErrorDocument;
+export const listRemoteStateConsumersResponse404 = ErrorDocument;
 export const addWorkspaceTagsRequest = WorkspaceTagList;
 export const addWorkspaceTagsResponse400 = ErrorDocument;
 export const addWorkspaceTagsResponse401 = ErrorDocument;

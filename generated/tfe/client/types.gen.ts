@@ -115,8 +115,15 @@ export type Workspace = {
         'vcs-repo': null;
         'auto-apply': false;
         'allow-destroy-plan': false;
-        'queue-all-runs'?: false;
+        'queue-all-runs'?: true;
         operations: true;
+        'auto-apply-run-trigger'?: false;
+        'file-triggers-enabled'?: true;
+        'speculative-enabled'?: true;
+        'trigger-prefixes'?: Array<string>;
+        'trigger-patterns'?: Array<string>;
+        'global-remote-state'?: false;
+        'assessments-enabled'?: false;
         'created-at': Timestamp;
         'updated-at': Timestamp;
         permissions: {
@@ -263,12 +270,12 @@ export type WorkingDirectory = string;
 export type WorkspaceAutoApply = boolean;
 
 /**
- * Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written.
+ * Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`).
  */
 export type WorkspaceAllowDestroyPlan = boolean;
 
 /**
- * Only `false` is accepted (StackShip queues a run only when someone asks for one); `true` is refused with 422 `DOCUMENT_INVALID` and nothing is written.
+ * Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written.
  */
 export type WorkspaceQueueAllRuns = boolean;
 
@@ -276,6 +283,46 @@ export type WorkspaceQueueAllRuns = boolean;
  * Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.
  */
 export type WorkspaceExecutionMode = 'remote';
+
+/**
+ * Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceOperations = boolean;
+
+/**
+ * Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval).
+ */
+export type WorkspaceAutoApplyRunTrigger = boolean;
+
+/**
+ * Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceFileTriggersEnabled = boolean;
+
+/**
+ * Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceSpeculativeEnabled = boolean;
+
+/**
+ * Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceTriggerPaths = Array<string> | null;
+
+/**
+ * Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceRemoteState = boolean;
+
+/**
+ * Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`.
+ */
+export type WorkspaceAssessmentsEnabled = boolean;
+
+/**
+ * Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run).
+ */
+export type WorkspaceAutoDestroy = string | null;
 
 /**
  * Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit.
@@ -304,6 +351,17 @@ export type WorkspaceCreateDocument = {
             'queue-all-runs'?: WorkspaceQueueAllRuns;
             'execution-mode'?: WorkspaceExecutionMode;
             'structured-run-output-enabled'?: boolean;
+            operations?: WorkspaceOperations;
+            'auto-apply-run-trigger'?: WorkspaceAutoApplyRunTrigger;
+            'file-triggers-enabled'?: WorkspaceFileTriggersEnabled;
+            'speculative-enabled'?: WorkspaceSpeculativeEnabled;
+            'trigger-prefixes'?: WorkspaceTriggerPaths;
+            'trigger-patterns'?: WorkspaceTriggerPaths;
+            'global-remote-state'?: WorkspaceRemoteState;
+            'project-remote-state'?: WorkspaceRemoteState;
+            'assessments-enabled'?: WorkspaceAssessmentsEnabled;
+            'auto-destroy-at'?: WorkspaceAutoDestroy;
+            'auto-destroy-activity-duration'?: WorkspaceAutoDestroy;
         };
         relationships?: {
             project?: ToOne;
@@ -330,6 +388,17 @@ export type WorkspaceUpdateDocument = {
             'queue-all-runs'?: WorkspaceQueueAllRuns;
             'execution-mode'?: WorkspaceExecutionMode;
             'structured-run-output-enabled'?: boolean;
+            operations?: WorkspaceOperations;
+            'auto-apply-run-trigger'?: WorkspaceAutoApplyRunTrigger;
+            'file-triggers-enabled'?: WorkspaceFileTriggersEnabled;
+            'speculative-enabled'?: WorkspaceSpeculativeEnabled;
+            'trigger-prefixes'?: WorkspaceTriggerPaths;
+            'trigger-patterns'?: WorkspaceTriggerPaths;
+            'global-remote-state'?: WorkspaceRemoteState;
+            'project-remote-state'?: WorkspaceRemoteState;
+            'assessments-enabled'?: WorkspaceAssessmentsEnabled;
+            'auto-destroy-at'?: WorkspaceAutoDestroy;
+            'auto-destroy-activity-duration'?: WorkspaceAutoDestroy;
         };
     };
 };
@@ -1343,6 +1412,48 @@ export type AddWorkspaceTagsResponses = {
 };
 
 export type AddWorkspaceTagsResponse = AddWorkspaceTagsResponses[keyof AddWorkspaceTagsResponses];
+
+export type ListRemoteStateConsumersData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/relationships/remote-state-consumers';
+};
+
+export type ListRemoteStateConsumersErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
+};
+
+export type ListRemoteStateConsumersError = ListRemoteStateConsumersErrors[keyof ListRemoteStateConsumersErrors];
+
+export type ListRemoteStateConsumersResponses = {
+    /**
+     * An empty page of workspaces.
+     */
+    200: WorkspaceListDocument;
+};
+
+export type ListRemoteStateConsumersResponse = ListRemoteStateConsumersResponses[keyof ListRemoteStateConsumersResponses];
 
 export type DeleteWorkspaceData = {
     body?: never;

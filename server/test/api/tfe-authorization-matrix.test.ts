@@ -79,6 +79,7 @@ const EXPECTED: Record<string, Row> = {
   updateVariable: row(401, 404, 403, 200, 200),
   deleteVariable: row(401, 404, 403, 204, 204),
   listConfigurationVersions: READ,
+  listRemoteStateConsumers: READ,
   getProject: READ,
   // Deleting a workspace is an organization administrator's decision (a fresh workspace each time).
   deleteWorkspace: row(401, 404, 403, 403, 204),
@@ -185,6 +186,7 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { workspace_id: workspaceId } };
     }
     case "listConfigurationVersions":
+    case "listRemoteStateConsumers":
       return { path: ws };
     case "getProject":
       return { path: { project_id: (await server.services.stores.workspaces.getById(world.workspaceId))!.projectId } };

@@ -317,7 +317,7 @@ testEachServer(
       "working-directory": "stacks/app",
       "auto-apply": false,
       "allow-destroy-plan": false,
-      "queue-all-runs": false,
+      "queue-all-runs": true,
       "execution-mode": "remote",
     };
     const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
@@ -327,7 +327,7 @@ testEachServer(
     assert.is(a.description, "The app");
     assert.is(a["working-directory"], "stacks/app");
     assert.is(a["auto-apply"], false);
-    assert.is(a["queue-all-runs"], false);
+    assert.is(a["queue-all-runs"], true);
     assert.is(a["execution-mode"], "remote");
     assert.is(a["created-at"], before.json.data.attributes["created-at"]);
     assert.is(a["updated-at"], clock.toISOString());
@@ -361,14 +361,25 @@ testEachServer(
   { clock: () => clock },
 );
 
-testEachServer(patch, "refuses auto-apply, destroy plans, queue-all-runs and other execution modes with 422 on update and create, writing nothing", async (server) => {
+testEachServer(patch, "refuses auto-apply, destroy plans and every fixed setting's other value with 422 on update and create, writing nothing", async (server) => {
   const { organizationName, token, workspace } = await setUp(server);
   const refusals: [Record<string, unknown>, string, RegExp][] = [
     [{ "auto-apply": true, name: "other" }, "RUN_AUTO_APPLY_FORBIDDEN", /without -auto-approve/],
-    [{ "allow-destroy-plan": true, description: "x" }, "RUN_DESTROY_FORBIDDEN", /destroy/],
-    [{ "queue-all-runs": true }, "DOCUMENT_INVALID", /queue-all-runs/],
+    [{ "auto-apply-run-trigger": true }, "RUN_AUTO_APPLY_FORBIDDEN", /auto-apply-run-trigger/],
+    [{ "allow-destroy-plan": true, description: "x" }, "RUN_DESTROY_FORBIDDEN", /allow_destroy_plan = false/],
+    [{ "auto-destroy-at": "2030-01-01T00:00:00Z" }, "RUN_DESTROY_FORBIDDEN", /auto-destroy-at/],
+    [{ "auto-destroy-activity-duration": "3d" }, "RUN_DESTROY_FORBIDDEN", /auto-destroy-activity-duration/],
+    [{ "queue-all-runs": false }, "DOCUMENT_INVALID", /queue-all-runs/],
     [{ "execution-mode": "local" }, "DOCUMENT_INVALID", /execution-mode/],
     [{ "execution-mode": "agent" }, "DOCUMENT_INVALID", /execution-mode/],
+    [{ operations: false }, "DOCUMENT_INVALID", /operations/],
+    [{ "file-triggers-enabled": false }, "DOCUMENT_INVALID", /file-triggers-enabled/],
+    [{ "speculative-enabled": false }, "DOCUMENT_INVALID", /speculative-enabled/],
+    [{ "trigger-prefixes": ["modules/"] }, "DOCUMENT_INVALID", /trigger-prefixes/],
+    [{ "trigger-patterns": ["**/*.tf"] }, "DOCUMENT_INVALID", /trigger-patterns/],
+    [{ "global-remote-state": true }, "DOCUMENT_INVALID", /global-remote-state/],
+    [{ "project-remote-state": true }, "DOCUMENT_INVALID", /project-remote-state/],
+    [{ "assessments-enabled": true }, "DOCUMENT_INVALID", /assessments-enabled/],
     [{ "working-directory": "../outside" }, "DOCUMENT_INVALID", /working-directory/],
   ];
   const before = await api(server, token, "GET", `/workspaces/${workspace.id}`);
@@ -391,6 +402,64 @@ testEachServer(patch, "refuses auto-apply, destroy plans, queue-all-runs and oth
   assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data, before.json.data);
   assert.is((await api(server, token, "GET", `/organizations/${organizationName}/workspaces/fresh`)).status, 404);
   assert.equal(await server.db.knex("audit_events").where({ action: "workspace.updated" }), []);
+});
+
+testEachServer(patch, "accepts the settings the tfe provider sends by default as what StackShip does, and shows them so (no drift)", async (server) => {
+  const { organizationName, token } = await setUp(server);
+  // What tfe_workspace (provider 0.79) sends on create with only name, description and working_directory set.
+  const providerDefaults = {
+    "auto-apply-run-trigger": false,
+    "file-triggers-enabled": true,
+    "queue-all-runs": true,
+    "speculative-enabled": true,
+    "structured-run-output-enabled": true,
+    "setting-overwrites": { "execution-mode": false, "agent-pool": false },
+  };
+  const created = await api(
+    server,
+    token,
+    "POST",
+    `/organizations/${organizationName}/workspaces`,
+    JSON.stringify({
+      data: { type: "workspaces", attributes: { name: "by-provider", description: "d", "working-directory": "", "allow-destroy-plan": false, ...providerDefaults } },
+    }),
+  );
+  assert.is(created.status, 201, JSON.stringify(created.json));
+  const id = created.json.data.id as string;
+  // What it sends on update (every setting, from its state), and the empty trigger lists.
+  const updated = await api(
+    server,
+    token,
+    "PATCH",
+    `/workspaces/${id}`,
+    JSON.stringify({
+      data: {
+        type: "workspaces",
+        attributes: {
+          name: "by-provider",
+          "allow-destroy-plan": false,
+          "global-remote-state": false,
+          "working-directory": "",
+          ...providerDefaults,
+          "trigger-prefixes": [],
+          "trigger-patterns": null,
+        },
+      },
+    }),
+  );
+  assert.is(updated.status, 200, JSON.stringify(updated.json));
+  const a = (await api(server, token, "GET", `/workspaces/${id}`)).json.data.attributes;
+  for (const [name, value] of Object.entries(providerDefaults)) if (name !== "setting-overwrites") assert.equal(a[name], value, name);
+  assert.is(a["allow-destroy-plan"], false);
+  assert.equal(a["trigger-prefixes"], []);
+  assert.equal(a["trigger-patterns"], []);
+  assert.is(a["global-remote-state"], false);
+  assert.is(a["assessments-enabled"], false);
+  assert.is(a["working-directory"], "");
+  const consumers = await api(server, token, "GET", `/workspaces/${id}/relationships/remote-state-consumers`);
+  assert.is(consumers.status, 200);
+  assert.equal(consumers.json.data, []);
+  assert.is(consumers.json.meta.pagination["total-count"], 0);
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -14,7 +14,11 @@ const TFE_TITLES: Partial<Record<keyof typeof errorCodes, string>> = {
   UNAUTHENTICATED: "unauthorized",
 };
 
-/** Details written for the tofu CLI user, who can act only by changing the command they ran. */
+/**
+ * Details written for the tofu CLI user, who can act only by changing the command they ran: they
+ * replace the detail of a refused run (whose error names no `source`). A refused workspace
+ * setting names its attribute in `source.pointer` and keeps its own detail, which says what to send.
+ */
 const TFE_DETAILS: Partial<Record<keyof typeof errorCodes, string>> = {
   RUN_AUTO_APPLY_FORBIDDEN:
     "StackShip never applies without an explicit human approval, so -auto-approve is refused. Rerun `tofu apply` without -auto-approve: StackShip plans, shows you the plan, and applies it only after you answer yes.",
@@ -28,7 +32,7 @@ export const renderTfeError: ErrorRenderer = (error) => {
   const object: Record<string, unknown> = {
     status: String(status),
     title: TFE_TITLES[error.code] ?? errorCodes[error.code].title,
-    detail: TFE_DETAILS[error.code] ?? error.detail,
+    detail: (error.source === undefined ? TFE_DETAILS[error.code] : undefined) ?? error.detail,
     code: error.code,
   };
   if (error.source?.pointer !== undefined || error.source?.parameter !== undefined) object.source = error.source;

@@ -72,31 +72,98 @@ export async function workspaceResources(
   return includeNames(include).has("current_run") ? { data, included } : { data };
 }
 
-/** The settings go-tfe sends that StackShip fixes; only their one accepted value passes. */
-interface FixedWorkspaceSettings {
-  "auto-apply"?: boolean;
-  "allow-destroy-plan"?: boolean;
-  "queue-all-runs"?: boolean;
-  "execution-mode"?: string;
+type WorkspaceAttributes = S["WorkspaceCreateDocument"]["data"]["attributes"] | NonNullable<NonNullable<S["WorkspaceUpdateDocument"]["data"]>["attributes"]>;
+
+/** A workspace setting StackShip fixes: the values that describe what it does, and the refusal of any other. */
+interface FixedSetting {
+  accepts: (value: unknown) => boolean;
+  code: "RUN_AUTO_APPLY_FORBIDDEN" | "RUN_DESTROY_FORBIDDEN" | "DOCUMENT_INVALID";
+  detail: string;
 }
+
+const isEmpty = (value: unknown) => value === null || (Array.isArray(value) && value.length === 0);
+
+/**
+ * The settings go-tfe and the `tfe` provider send that StackShip fixes (spec/tfe/README.md has
+ * the table): each accepts the value that is StackShip's actual behaviour, which the workspace
+ * document always shows, and refuses any other with 422 before anything is written, never
+ * answering success without it.
+ */
+const FIXED_SETTINGS: Record<string, FixedSetting> = {
+  "auto-apply": {
+    accepts: (v) => v === false,
+    code: "RUN_AUTO_APPLY_FORBIDDEN",
+    detail: `${AUTO_APPLY_FORBIDDEN_DETAIL} A workspace cannot auto-apply: send auto-apply false (auto_apply = false on a tfe_workspace, or leave it out) and approve each run, for example by running tofu apply without -auto-approve.`,
+  },
+  "auto-apply-run-trigger": {
+    accepts: (v) => v === false,
+    code: "RUN_AUTO_APPLY_FORBIDDEN",
+    detail: `${AUTO_APPLY_FORBIDDEN_DETAIL} A workspace cannot auto-apply runs of any origin: send auto-apply-run-trigger false or leave it out.`,
+  },
+  "allow-destroy-plan": {
+    accepts: (v) => v === false,
+    code: "RUN_DESTROY_FORBIDDEN",
+    detail: `${DESTROY_FORBIDDEN_DETAIL} StackShip workspaces never allow destroy plans: send allow-destroy-plan false (allow_destroy_plan = false on a tfe_workspace, whose default is true).`,
+  },
+  "auto-destroy-at": {
+    accepts: (v) => v === null,
+    code: "RUN_DESTROY_FORBIDDEN",
+    detail: `${DESTROY_FORBIDDEN_DETAIL} StackShip never schedules a destroy run: leave auto-destroy-at out.`,
+  },
+  "auto-destroy-activity-duration": {
+    accepts: (v) => v === null,
+    code: "RUN_DESTROY_FORBIDDEN",
+    detail: `${DESTROY_FORBIDDEN_DETAIL} StackShip never schedules a destroy run: leave auto-destroy-activity-duration out.`,
+  },
+  "queue-all-runs": {
+    accepts: (v) => v === true,
+    code: "DOCUMENT_INVALID",
+    detail: "StackShip queues the run of a push to a connected repository at once; it cannot hold it until a first manual run, so queue-all-runs can only be true.",
+  },
+  "execution-mode": { accepts: (v) => v === "remote", code: "DOCUMENT_INVALID", detail: "StackShip runs every workspace remotely; execution-mode can only be remote." },
+  operations: { accepts: (v) => v === true, code: "DOCUMENT_INVALID", detail: "StackShip runs every workspace remotely; operations can only be true." },
+  "file-triggers-enabled": {
+    accepts: (v) => v === true,
+    code: "DOCUMENT_INVALID",
+    detail: "A push runs a StackShip workspace only when it changes files under its working directory or its connection's trigger paths; file-triggers-enabled can only be true.",
+  },
+  "speculative-enabled": {
+    accepts: (v) => v === true,
+    code: "DOCUMENT_INVALID",
+    detail: "StackShip always runs speculative plans for pull requests and tofu plan; speculative-enabled can only be true.",
+  },
+  "trigger-prefixes": {
+    accepts: isEmpty,
+    code: "DOCUMENT_INVALID",
+    detail: "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-prefixes can only be empty here.",
+  },
+  "trigger-patterns": {
+    accepts: isEmpty,
+    code: "DOCUMENT_INVALID",
+    detail: "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-patterns can only be empty here.",
+  },
+  "global-remote-state": {
+    accepts: (v) => v === false,
+    code: "DOCUMENT_INVALID",
+    detail: "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; global-remote-state can only be false.",
+  },
+  "project-remote-state": {
+    accepts: (v) => v === false,
+    code: "DOCUMENT_INVALID",
+    detail: "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; project-remote-state can only be false.",
+  },
+  "assessments-enabled": { accepts: (v) => v === false, code: "DOCUMENT_INVALID", detail: "StackShip runs no health assessments; assessments-enabled can only be false." },
+};
 
 /**
  * Refuses, before anything is written, a workspace setting StackShip does not offer rather than
- * answering success without it: auto-apply and destroy plans with the run refusals' codes and
- * sentences, queued runs on creation and other execution modes as invalid documents.
+ * answering success without it (FIXED_SETTINGS); a value StackShip already behaves by passes and
+ * changes nothing.
  */
-export function refuseFixedWorkspaceSettings(a: FixedWorkspaceSettings): void {
-  if (a["auto-apply"] === true) throw new DomainError("RUN_AUTO_APPLY_FORBIDDEN", AUTO_APPLY_FORBIDDEN_DETAIL, { source: { pointer: "/data/attributes/auto-apply" } });
-  if (a["allow-destroy-plan"] === true) throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL, { source: { pointer: "/data/attributes/allow-destroy-plan" } });
-  if (a["queue-all-runs"] === true) {
-    throw new DomainError("DOCUMENT_INVALID", "StackShip queues a run only when someone asks for one, so queue-all-runs cannot be true. Send false or leave it out.", {
-      source: { pointer: "/data/attributes/queue-all-runs" },
-    });
-  }
-  if (a["execution-mode"] !== undefined && a["execution-mode"] !== "remote") {
-    throw new DomainError("DOCUMENT_INVALID", "StackShip runs every workspace remotely; execution-mode can only be remote.", {
-      source: { pointer: "/data/attributes/execution-mode" },
-    });
+export function refuseFixedWorkspaceSettings(a: WorkspaceAttributes): void {
+  for (const [name, setting] of Object.entries(FIXED_SETTINGS)) {
+    const value = (a as Record<string, unknown>)[name];
+    if (value !== undefined && !setting.accepts(value)) throw new DomainError(setting.code, setting.detail, { source: { pointer: `/data/attributes/${name}` } });
   }
 }
 
@@ -157,6 +224,13 @@ export const workspaceTagHandlers = {
     return { status: 200, body: { ...(await workspaceResources(ctx, page, query.include, organization.name)), meta } };
   },
 
+  async listRemoteStateConsumers({ path, query, ctx }) {
+    await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    // NOTE: always empty: a run token sees only its own workspace, so no workspace reads another's state.
+    const { data, meta } = paginate([] as S["Workspace"][], query["page[number]"], query["page[size]"]);
+    return { status: 200, body: { data, meta } };
+  },
+
   async addWorkspaceTags({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     await addWorkspaceTags(
@@ -183,7 +257,10 @@ export const workspaceTagHandlers = {
   async safeDeleteWorkspaceByName({ path, ctx }) {
     return removeWorkspace(ctx, await workspaceByName(ctx, path.organization_name, path.workspace_name), "safe");
   },
-} satisfies Pick<H, "listWorkspaces" | "addWorkspaceTags" | "deleteWorkspace" | "safeDeleteWorkspace" | "deleteWorkspaceByName" | "safeDeleteWorkspaceByName">;
+} satisfies Pick<
+  H,
+  "listWorkspaces" | "listRemoteStateConsumers" | "addWorkspaceTags" | "deleteWorkspace" | "safeDeleteWorkspace" | "deleteWorkspaceByName" | "safeDeleteWorkspaceByName"
+>;
 
 /** A workspace by organization and name, for an organization administrator (404 like a missing one otherwise). */
 async function workspaceByName(ctx: RequestContext, organizationName: string, name: string): Promise<Workspace> {
