@@ -2,11 +2,10 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { REPO_ROOT } from "../config.ts";
 import type { AttemptProvenance } from "../domain/records.ts";
 import type { ExecutionContext } from "./execution.ts";
-import { DEFAULT_SANDBOX_LIMITS, DEFAULT_SECCOMP_FILTER, SANDBOX_BASE_PROFILE } from "./sandbox.ts";
+import { DEFAULT_SANDBOX_LIMITS, DEFAULT_SECCOMP_FILTER, SANDBOX_BASE_PROFILE, SANDBOX_SOURCE_FILES } from "./sandbox.ts";
 
 /**
  * What an attempt runs on, recorded when it starts (run_attempts.provenance) and shown by the
@@ -56,7 +55,7 @@ export function buildIdentity(env: NodeJS.ProcessEnv = process.env): { buildSha:
 }
 
 // The source that turns a profile into bwrap's arguments (and the launcher inside the sandbox).
-const SANDBOX_SOURCES = ["sandbox.ts", "sandbox-launcher.mjs"].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));
+const SANDBOX_SOURCES = SANDBOX_SOURCE_FILES;
 
 /** The SHA-256 of the sandbox profile an attempt runs under: base profile, seccomp filter, limits, bwrap argument source. */
 export function sandboxProfileDigest(ctx: Pick<ExecutionContext, "sandboxLimits">): string {
