@@ -6,7 +6,7 @@ import type { Run } from "../domain/records.ts";
 import type { RunEvent } from "../domain/run-lifecycle.ts";
 import type { Database } from "../store/db.ts";
 import { createStores, inTransaction, openRunChangeFeed, type RunChangeNotice } from "../store/index.ts";
-import { at, countRows, runInput, seedRunPrerequisites } from "../store/test-fixtures.ts";
+import { at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { recordRunEvent } from "./run-transitions.ts";
 
 // The one writer of a run's lifecycle columns: what it writes, announces and audits, and that a

@@ -3,7 +3,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approvalRefusal, type ApprovalFacts } from "./approval-binding.ts";
 import type { Run } from "./records.ts";
-import { runExecution } from "./test-fixtures.ts";
+import { runExecution } from "../../test/support/domain-fixtures.ts";
 
 const binding = suite("approvalRefusal (the approval-binding rules)");
 

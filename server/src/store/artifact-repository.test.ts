@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { ARTIFACT_FORMAT, type ArtifactRef } from "../domain/artifacts.ts";
 import { createStores } from "./index.ts";
-import { assertRejects, at, countRows, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { assertRejects, at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 
 const artifacts = suite("ArtifactRepository");
 

@@ -4,7 +4,7 @@ import { testEachDatabase, testDialects, withDatabase } from "../../test/support
 import { auditChainOf, DEPLOYMENT_CHAIN, verifyAuditChain } from "../domain/audit-chain.ts";
 import { migrateDown, migrateLatest } from "./db.ts";
 import { createStores, inTransaction, type Database } from "./index.ts";
-import { at } from "./test-fixtures.ts";
+import { at } from "../../test/support/store-fixtures.ts";
 
 const chain = suite("audit events: a hash chain per organization");
 

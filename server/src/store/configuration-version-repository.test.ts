@@ -5,7 +5,7 @@ import type { DomainError } from "../domain/errors.ts";
 import { isId } from "../domain/ids.ts";
 import type { Database } from "./db.ts";
 import { createStores } from "./index.ts";
-import { assertDomainError, at, seedTenancy } from "./test-fixtures.ts";
+import { assertDomainError, at, seedTenancy } from "../../test/support/store-fixtures.ts";
 
 const configurationVersions = suite("ConfigurationVersionRepository");
 

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores, inTransaction } from "./index.ts";
-import { assertDomainError, at } from "./test-fixtures.ts";
+import { assertDomainError, at } from "../../test/support/store-fixtures.ts";
 
 const transactions = suite("inTransaction");
 

@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { migrateDown, migrateLatest } from "./db.ts";
 import { createStores } from "./index.ts";
-import { at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 
 const logs = suite("run logs: windowed reads");
 

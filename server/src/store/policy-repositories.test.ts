@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { policyResultDigest, policySetVersionDigest, preparePolicies } from "../domain/policy/index.ts";
 import { createStores } from "./index.ts";
-import { at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 
 const repositories = suite("PolicySetRepository and PolicyResultRepository");
 

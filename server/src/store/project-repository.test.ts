@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { isId } from "../domain/ids.ts";
 import { createStores } from "./index.ts";
-import { assertDomainError, at } from "./test-fixtures.ts";
+import { assertDomainError, at } from "../../test/support/store-fixtures.ts";
 
 const projects = suite("ProjectRepository");
 

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores, inTransaction } from "./index.ts";
 import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
-import { at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 
 /** The run notice of a plan that has just started. */
 function planStartedNotice(runId: string): Extract<RunChangeNotice, { kind: "run" }> {

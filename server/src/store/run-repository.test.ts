@@ -7,8 +7,8 @@ import type { Run } from "../domain/records.ts";
 import type { Database } from "./db.ts";
 import { createStores, inTransaction } from "./index.ts";
 import { RunRepository, type CreateRunInput } from "./run-repository.ts";
-import { assertDomainError, assertRejects, at, countRows, runInput, seedRunPrerequisites, type RunPrerequisites } from "./test-fixtures.ts";
-import { runExecution } from "../domain/test-fixtures.ts";
+import { assertDomainError, assertRejects, at, countRows, runInput, seedRunPrerequisites, type RunPrerequisites } from "../../test/support/store-fixtures.ts";
+import { runExecution } from "../../test/support/domain-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
 const CURSOR_SECRET = Buffer.from("run-repository-test-secret-0123456789");

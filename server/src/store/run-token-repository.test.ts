@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores } from "./index.ts";
 import { newPrefixedId } from "./run-token-repository.ts";
-import { assertDomainError, at, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { assertDomainError, at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
 const tokens = suite("RunTokenRepository");

@@ -5,7 +5,7 @@ import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import { isId, newId } from "../domain/ids.ts";
 import { buildInputSnapshot } from "../domain/input-snapshot.ts";
 import { createStores } from "./index.ts";
-import { assertDomainError, assertRejects, countRows, seedTenancy } from "./test-fixtures.ts";
+import { assertDomainError, assertRejects, countRows, seedTenancy } from "../../test/support/store-fixtures.ts";
 
 const snapshots = suite("SnapshotRepository");
 

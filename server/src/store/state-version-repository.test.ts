@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores, type CreateStateVersionInput, type Stores } from "./index.ts";
-import { assertDomainError, at, countRows, runInput, seedRunPrerequisites } from "./test-fixtures.ts";
+import { assertDomainError, at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
 const versions = suite("StateVersionRepository");

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores } from "./index.ts";
-import { assertDomainError, assertRejects, at, seedTenancy } from "./test-fixtures.ts";
+import { assertDomainError, assertRejects, at, seedTenancy } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
 const variables = suite("VariableRepository");

@@ -1,7 +1,7 @@
 import type { Permission } from "../../src/domain/authorization.ts";
 import type { Run, RunAttempt, RunExecution } from "../../src/domain/records.ts";
 import type { ReviewCaller } from "../../src/domain/review.ts";
-import { runExecution } from "../../src/domain/test-fixtures.ts";
+import { runExecution } from "./domain-fixtures.ts";
 import type { ReviewDocumentInput } from "../../src/api/v1/review-presenter.ts";
 
 // The records a run review is derived from, for the domain and presenter tests of the review.

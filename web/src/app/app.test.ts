@@ -1,6 +1,6 @@
 // Component tests (Chromium, @web/test-runner) of the shell's pure parts: routes, the `next`
 // parameter, formatting, the closed sets, the runs page merge and the status badge.
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "../../test/support/components.ts";
 import { checkRun, ContractError, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "./closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "./format.ts";
 import { matchRoute, safeNext } from "./router.ts";

@@ -1,7 +1,7 @@
 // The step-up dialog (used before guarded downloads): focus in the password field, a wrong
 // password keeps it open with an error, Cancel resolves false, success resolves true and fires
 // ss-stepped-up. Against the generated SDK over a fake fetch (the e2e scenarios use the real server).
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, until } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, until } from "../../test/support/components.ts";
 import "./step-up-dialog.ts";
 import type { SsStepUpDialog } from "./step-up-dialog.ts";
 

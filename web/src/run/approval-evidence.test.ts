@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text, until } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
 import type { ApprovalStage } from "./review-model.ts";
 import "./approval-evidence.ts";
 

@@ -1,4 +1,4 @@
-import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text, until } from "./test-support.ts";
+import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
 import type { SsAttentionStrip } from "./attention-strip.ts";
 import "./attention-strip.ts";
 

@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "../../test/support/components.ts";
 import "./phase-badge.ts";
 
 describe("ss-phase-badge", () => {

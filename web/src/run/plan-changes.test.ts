@@ -1,4 +1,4 @@
-import { afterEach, cleanup, deep, describe, equal, FakeServer, it, match, mount, ok, planDiffFixture, RUN_ID, text, until, errorAnswer } from "./test-support.ts";
+import { afterEach, cleanup, deep, describe, equal, FakeServer, it, match, mount, ok, planDiffFixture, RUN_ID, text, until, errorAnswer } from "../../test/support/components.ts";
 import { sendKeys, setViewport } from "@web/test-runner-commands";
 import type { PlanDiff, PlanDiffResource } from "@stackship/client";
 import type { SsPlanChanges } from "./plan-changes.ts";

@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text, until } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text, until } from "../../test/support/components.ts";
 import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 

@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "./test-support.ts";
+import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "../../test/support/components.ts";
 import type { SsRunDownloads } from "./run-downloads.ts";
 import type { Downloads } from "./review-model.ts";
 import "./run-downloads.ts";

@@ -1,6 +1,6 @@
 import type { Session } from "../app/session.ts";
 import { NAVIGATE_EVENT } from "../app/router.ts";
-import { afterEach, cleanup, deep, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
+import { afterEach, cleanup, deep, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
 import { ATTENTION_LIMIT, type SsAttentionCount } from "./attention-count.ts";
 import "./attention-count.ts";
 

@@ -2,7 +2,7 @@ import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
 import { navigate } from "../app/router.ts";
-import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
+import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
 import { PAGE_SIZE, SEARCH_BUDGET, type SsRunsPage } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token

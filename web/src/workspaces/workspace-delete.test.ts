@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import type { SsWorkspaceDelete } from "./workspace-delete.ts";
 import "./workspace-delete.ts";
 

@@ -1,5 +1,5 @@
 import type { Workspace } from "@stackship/client";
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import { generalChanges, type SsWorkspaceGeneral } from "./workspace-general.ts";
 import "./workspace-general.ts";
 

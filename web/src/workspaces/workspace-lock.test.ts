@@ -1,4 +1,4 @@
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import { LOCK_REASON_MAX, type SsWorkspaceLock } from "./workspace-lock.ts";
 import "./workspace-lock.ts";
 

@@ -3,7 +3,7 @@
 // outside them is a ContractError, never a guess).
 import type { FederationProfile, Run, SourceConnectionDocument, Workspace } from "@stackship/client";
 import { checkRun, commitLine, ContractError } from "../app/closed-sets.ts";
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../run/test-support.ts";
+import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import { checkProfile, PROVIDER_TARGETS } from "./workspace-cloud-access-page.ts";
 import { checkSourceDocument, missingVariables } from "./workspace-source-page.ts";
 import { structuredOutputPatch, structuredOutputSentence } from "./workspace-settings.ts";

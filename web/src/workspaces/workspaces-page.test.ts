@@ -1,6 +1,6 @@
 import type { Workspace } from "@stackship/client";
 import type { Session } from "../app/session.ts";
-import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../run/test-support.ts";
+import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
 import { FILTER_DEBOUNCE_MS, PAGE_SIZE, type SsWorkspacesPage } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 

@@ -1,5 +1,5 @@
 // Test fixtures of domain records shared by the domain and store tests.
-import type { RunExecution } from "./records.ts";
+import type { RunExecution } from "../../src/domain/records.ts";
 
 /** A run's execution before anything ran (what a new run holds), with overrides. */
 export function runExecution(overrides: Partial<RunExecution> = {}): RunExecution {

@@ -7,8 +7,8 @@ import { provide } from "@lit/context";
 import { createStackShipClient, type Client, type PlanDiff, type PlanDiffResource } from "@stackship/client";
 import { LitElement, html } from "lit";
 import { customElement } from "lit/decorators.js";
-import { apiContext } from "../app/context.ts";
-import type { Review } from "./review-model.ts";
+import { apiContext } from "../../src/app/context.ts";
+import type { Review } from "../../src/run/review-model.ts";
 
 type Fn = () => unknown;
 const g = globalThis as unknown as { describe(name: string, fn: () => void): void; it(name: string, fn: Fn): void; beforeEach(fn: Fn): void; afterEach(fn: Fn): void };

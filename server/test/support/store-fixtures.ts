@@ -1,12 +1,12 @@
 // Builders shared by the store tests. Not imported by production code.
 import type { Knex } from "knex";
 import * as assert from "uvu/assert";
-import { DomainError, type ErrorCode } from "../domain/errors.ts";
-import { buildInputSnapshot } from "../domain/input-snapshot.ts";
-import { newId } from "../domain/ids.ts";
-import type { ConfigurationVersion, InputSnapshot, Organization, Project, Workspace } from "../domain/records.ts";
-import type { Stores } from "./index.ts";
-import type { CreateRunInput } from "./run-repository.ts";
+import { DomainError, type ErrorCode } from "../../src/domain/errors.ts";
+import { buildInputSnapshot } from "../../src/domain/input-snapshot.ts";
+import { newId } from "../../src/domain/ids.ts";
+import type { ConfigurationVersion, InputSnapshot, Organization, Project, Workspace } from "../../src/domain/records.ts";
+import type { Stores } from "../../src/store/index.ts";
+import type { CreateRunInput } from "../../src/store/run-repository.ts";
 
 const EPOCH = Date.parse("2026-12-02T09:00:00.000Z");
 
