@@ -44,6 +44,7 @@ const cases: Array<[string, LifecycleRunState, RunEvent, LifecyclePatch, number?
   ["plan finishes", planning, { type: "plan_finished", hasChanges: true }, { status: "policy_checking", planStatus: "finished" }],
   ["plan fails", planning, { type: "plan_failed" }, ended("errored", "plan_failed", { planStatus: "errored" })],
   ["plan stopped by a sandbox limit", planning, { type: "plan_failed", limit: "sandbox_cpu_limit" }, ended("errored", "sandbox_cpu_limit", { planStatus: "errored" })],
+  ["lost plan goes back to the queue", planning, { type: "plan_requeued" }, { status: "pending", planStatus: "pending" }],
   ["planning run canceled", planning, { type: "cancel_requested" }, ended("canceled", "plan_canceled", { planStatus: "canceled", cancelRequestedAt: T })],
   ["policy checking run canceled (the finished plan stays finished)", checking, { type: "cancel_requested" }, ended("canceled", "canceled", { cancelRequestedAt: T })],
   [

@@ -19,6 +19,7 @@ const cases: Array<[string, LifecycleRun, RunEvent, RunStatus, string | null]> =
   ["pending → canceled on cancel", run("pending"), { type: "cancel_requested" }, "canceled", "canceled"],
   ["planning → policy_checking when the plan finishes", run("planning"), { type: "plan_finished", hasChanges: true }, "policy_checking", null],
   ["planning → errored plan_failed", run("planning"), { type: "plan_failed" }, "errored", "plan_failed"],
+  ["planning → pending when the runner holding the plan was lost (planned again)", run("planning"), { type: "plan_requeued" }, "pending", null],
   ["planning → canceled plan_canceled", run("planning"), { type: "cancel_requested" }, "canceled", "plan_canceled"],
   ["planning → errored with the sandbox limit that stopped the plan", run("planning"), { type: "plan_failed", limit: "sandbox_disk_limit" }, "errored", "sandbox_disk_limit"],
   ["policy passed with changes → awaiting_approval", run("policy_checking", "plan_and_apply", true), policy("passed"), "awaiting_approval", null],
@@ -73,6 +74,9 @@ const refused: Array<[string, LifecycleRun, RunEvent]> = [
   ["an applied run cannot be approved again", run("applied"), { type: "approved" }],
   ["a needs_recovery run cannot be discarded", run("needs_recovery"), { type: "discarded" }],
   ["a needs_recovery run cannot be canceled", run("needs_recovery"), { type: "cancel_requested" }],
+  ["a lost apply is never queued again like a plan", run("applying"), { type: "plan_requeued" }],
+  ["a finished plan is not queued again", run("policy_checking", "plan_and_apply", true), { type: "plan_requeued" }],
+  ["a pending run has no plan to requeue", run("pending"), { type: "plan_requeued" }],
 ];
 
 for (const [title, from, event] of refused) {
@@ -91,6 +95,7 @@ lifecycle("no event moves a terminal run", () => {
     { type: "plan_started" },
     { type: "plan_finished", hasChanges: true },
     { type: "plan_failed" },
+    { type: "plan_requeued" },
     { type: "policy_evaluated", outcome: "passed" },
     { type: "policy_overridden" },
     { type: "approved" },

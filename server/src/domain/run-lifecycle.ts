@@ -47,6 +47,11 @@ export type RunEvent =
   | { type: "plan_credentials_unavailable" }
   | { type: "plan_finished"; hasChanges: boolean }
   | { type: "plan_failed"; limit?: SandboxLimitReason }
+  /**
+   * The runner holding the plan was lost (it stopped heartbeating): a plan changes nothing, so it
+   * goes back to the queue and another runner plans it again from the start.
+   */
+  | { type: "plan_requeued" }
   | { type: "policy_evaluated"; outcome: PolicyOutcome }
   | { type: "policy_overridden" }
   | { type: "approved" }
@@ -102,6 +107,8 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
     case "planning":
       if (event.type === "plan_finished") return { status: "policy_checking", reason: null };
       if (event.type === "plan_failed") return { status: "errored", reason: event.limit ?? "plan_failed" };
+      // A lost plan published nothing: it is planned again (never an apply: see apply_uncertain).
+      if (event.type === "plan_requeued") return { status: "pending", reason: null };
       // The runner interrupts tofu and reports; a plan writes no state, so this is final.
       if (event.type === "cancel_requested") return { status: "canceled", reason: "plan_canceled" };
       break;
@@ -256,6 +263,7 @@ const PLAN_STATUS_AFTER: Partial<Record<RunEvent["type"], PlanPhaseStatus>> = {
   plan_started: "running",
   plan_finished: "finished",
   plan_failed: "errored",
+  plan_requeued: "pending",
   plan_credentials_unavailable: "canceled",
 };
 

@@ -13,10 +13,32 @@ import { timePhase } from "./phase-metrics.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { sandboxReleasesSettled } from "./sandbox.ts";
 import { attestAfterDecision } from "../commands/attestations.ts";
+import { endPolicyStageErrored } from "./policy-stage.ts";
 
 /** Tuning of a runner process. */
 /** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
 const WARM_REFILL_DELAY_MS = 50;
+
+/**
+ * How many times a run is planned at most when the runners holding its plan are lost: a lost plan
+ * is planned again (it changed nothing), but a plan that keeps killing its runner (memory, a
+ * crash it causes) ends errored after this many attempts.
+ */
+export const MAX_PLAN_ATTEMPTS = 3;
+
+/**
+ * A failure the log can name without quoting what the database was asked: the driver's message
+ * after the SQL knex puts before it (which may hold values), on one line, and its code.
+ */
+export function describeFailure(error: unknown): string {
+  const message = String((error as Error)?.message ?? error);
+  const cause = (message.includes(" - ") ? message.slice(message.lastIndexOf(" - ") + 3) : message).split("\n")[0].trim().slice(0, 300);
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === "string" && code.length > 0 && !cause.includes(code) ? `${cause} (${code})` : cause;
+}
+
+/** How long a queued job may wait for graphile-worker's hand-over before a runner claims it from the table. */
+const GRAPHILE_OVERDUE_MS = 15_000;
 
 /** What a graceful shutdown waited for: the phases in flight at the signal, and those the grace ran out on. */
 export interface ShutdownReport {
@@ -77,6 +99,20 @@ export class RunnerEngine {
   readonly runnerId: string;
   private readonly options: RunnerOptions;
   private readonly running = new Map<string, { job: RunJob; abort: AbortController }>();
+  /**
+   * Phases that failed in this process and whose ending could not be recorded yet (the database
+   * refused it: a restart, a full disk). Tried again at each sweep until recorded, so the run
+   * never stays `planning` or `applying` with nobody to end it (this process keeps heartbeating
+   * its job rows, so no other runner would take them for lost).
+   */
+  private readonly unsettled = new Map<string, { job: RunJob; classification: string; reason: string }>();
+  /** Jobs graphile-worker handed over while the database refused their claim: dispatched again by the sweeps. */
+  private readonly undispatched = new Set<string>();
+  /**
+   * Jobs the database says this runner holds but no phase of it runs (its claim's answer was lost
+   * with the connection, say), as of the last sweep: still so at the next, they are handled as lost.
+   */
+  private orphanSuspects = new Set<string>();
   private timer: NodeJS.Timeout | null = null;
   private heartbeatTimer: NodeJS.Timeout | null = null;
   private stopped = true;
@@ -158,12 +194,21 @@ export class RunnerEngine {
       await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
       return;
     }
-    const job = await this.services.stores.jobs.claimById(runJobId, this.runnerId, this.services.clock());
-    if (!job) {
-      const current = await this.services.stores.jobs.getById(runJobId);
-      if (current?.status === "queued") {
-        await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+    let job: RunJob | undefined;
+    try {
+      job = await this.services.stores.jobs.claimById(runJobId, this.runnerId, this.services.clock());
+      if (!job) {
+        const current = await this.services.stores.jobs.getById(runJobId);
+        if (current?.status === "queued") {
+          await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+        }
+        return;
       }
+    } catch (error) {
+      // The database went away (graphile-worker's job fails and is not tried again): the sweeps
+      // hand the run_jobs row over again once it is back.
+      this.undispatched.add(runJobId);
+      this.services.logger.warn({ err: error, runner: this.runnerId, job_id: runJobId }, "a job handed over could not be claimed; dispatched again at the next sweep");
       return;
     }
     const abort = new AbortController();
@@ -231,13 +276,7 @@ export class RunnerEngine {
       while (!this.graphile && !this.stopped && this.running.size < this.options.concurrency) {
         const job = await this.services.stores.jobs.claim(this.runnerId, this.services.clock());
         if (!job) break;
-        const abort = new AbortController();
-        this.running.set(job.id, { job, abort });
-        void this.execute(job, abort.signal).finally(() => {
-          this.running.delete(job.id);
-          // A slot is free (and the next serial phase of the workspace may be claimable).
-          this.wake();
-        });
+        this.startClaimed(job);
       }
       // The sweep after the claims, so that a queued run does not wait for it; what it releases
       // (a dead runner's work) is claimed by the tick it asks for.
@@ -252,6 +291,37 @@ export class RunnerEngine {
     } finally {
       this.ticking = false;
       if (this.tickAgain) void this.tick();
+    }
+  }
+
+  /** Executes a job this runner claimed from the table (not handed over by graphile-worker). */
+  private startClaimed(job: RunJob): void {
+    const abort = new AbortController();
+    this.running.set(job.id, { job, abort });
+    void this.execute(job, abort.signal).finally(() => {
+      this.running.delete(job.id);
+      // A slot is free (and the next serial phase of the workspace may be claimable).
+      this.wake();
+    });
+  }
+
+  /**
+   * On PostgreSQL: a queued job graphile-worker has not handed to any runner GRAPHILE_OVERDUE_MS
+   * after it became available (its worker still starting again after the database went away, or
+   * a job whose hand-over was lost with it) is claimed from the table, as on SQLite. Claims are
+   * compare-and-set, so a hand-over that comes after all finds the job taken.
+   */
+  private async claimOverdue(now: Date): Promise<void> {
+    while (!this.stopped && this.running.size < this.options.concurrency) {
+      const job = await this.services.stores.jobs.claim(this.runnerId, new Date(now.getTime() - GRAPHILE_OVERDUE_MS));
+      if (!job) return;
+      // The claim dated its heartbeat back to that time.
+      await this.services.stores.jobs.heartbeat(this.runnerId, now);
+      this.services.logger.warn(
+        { runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id },
+        "graphile-worker did not hand this job over in time; claimed from the table",
+      );
+      this.startClaimed(job);
     }
   }
 
@@ -272,10 +342,9 @@ export class RunnerEngine {
       log.info("phase done");
     } catch (error) {
       log.error({ err: error }, "phase failed unexpectedly");
-      // The job is left running: its heartbeat stops with it, and the sweep then handles it as lost.
       this.running.delete(job.id);
-      await this.services.stores.jobs.finish(job.id, this.services.clock()).catch(() => undefined);
-      await this.handleLost(job, "runner_error");
+      // Recorded now, or (the database refusing) at the next sweeps: never a rejection that ends the process.
+      await this.settle(job, "runner_error", describeFailure(error));
     } finally {
       // This slot's next warm sandbox boots now that its attempt is over (not while stopping).
       if (!this.stopped) this.warm?.refill({ afterMs: WARM_REFILL_DELAY_MS });
@@ -302,26 +371,64 @@ export class RunnerEngine {
   }
 
   /**
-   * Finds work whose runner stopped heartbeating (a killed process, a lost host) and approvals
-   * that expired. A lost plan fails the run (a plan publishes nothing, so nothing is at stake);
-   * a lost apply is never guessed at: the run goes to needs_recovery and keeps the lock.
+   * Records the endings this process could not record before (`unsettled`), then finds work whose
+   * runner stopped heartbeating (a killed process, a lost host) and approvals that expired. A lost
+   * plan is planned again by any runner (a plan publishes nothing, so nothing is at stake), up to
+   * MAX_PLAN_ATTEMPTS; a lost apply is never guessed at: the run goes to needs_recovery and keeps the lock.
    */
   async sweep(): Promise<void> {
+    for (const { job, classification, reason } of [...this.unsettled.values()]) await this.settle(job, classification, reason);
     const now = this.services.clock();
-    const before = new Date(now.getTime() - this.options.staleAfterMs);
-    for (const job of await this.services.stores.jobs.listStale(before)) {
-      if (this.running.has(job.id)) continue;
-      await this.services.stores.jobs.finish(job.id, now);
-      await this.handleLost(job, "runner_lost");
+    for (const id of [...this.undispatched]) {
+      const current = await this.services.stores.jobs.getById(id);
+      if (current?.status === "queued") await this.services.stores.jobs.dispatch(id, now.toISOString());
+      this.undispatched.delete(id);
     }
+    const stale = now.getTime() - this.options.staleAfterMs;
+    const suspects = new Set<string>();
+    // Every running job (a short list): those whose runner stopped heartbeating, and this runner's own orphans.
+    for (const job of await this.services.stores.jobs.listStale(new Date(now.getTime() + 86_400_000))) {
+      if (this.running.has(job.id) || this.unsettled.has(job.id)) continue;
+      if (job.runnerId === this.runnerId) {
+        if (this.orphanSuspects.has(job.id)) await this.settle(job, "runner_lost", "its runner no longer ran it");
+        else suspects.add(job.id);
+      } else if (job.heartbeatAt !== null && Date.parse(job.heartbeatAt) < stale) {
+        await this.settle(job, "runner_lost", "its runner stopped heartbeating");
+      }
+    }
+    this.orphanSuspects = suspects;
+    if (this.graphile) await this.claimOverdue(now);
     for (const run of await this.services.stores.runs.listApprovalExpired(now, ["awaiting_approval", "policy_soft_failed"])) {
       await expireApproval(this.services, run, now);
     }
   }
 
-  private async handleLost(job: RunJob, classification: string): Promise<void> {
+  /** Ends a phase that failed in this process; kept in `unsettled` (and logged) while the database refuses it. */
+  private async settle(job: RunJob, classification: string, reason: string): Promise<void> {
+    try {
+      await this.services.stores.jobs.finish(job.id, this.services.clock());
+      await this.handleLost(job, classification, reason);
+      this.unsettled.delete(job.id);
+    } catch (error) {
+      if (!this.unsettled.has(job.id))
+        this.services.logger.error(
+          { err: error, runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id },
+          "the end of a failed phase could not be recorded; trying again at each sweep",
+        );
+      this.unsettled.set(job.id, { job, classification, reason });
+    }
+  }
+
+  /**
+   * Ends a phase whose attempt was lost (`runner_lost`: its runner stopped heartbeating) or
+   * failed in this runner (`runner_error`), by the rules of RUN-LIFECYCLE.md. Safe to repeat:
+   * every step is compare-and-set, so a retry after a refused write (or two runners sweeping the
+   * same job) changes nothing twice.
+   */
+  private async handleLost(job: RunJob, classification: string, reason: string): Promise<void> {
     const now = this.services.clock();
-    for (const attempt of await this.services.stores.attempts.listByRun(job.runId)) {
+    const attempts = await this.services.stores.attempts.listByRun(job.runId);
+    for (const attempt of attempts) {
       if (attempt.status === "running" && attempt.phase === job.phase) await this.services.stores.attempts.finish(attempt.id, "lost", classification, now);
     }
     const run = await this.services.stores.runs.getById(job.runId);
@@ -329,9 +436,45 @@ export class RunnerEngine {
     if (job.phase === "plan" && run.status === "pending") {
       // The runner died before the plan started: nothing ran, so the plan is simply queued again.
       await this.services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
+      this.services.jobQueued?.();
     } else if (job.phase === "plan" && run.status === "planning") {
+      const planAttempts = attempts.filter((attempt) => attempt.phase === "plan").length;
+      if (classification === "runner_lost" && planAttempts < MAX_PLAN_ATTEMPTS) {
+        // Planned again from the start by any runner: back to pending with a new job, in one
+        // transaction. The lost attempt published nothing (a run's artifacts count only once its
+        // plan finished, and the next attempt writes its own); its log, if any was stored, stays
+        // with a line that says what happened.
+        const requeued = await moveRun(
+          this.services,
+          run.id,
+          { type: "plan_requeued" },
+          {
+            now,
+            alongside: (stores, current) => stores.jobs.enqueue({ runId: current.id, workspaceId: current.workspaceId, phase: "plan", serial: job.serial, now }),
+          },
+        );
+        if (!requeued) return;
+        this.services.jobQueued?.();
+        await this.services.stores.logs.append(
+          run.id,
+          "plan",
+          `\n[StackShip: the runner planning this run was lost (${reason}); the plan runs again from the start.]\n`,
+          false,
+          now,
+        );
+        return;
+      }
+      const why =
+        classification === "runner_lost" ? `its runner was lost ${planAttempts} times (${reason}); it is not tried again` : `StackShip could not record the plan: ${reason}`;
+      // The reason goes to the plan log (else empty or cut short: the held log never reached the database) first, then the run ends.
+      if (!(await this.services.stores.logs.positions(run.id)).plan.complete) {
+        await this.services.stores.logs.append(run.id, "plan", `\nThe plan ended: ${why}.\n`, true, now);
+      }
       const ended = await moveRun(this.services, run.id, { type: "plan_failed" }, { now });
       if (ended) await releaseRun(this.services, ended);
+    } else if (job.phase === "plan" && run.status === "policy_checking") {
+      // Lost between the plan and the policy result: the policy stage ends errored (never a pass).
+      await endPolicyStageErrored(this.services, run, classification === "runner_lost" ? `its runner was lost (${reason})` : reason);
     } else if (job.phase === "apply" && run.status === "applying") {
       await moveRun(this.services, run.id, { type: "apply_uncertain", interrupted: true }, { now });
       // The apply's outcome (needs recovery) is attested like one that ended in its sandbox.

@@ -15,7 +15,9 @@ function graphileLogger(log: (message: string, meta?: unknown) => void): Logger 
 
 /** A pg pool on the same database the Knex instance talks to. */
 export function poolFor(db: Database, max = 4): pg.Pool {
-  const pool = new pg.Pool({ connectionString: db.url, max });
+  // A connection that cannot be had within 10 s is an error (graphile-worker then retries, or the
+  // supervision below starts it again), never a wait without end while the database is away.
+  const pool = new pg.Pool({ connectionString: db.url, max, connectionTimeoutMillis: 10_000 });
   // An idle client can be cut by the server; without handlers that would crash the process.
   pool.on("error", () => undefined);
   pool.on("connect", (client) => client.on("error", () => undefined));

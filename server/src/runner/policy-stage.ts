@@ -5,6 +5,7 @@ import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
 import { outcomeOf, parseViolations, policyResultDigest, sortFindings, MAX_FINDING_TEXT, type PinnedPolicySetVersion, type PolicyFinding } from "../domain/policy/index.ts";
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import type { Run } from "../domain/records.ts";
+import type { Services } from "../commands/services.ts";
 import type { Stores } from "../store/index.ts";
 import type { ExecutionContext } from "./execution.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
@@ -255,6 +256,24 @@ export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJso
   }
   if (result === null) log.write("No policy set applies to this workspace; the policy stage is skipped.\n");
   await log.close();
+  await recordPolicyStage(services, run, result);
+}
+
+/**
+ * A policy stage that could not end on its own (its runner was lost, or the database refused its
+ * result): recorded as errored with `reason`, which blocks like any policy error (never a pass).
+ * The reason goes to the policy log too, which is then complete.
+ */
+export async function endPolicyStageErrored(services: Services, run: Run, reason: string): Promise<void> {
+  const message = `the policy stage could not finish: ${reason}`;
+  const position = (await services.stores.logs.positions(run.id)).policy;
+  if (!position.complete) await services.stores.logs.append(run.id, "policy", `\n${message}\n`, true, services.clock());
+  const failed = { outcome: "errored" as const, policySetVersions: [], findings: [], opaVersion: null };
+  await recordPolicyStage(services, run, { ...failed, resultDigest: policyResultDigest(failed), opaBuildCommit: null, error: message });
+}
+
+/** Records the stage's result (null: skipped) with the run's move, in one transaction, and releases a run that ended. */
+async function recordPolicyStage(services: Services, run: Run, result: PolicyStageResult | null): Promise<void> {
   const outcome = result?.outcome ?? "skipped";
   const digest = result?.resultDigest ?? skippedPolicyDigest();
   const workspace = await services.stores.workspaces.getById(run.workspaceId);

@@ -47,24 +47,19 @@ function fill(directory: string): string {
   return filler;
 }
 
-const title = "a plan whose log writes fail on a full database filesystem ends recorded; the same process plans again";
-/**
- * A known defect, found by this test (issue 31, part 5): when a phase fails because the database
- * refuses writes, runner/engine.ts `execute` awaits `handleLost` in its catch, that write fails
- * too (SQLITE_FULL), and the rejection is unhandled: the whole process exits. Until the runner
- * survives it the test is counted as skipped; STACKSHIP_TEST_KNOWN_DEFECTS=1 runs it.
- */
-const KNOWN_DEFECT = "known defect: the runner's unhandled SQLITE_FULL rejection ends the process (runner/engine.ts execute → handleLost); STACKSHIP_TEST_KNOWN_DEFECTS=1 runs it";
+const title = "a plan whose log writes fail on a full database filesystem ends recorded with its reason; the same process plans again";
+// Found by this test: when a phase failed because the database refused writes, runner/engine.ts
+// `execute` awaited `handleLost` in its catch, that write failed too (SQLITE_FULL), and the
+// unhandled rejection ended the whole process. The runner now keeps such an ending and records it
+// at its next sweeps, once the database takes writes again.
 if (process.getuid?.() !== 0) {
   skipTest(test, title, "mounting a tmpfs needs root");
-} else if (process.env.STACKSHIP_TEST_KNOWN_DEFECTS !== "1") {
-  skipTest(test, title, KNOWN_DEFECT, { allowedInCi: "a known runner defect (see the header), not a missing tool; run it with STACKSHIP_TEST_KNOWN_DEFECTS=1" });
 } else {
   test(title, async () => {
     const mount = await mkdtemp(join(tmpdir(), "ss-dbfs-"));
     const dataDir = await mkdtemp(join(tmpdir(), "ss-dbfs-data-"));
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=32m,mode=0700", "tmpfs", mount]);
-    // A process that dies mid-test (the defect above) still leaves no mount behind.
+    // A process that dies mid-test still leaves no mount behind.
     const unmountOnExit = () => execFileSync("umount", ["--lazy", mount]);
     process.once("exit", unmountOnExit);
     const lines: string[] = [];
@@ -119,7 +114,14 @@ if (process.getuid?.() !== 0) {
         rmSync(filler);
         const ended = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "planned_and_finished", "needs_recovery"], 120_000);
         assert.ok(["awaiting_approval", "errored"].includes(ended.attributes.status), ended.attributes.status);
-        if (ended.attributes.status === "errored") assert.ok(ended.attributes.status_reason, "the run says why it ended");
+        if (ended.attributes.status === "errored") {
+          assert.ok(ended.attributes.status_reason, "the run says why it ended");
+          // The plan's log says why (it was empty: the held log never reached the database), and
+          // when the runner ended it for the refused write, it names the storage error.
+          const log = await readLog(server, token, run.id, "plan");
+          assert.ok(log.trim().length > 0, "the plan's log says why it ended");
+          if (log.includes("The plan ended:")) assert.match(log, /SQLITE_FULL|disk is full/);
+        }
         const next = await startRun(server, token, (await createWorkspace(server, token, organizationName, { name: "after" })).id, fixture("basic"));
         const later = await waitForStatus(server, token, next.id, ["awaiting_approval", "errored"]);
         assert.is(later.attributes.status, "awaiting_approval", await readLog(server, token, next.id, "plan"));

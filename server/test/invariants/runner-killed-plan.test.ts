@@ -1,9 +1,8 @@
 // Faults that lose nothing (issue 31, part 5): a runner-only process killed with SIGKILL during a
 // plan. Expected by the issue: the plan is retried by another runner and the run goes on to
-// awaiting_approval. Today a lost plan fails its run (runner/engine.ts `handleLost`: a plan job
-// of a `planning` run → plan_failed; README "a lost plan fails its run"), so this test is counted
-// as skipped until the runner retries it; STACKSHIP_TEST_KNOWN_DEFECTS=1 runs it. PostgreSQL only
-// (runner-only processes need it). About 30 s.
+// awaiting_approval (runner/engine.ts `handleLost`: a lost plan of a `planning` run goes back to
+// `pending` with a new job, `plan_requeued`), with evidence of the new attempt only. PostgreSQL
+// only (runner-only processes need it). About 15 s.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
@@ -18,10 +17,6 @@ const title = "SIGKILL of the runner holding a plan: another runner plans the ru
 
 if (!process.env.STACKSHIP_TEST_PG_URL) {
   skipTest(test, title, "set STACKSHIP_TEST_PG_URL: runner-only processes need PostgreSQL");
-} else if (process.env.STACKSHIP_TEST_KNOWN_DEFECTS !== "1") {
-  skipTest(test, title, "known gap: a lost plan fails its run instead of being retried", {
-    allowedInCi: "a known runner gap (see the header), not a missing tool; run it with STACKSHIP_TEST_KNOWN_DEFECTS=1",
-  });
 } else {
   test(title, () =>
     withTestServer("postgres", async (server) => {
@@ -46,7 +41,23 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
         await first.kill("SIGKILL");
         await start();
         const ended = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "planned_and_finished"], 90_000);
-        assert.is(ended.attributes.status, "awaiting_approval", `${ended.attributes.status_reason}: ${await readLog(server, token, run.id, "plan")}`);
+        const log = await readLog(server, token, run.id, "plan");
+        assert.is(ended.attributes.status, "awaiting_approval", `${ended.attributes.status_reason}: ${log}`);
+        assert.match(log, /the runner planning this run was lost \(its runner stopped heartbeating\); the plan runs again from the start/);
+
+        // Fresh evidence: the last plan attempt succeeded, any before it was lost, and the saved
+        // plan the run is bound to was written by that last attempt.
+        const attempts = (await server.db
+          .knex("run_attempts")
+          .where({ run_id: run.id, phase: "plan" })
+          .orderBy("attempt_number", "asc")
+          .select("status", "terminal_classification", "started_at")) as Array<{ status: string; terminal_classification: string | null; started_at: string | Date }>;
+        const last = attempts.at(-1)!;
+        assert.is(last.status, "succeeded");
+        for (const earlier of attempts.slice(0, -1)) assert.equal([earlier.status, earlier.terminal_classification], ["lost", "runner_lost"]);
+        const plan = (await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan" }).first("sha256", "created_at")) as { sha256: string; created_at: string | Date };
+        assert.is(plan.sha256, ended.attributes.plan_digest);
+        assert.ok(new Date(plan.created_at).getTime() >= new Date(last.started_at).getTime(), "the saved plan was written by the attempt that succeeded");
       } finally {
         for (const runner of runners) await runner.kill();
       }
