@@ -64,7 +64,12 @@ function find(manifests: Manifest[], kind: string, name: string): Manifest {
   return found!;
 }
 
-type Container = { name: string; env?: { name: string; value?: string }[]; securityContext?: { capabilities?: { add?: string[] } } };
+type Container = {
+  name: string;
+  args?: string[];
+  env?: { name: string; value?: string }[];
+  securityContext?: { runAsUser?: number; capabilities?: { add?: string[]; drop?: string[] } };
+};
 function podSpec(deployment: Manifest): { terminationGracePeriodSeconds: number; containers: Container[] } {
   return (deployment.spec as { template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } } }).template.spec;
 }
@@ -98,6 +103,10 @@ if (missing.length > 0) {
     const runner = podSpec(find(defaults.manifests, "Deployment", "ss-stackship-runner"));
     assert.is(envOf(api.containers[0], "STACKSHIP_RUNNER_CONCURRENCY"), "0", "the API process runs no runner");
     assert.equal(runner.containers[0].securityContext?.capabilities?.add, ["SYS_ADMIN", "NET_ADMIN"], "bubblewrap's capabilities");
+    // The image's entrypoint modes (deploy/image/entrypoint); the API as the image's unprivileged account.
+    assert.equal([api.containers[0].args, runner.containers[0].args], [["server"], ["runner"]]);
+    assert.is(api.containers[0].securityContext?.runAsUser, 10001);
+    assert.equal(api.containers[0].securityContext?.capabilities?.drop, ["ALL"]);
     assert.is(envOf(runner.containers[0], "STACKSHIP_API_URL"), "http://ss-stackship-api:80");
     const settings = find(defaults.manifests, "ConfigMap", "ss-stackship").data!;
     assert.is(settings.STACKSHIP_SHUTDOWN_GRACE_SECONDS, "60");
