@@ -13,7 +13,7 @@ import { skipTest } from "../../test/support/skips.ts";
 const planDiff = suite("sandbox plan-diff: inline and in a worker");
 const tmpDir = attemptDirectoryPerCase(planDiff, "ss-plan-diff-");
 
-const launcherSource = readFileSync(new URL("./sandbox-launcher.mjs", import.meta.url), "utf8");
+const launcherSource = readFileSync(new URL("./sandbox/launcher-plan-diff.mjs", import.meta.url), "utf8");
 const inlineMaxBytes = Number(/const PLAN_DIFF_INLINE_MAX_BYTES = (\d+) \* 1024 \* 1024;/.exec(launcherSource)?.[1]) * 1024 * 1024;
 const secret = "pd-worker-secret-7781";
 

@@ -8,8 +8,9 @@
 //   sandbox/run.ts          the attempt (`Sandbox.run`): handoff, wall-clock limit, abort, result
 //   sandbox/collect.ts      files into /work at the handoff and read back after the command
 //   sandbox/limits.ts       prlimit backstops, the watcher of the totals, the traces of a limit
-// `sandbox-launcher.mjs` (with `sandbox/launcher/`) is its first process inside, `api-channel.ts`
+// `sandbox-launcher.mjs` (with `sandbox/launcher-*.mjs`) is its first process inside, `api-channel.ts`
 // its only way out.
+import { readdirSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 export {
@@ -45,13 +46,10 @@ export { Sandbox } from "./sandbox/run.ts";
  * launcher inside with its modules.
  */
 export const SANDBOX_SOURCE_FILES: readonly string[] = [
-  "sandbox/profile.ts",
-  "sandbox/bwrap-args.ts",
-  "sandbox/confinement.ts",
-  "sandbox/boot.ts",
-  "sandbox/process.ts",
-  "sandbox/run.ts",
-  "sandbox/collect.ts",
-  "sandbox/limits.ts",
+  ...readdirSync(fileURLToPath(new URL("./sandbox/", import.meta.url)))
+    .filter((name) => /\.(ts|mjs)$/.test(name) && !name.endsWith(".test.ts"))
+    .sort()
+    .map((name) => `sandbox/${name}`),
   "sandbox-launcher.mjs",
+  "sandbox-unpack.mjs",
 ].map((name) => fileURLToPath(new URL(`./${name}`, import.meta.url)));

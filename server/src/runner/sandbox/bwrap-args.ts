@@ -1,6 +1,6 @@
 // bwrap's arguments: the whole command line of a sandbox (namespaces, privileges, seccomp, the
 // filesystem it sees), in one place, with the host files it mounts.
-import { lstatSync, readlinkSync } from "node:fs";
+import { lstatSync, readdirSync, readlinkSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SANDBOX_API_PORT, SANDBOX_API_SOCKET_DIR, SANDBOX_API_SOCKET_PATH } from "../api-channel.ts";
@@ -20,6 +20,11 @@ const NOGROUP_GID = 65534;
 const SANDBOX_LAUNCHER_PATH = "/run/stackship/launcher.mjs";
 /** The module the launcher imports, bound beside it (same file name inside and on the host). */
 const LAUNCHER_UNPACK_MODULE = "sandbox-unpack.mjs";
+/** The launcher's own modules (sandbox/launcher-*.mjs), each bound at the same path relative to it as on the host. */
+const LAUNCHER_MODULES = readdirSync(path.dirname(fileURLToPath(import.meta.url)))
+  .filter((name) => /^launcher-[a-z-]+\.mjs$/.test(name))
+  .sort()
+  .map((name) => `sandbox/${name}`);
 
 /** What `bwrapArgs` needs to know about one attempt's host side. */
 export interface BwrapLayout {
@@ -123,6 +128,11 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   parents(SANDBOX_LAUNCHER_PATH);
   add("--ro-bind", layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
   add("--ro-bind", path.join(path.dirname(layout.launcherPath), LAUNCHER_UNPACK_MODULE), path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), LAUNCHER_UNPACK_MODULE)); // the launcher's unpacker
+  for (const module of LAUNCHER_MODULES) {
+    const inside = path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), module);
+    parents(inside);
+    add("--ro-bind", path.join(path.dirname(layout.launcherPath), module), inside); // the launcher's modules
+  }
   if (!isUnder(layout.nodePath, "/usr")) {
     parents(layout.nodePath);
     add("--ro-bind", layout.nodePath, layout.nodePath);
