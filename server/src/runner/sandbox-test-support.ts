@@ -1,4 +1,4 @@
-// Shared by the real-bubblewrap sandbox tests (sandbox.test.ts, sandbox-confinement.test.ts). Not
+// Shared by the real-bubblewrap sandbox tests (sandbox*.test.ts, warm-sandboxes.test.ts). Not
 // imported by production code.
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";

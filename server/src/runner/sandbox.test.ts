@@ -1,7 +1,8 @@
-// Over 500 lines (house rule, issue 14, allows three such files with a reason): one suite of the
-// sandbox's 24 behaviour cases against real bubblewrap (filesystem, network, processes, signals,
-// limits, handoff, the warm pool), all on the same run/probe helpers and per-case temporary
-// directory; the uid/seccomp confinement cases are sandbox-confinement.test.ts.
+// One suite of the sandbox's behaviour cases against real bubblewrap (bwrap's flags, filesystem,
+// network, environment, files in and out, output, marks, the plan-diff, tofu), all on the same
+// run/probe helpers and per-case temporary directory. Timeout and abort are
+// sandbox-signals.test.ts, warm sandboxes and the pool sandbox-warm.test.ts, the uid/seccomp
+// confinement cases sandbox-confinement.test.ts.
 import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import http from "node:http";
@@ -17,8 +18,6 @@ import { bwrapArgs, isSandboxId, newSandboxId, runInSandbox, SANDBOX_BASE_PROFIL
 import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
 import { attemptDirectoryPerCase, catEvidence, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
-import { WarmSandboxPool } from "./warm-sandboxes.ts";
-import { alive, environOf, ourBwraps, ourSandboxes, processTree } from "../../test/support/processes.ts";
 
 const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 const toolsDir = path.join(repoRoot, ".tools");
@@ -237,75 +236,6 @@ test("without an API channel nothing listens inside", async () => {
   assert.is(value, "ECONNREFUSED");
 });
 
-test("timeout: SIGTERM at the wall-clock limit, promptly", async () => {
-  const started = Date.now();
-  const result = await run({ argv: ["sleep", "30"], timeoutMs: 500 });
-  const elapsed = Date.now() - started;
-  assert.ok(result.timedOut);
-  assert.not.ok(result.interrupted);
-  assert.not.ok(result.killed);
-  assert.is(result.signal, "SIGTERM");
-  assert.is(result.exitCode, null);
-  assert.ok(elapsed < 2500, `took ${elapsed} ms`);
-});
-
-test("timeout: a command that ignores SIGTERM is killed after the grace period", async () => {
-  const started = Date.now();
-  // Ignored signals stay ignored across exec, so sleep ignores TERM and INT too.
-  const marker = `30.${Date.now() % 1000}17`;
-  // The limit leaves the shell time to install its trap even on a loaded machine (a SIGTERM that
-  // arrives before the trap ends it with SIGTERM, which is not what this case is about).
-  const result = await run({ argv: ["sh", "-c", `trap "" TERM INT; sleep ${marker}`], timeoutMs: 1500, killGraceMs: 300 });
-  const elapsed = Date.now() - started;
-  assert.ok(result.timedOut);
-  assert.ok(result.killed);
-  assert.is(result.signal, "SIGKILL");
-  assert.ok(elapsed < 4000, `took ${elapsed} ms`);
-  // Killing bwrap takes the whole PID namespace with it: nothing of the sandbox survives.
-  const survivors = readdirSync("/proc")
-    .filter((p) => /^[0-9]+$/.test(p))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker);
-      } catch {
-        return false;
-      }
-    });
-  assert.equal(survivors, []);
-});
-
-test("abort: SIGINT to the command, reported as interrupted", async () => {
-  const controller = new AbortController();
-  // Aborted once the command has surely started (its first output), not after a fixed delay: on a
-  // loaded machine the sandbox may still be booting after one.
-  const result = await run({ argv: ["sh", "-c", "echo started; exec sleep 30"], signal: controller.signal, onOutput: () => controller.abort() });
-  assert.ok(result.interrupted);
-  assert.not.ok(result.timedOut);
-  assert.is(result.signal, "SIGINT");
-  assert.ok(result.durationMs < 2500, `took ${result.durationMs} ms`);
-});
-
-test("abort: a command that ignores SIGINT gets SIGTERM after the interrupt grace", async () => {
-  const controller = new AbortController();
-  // Aborted once the sandbox surely runs (a loaded machine can take a while to start it).
-  const timer = setTimeout(() => controller.abort(), 1500);
-  const result = await run({ argv: ["sh", "-c", 'trap "" INT; sleep 30'], signal: controller.signal, interruptGraceMs: 300 });
-  clearTimeout(timer);
-  assert.ok(result.interrupted);
-  assert.is(result.signal, "SIGTERM");
-  // Not a speed target: it proves SIGTERM ended the 30 s sleep early.
-  assert.ok(result.durationMs < 20_000, `took ${result.durationMs} ms`);
-});
-
-test("abort before start: nothing runs", async () => {
-  const controller = new AbortController();
-  controller.abort();
-  const result = await run({ argv: ["true"], signal: controller.signal });
-  assert.ok(result.interrupted);
-  assert.not.ok(result.started);
-  assert.is(result.exitCode, null);
-});
-
 test("files in and out; the host work dir is removed afterwards", async () => {
   const result = await run({
     argv: ["sh", "-c", "cat in.txt nested/deeper.txt main.tf > out.txt; mkdir -p results; echo done > results/status; wc -c < out.txt"],
@@ -370,78 +300,6 @@ test("an onOutput callback that throws fails the run after cleanup", async () =>
     },
   }).catch((error: Error) => (message = error.message));
   assert.is(message, "consumer broke");
-});
-
-test("warm: boots without the attempt, gets its env only at the handoff, serves one attempt, leaves nothing behind", async () => {
-  const canary = `warm-canary-${Date.now()}`;
-  const sandbox = await startSandbox({ tmpDir: tmpDir() });
-  assert.ok(await sandbox.ready, "the launcher reports ready");
-  assert.ok(sandbox.available);
-  assert.is(sandbox.name, sandbox.sandboxId, "a sandbox started ahead is named by its id");
-  const idle = processTree(sandbox.pid!);
-  assert.ok(idle.length >= 2, `bwrap and the launcher run: ${idle}`);
-  let launchers = 0;
-  for (const pid of idle) {
-    const env = environOf(pid);
-    assert.not.ok(
-      env.some((entry) => entry.includes(canary)),
-      "nothing of the run before the handoff",
-    );
-    const launcher = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === "/run/stackship/launcher.mjs";
-    // bwrap itself runs with an empty environment, the launcher with only what bwrap sets.
-    // (PWD only where bwrap itself could enter /work: not as root, where /work is the sandbox uid's.)
-    assert.equal(env.filter((entry) => !entry.startsWith("PWD=")).sort(), launcher ? ["HOME=/work", "PATH=/usr/local/bin:/usr/bin:/bin"] : []);
-    launchers += launcher ? 1 : 0;
-  }
-  assert.is(launchers, 1);
-  // The launcher's warm-up (a sample unpacked in /tmp, a shell started) is over before it is ready.
-  assert.equal(
-    idle.filter((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sh\0")),
-    [],
-    "the warm-up shell ended",
-  );
-  let stdout = "";
-  const result = await sandbox.run({
-    // `ls -A /tmp` prints nothing: the warm-up left nothing there.
-    argv: ["sh", "-c", 'echo "$RUN_SECRET"; cat in.txt; hostname; ls -A /tmp'],
-    env: { RUN_SECRET: canary },
-    files: { "in.txt": "handed over\n" },
-    onOutput: (chunk) => (stdout += chunk.toString()),
-  });
-  assert.is(result.exitCode, 0, result.error);
-  assert.is(stdout, `${canary}\nhanded over\n${sandbox.sandboxId}\n`);
-  assert.ok(result.timings.readyAt! <= result.timings.handedOverAt && result.timings.handedOverAt <= result.timings.startedAt!);
-  // One attempt only; afterwards the whole process tree is gone (tmpDir emptiness: test.after.each).
-  let message = "";
-  await sandbox.run({ argv: ["true"] }).catch((error: Error) => (message = error.message));
-  assert.match(message, /already served an attempt/);
-  assert.not.ok(sandbox.available);
-  assert.equal(idle.filter(alive), []);
-});
-
-test("warm: the wall-clock limit counts from the handoff, not from the boot", async () => {
-  const sandbox = await startSandbox({ tmpDir: tmpDir() });
-  assert.ok(await sandbox.ready);
-  // Idle longer than the limit, then a command well inside it (with room for a loaded machine).
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  const result = await sandbox.run({ argv: ["sh", "-c", "sleep 0.3; echo done"], timeoutMs: 2500 });
-  assert.not.ok(result.timedOut, "the idle time before the handoff does not count");
-  assert.is(result.exitCode, 0);
-  assert.ok(result.durationMs < 3000, `duration ${result.durationMs} ms counts from the handoff`);
-});
-
-test("warm: destroyed unused, or aborted before the handoff, nothing runs and nothing is left", async () => {
-  const unused = await startSandbox({ tmpDir: tmpDir() });
-  assert.ok(await unused.ready);
-  const tree = processTree(unused.pid!);
-  await unused.destroy();
-  assert.equal(tree.filter(alive), []);
-  const aborted = await startSandbox({ tmpDir: tmpDir() });
-  const controller = new AbortController();
-  controller.abort();
-  const result = await aborted.run({ argv: ["true"], signal: controller.signal });
-  assert.ok(result.interrupted);
-  assert.not.ok(result.started);
 });
 
 test("steps the command marks on its fd 3 come back as timings", async () => {
@@ -512,54 +370,6 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
   const failed = await runInSandbox({ ...shape, argv: ["sh", "-c", "exit 4"], files: { "plan.tfplan": JSON.stringify(plan) }, evidence: request });
   assert.is(failed.exitCode, 4);
   assert.equal(failed.artifacts, {});
-});
-
-test("warm pool: one sandbox per slot, each taken once, replaced on refill, none left after stop", async () => {
-  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir: tmpDir() }), idleMs: 60_000 });
-  pool.start();
-  try {
-    const first = await pool.take();
-    assert.ok(first?.available, "take waits for the sandbox that is booting");
-    assert.is(await pool.take(), undefined, "nothing else is ready or starting");
-    const result = await first!.run({ argv: ["true"] });
-    assert.is(result.exitCode, 0);
-    pool.refill();
-    await pool.settled();
-    const second = await pool.take();
-    assert.ok(second?.available);
-    assert.is.not(second!.sandboxId, first!.sandboxId);
-    await second!.destroy();
-    pool.refill();
-    await pool.settled();
-    assert.is(ourSandboxes().length, 1, "one warm sandbox waits");
-  } finally {
-    await pool.stop();
-  }
-  assert.equal(ourBwraps(), [], "stop leaves no bwrap behind");
-  assert.is(await pool.take(), undefined);
-});
-
-test("warm pool: a sandbox idle longer than idleMs is replaced by a new one", async () => {
-  const pool = new WarmSandboxPool({ size: 1, shape: () => ({ tmpDir: tmpDir() }), idleMs: 300 });
-  pool.start();
-  try {
-    await pool.settled();
-    const [before] = ourSandboxes();
-    // Replaced within a few idle periods, by exactly one new sandbox.
-    const deadline = Date.now() + 10_000;
-    let after = ourSandboxes();
-    while ((after.length !== 1 || after[0] === before) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await pool.settled();
-      after = ourSandboxes();
-    }
-    assert.is(after.length, 1);
-    assert.is.not(after[0], before);
-    assert.not.ok(alive(before));
-  } finally {
-    await pool.stop();
-  }
-  assert.equal(ourBwraps(), []);
 });
 
 test("tofu: offline init from the provider mirror, plan -out, show -json", async () => {
