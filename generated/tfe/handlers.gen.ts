@@ -280,10 +280,22 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["listRemoteStateConsumers"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  listWorkspaceTags: (input: {
+    path: NonNullable<Ops["listWorkspaceTags"]["parameters"]["path"]>;
+    query: NonNullable<Ops["listWorkspaceTags"]["parameters"]["query"]>;
+    body: undefined;
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["listWorkspaceTags"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   addWorkspaceTags: (input: {
     path: NonNullable<Ops["addWorkspaceTags"]["parameters"]["path"]>;
     query: Record<string, never>;
     body: NonNullable<Ops["addWorkspaceTags"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<204, undefined>>;
+  removeWorkspaceTags: (input: {
+    path: NonNullable<Ops["removeWorkspaceTags"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["removeWorkspaceTags"]["requestBody"]>["content"]["application/vnd.api+json"];
     ctx: Ctx;
   }) => Promise<HandlerResult<204, undefined>>;
   listWorkspaceRuns: (input: {

@@ -838,11 +838,16 @@ export interface paths {
             };
             cookie?: never;
         };
-        get?: never;
+        /** The workspace's tags, by name */
+        get: operations["listWorkspaceTags"];
         put?: never;
         /** Add tags to a workspace (the CLI does when a configured tag is missing) */
         post: operations["addWorkspaceTags"];
-        delete?: never;
+        /**
+         * Remove tags from a workspace
+         * @description Tags named by name or id (the same thing in StackShip); a tag the workspace does not carry is no error. Audited as `workspace.tags_removed`.
+         */
+        delete: operations["removeWorkspaceTags"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1405,6 +1410,21 @@ export interface components {
         };
         StateVersionOutputListDocument: {
             data: components["schemas"]["StateVersionOutput"][];
+            meta: {
+                pagination: components["schemas"]["Pagination"];
+            };
+        };
+        Tag: {
+            attributes: {
+                name: string;
+            };
+            /** @description The tag's name: StackShip tags are names, so the name is the id. */
+            id: string;
+            /** @constant */
+            type: "tags";
+        };
+        TagListDocument: {
+            data: components["schemas"]["Tag"][];
             meta: {
                 pagination: components["schemas"]["Pagination"];
             };
@@ -2985,6 +3005,35 @@ export interface operations {
             431: components["responses"]["HeadersTooLarge"];
         };
     };
+    listWorkspaceTags: {
+        parameters: {
+            query?: {
+                "page[number]"?: components["parameters"]["page_number"];
+                "page[size]"?: components["parameters"]["page_size"];
+            };
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the workspace's tags. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["TagListDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            431: components["responses"]["HeadersTooLarge"];
+        };
+    };
     addWorkspaceTags: {
         parameters: {
             query?: never;
@@ -3001,6 +3050,35 @@ export interface operations {
         };
         responses: {
             /** @description Added; tags the workspace already carried are unchanged. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            422: components["responses"]["Error"];
+        };
+    };
+    removeWorkspaceTags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workspace_id: components["parameters"]["workspace_id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["WorkspaceTagList"];
+            };
+        };
+        responses: {
+            /** @description Removed. */
             204: {
                 headers: {
                     [name: string]: unknown;

@@ -9762,16 +9762,368 @@ return errors === 0;
 }
 validate81.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate82;
-const schema92 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
-const schema93 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
-const schema94 = {"type":"string","enum":["terraform","env"]};
-const pattern28 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const TagListDocument = validate82;
+const schema92 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema93 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"tags"},"id":{"type":"string","description":"The tag's name: StackShip tags are names, so the name is the id."},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string"}}}}};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.meta === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "meta"},message:"must have required property '"+"meta"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(Array.isArray(data0)){
+const len0 = data0.length;
+for(let i0=0; i0<len0; i0++){
+let data1 = data0[i0];
+if(data1 && typeof data1 == "object" && !Array.isArray(data1)){
+if(data1.type === undefined){
+const err2 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+if(data1.id === undefined){
+const err3 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1.attributes === undefined){
+const err4 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/required",keyword:"required",params:{missingProperty: "attributes"},message:"must have required property '"+"attributes"+"'"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+for(const key0 in data1){
+if(!(((key0 === "type") || (key0 === "id")) || (key0 === "attributes"))){
+const err5 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(data1.type !== undefined){
+if("tags" !== data1.type){
+const err6 = {instancePath:instancePath+"/data/" + i0+"/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/type/const",keyword:"const",params:{allowedValue: "tags"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+if(data1.id !== undefined){
+if(typeof data1.id !== "string"){
+const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+if(data1.attributes !== undefined){
+let data4 = data1.attributes;
+if(data4 && typeof data4 == "object" && !Array.isArray(data4)){
+if(data4.name === undefined){
+const err8 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/attributes/required",keyword:"required",params:{missingProperty: "name"},message:"must have required property '"+"name"+"'"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+for(const key1 in data4){
+if(!(key1 === "name")){
+const err9 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err9];
+}
+else {
+vErrors.push(err9);
+}
+errors++;
+}
+}
+if(data4.name !== undefined){
+if(typeof data4.name !== "string"){
+const err10 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err10];
+}
+else {
+vErrors.push(err10);
+}
+errors++;
+}
+}
+}
+else {
+const err11 = {instancePath:instancePath+"/data/" + i0+"/attributes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err11];
+}
+else {
+vErrors.push(err11);
+}
+errors++;
+}
+}
+}
+else {
+const err12 = {instancePath:instancePath+"/data/" + i0,schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err12];
+}
+else {
+vErrors.push(err12);
+}
+errors++;
+}
+}
+}
+else {
+const err13 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "array"},message:"must be array"};
+if(vErrors === null){
+vErrors = [err13];
+}
+else {
+vErrors.push(err13);
+}
+errors++;
+}
+}
+if(data.meta !== undefined){
+let data6 = data.meta;
+if(data6 && typeof data6 == "object" && !Array.isArray(data6)){
+if(data6.pagination === undefined){
+const err14 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/required",keyword:"required",params:{missingProperty: "pagination"},message:"must have required property '"+"pagination"+"'"};
+if(vErrors === null){
+vErrors = [err14];
+}
+else {
+vErrors.push(err14);
+}
+errors++;
+}
+if(data6.pagination !== undefined){
+let data7 = data6.pagination;
+if(data7 && typeof data7 == "object" && !Array.isArray(data7)){
+if(data7["current-page"] === undefined){
+const err15 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "current-page"},message:"must have required property '"+"current-page"+"'"};
+if(vErrors === null){
+vErrors = [err15];
+}
+else {
+vErrors.push(err15);
+}
+errors++;
+}
+if(data7["next-page"] === undefined){
+const err16 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "next-page"},message:"must have required property '"+"next-page"+"'"};
+if(vErrors === null){
+vErrors = [err16];
+}
+else {
+vErrors.push(err16);
+}
+errors++;
+}
+if(data7["prev-page"] === undefined){
+const err17 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "prev-page"},message:"must have required property '"+"prev-page"+"'"};
+if(vErrors === null){
+vErrors = [err17];
+}
+else {
+vErrors.push(err17);
+}
+errors++;
+}
+if(data7["total-count"] === undefined){
+const err18 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-count"},message:"must have required property '"+"total-count"+"'"};
+if(vErrors === null){
+vErrors = [err18];
+}
+else {
+vErrors.push(err18);
+}
+errors++;
+}
+if(data7["total-pages"] === undefined){
+const err19 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/required",keyword:"required",params:{missingProperty: "total-pages"},message:"must have required property '"+"total-pages"+"'"};
+if(vErrors === null){
+vErrors = [err19];
+}
+else {
+vErrors.push(err19);
+}
+errors++;
+}
+if(data7["current-page"] !== undefined){
+let data8 = data7["current-page"];
+if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
+const err20 = {instancePath:instancePath+"/meta/pagination/current-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/current-page/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err20];
+}
+else {
+vErrors.push(err20);
+}
+errors++;
+}
+}
+if(data7["next-page"] !== undefined){
+let data9 = data7["next-page"];
+if((!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))) && (data9 !== null)){
+const err21 = {instancePath:instancePath+"/meta/pagination/next-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/next-page/type",keyword:"type",params:{type: schema41.properties["next-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err21];
+}
+else {
+vErrors.push(err21);
+}
+errors++;
+}
+}
+if(data7["prev-page"] !== undefined){
+let data10 = data7["prev-page"];
+if((!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))) && (data10 !== null)){
+const err22 = {instancePath:instancePath+"/meta/pagination/prev-page",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/prev-page/type",keyword:"type",params:{type: schema41.properties["prev-page"].type},message:"must be integer,null"};
+if(vErrors === null){
+vErrors = [err22];
+}
+else {
+vErrors.push(err22);
+}
+errors++;
+}
+}
+if(data7["total-count"] !== undefined){
+let data11 = data7["total-count"];
+if(!(((typeof data11 == "number") && (!(data11 % 1) && !isNaN(data11))) && (isFinite(data11)))){
+const err23 = {instancePath:instancePath+"/meta/pagination/total-count",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-count/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err23];
+}
+else {
+vErrors.push(err23);
+}
+errors++;
+}
+}
+if(data7["total-pages"] !== undefined){
+let data12 = data7["total-pages"];
+if(!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))){
+const err24 = {instancePath:instancePath+"/meta/pagination/total-pages",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/properties/total-pages/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err24];
+}
+else {
+vErrors.push(err24);
+}
+errors++;
+}
+}
+}
+else {
+const err25 = {instancePath:instancePath+"/meta/pagination",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err25];
+}
+else {
+vErrors.push(err25);
+}
+errors++;
+}
+}
+}
+else {
+const err26 = {instancePath:instancePath+"/meta",schemaPath:"#/properties/meta/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err26];
+}
+else {
+vErrors.push(err26);
+}
+errors++;
+}
+}
+}
+else {
+const err27 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err27];
+}
+else {
+vErrors.push(err27);
+}
+errors++;
+}
+validate82.errors = vErrors;
+return errors === 0;
+}
+validate82.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+
+export const VariableCreateDocument = validate83;
+const schema95 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+const schema96 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
+const schema97 = {"type":"string","enum":["terraform","env"]};
+const pattern28 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9900,7 +10252,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -9994,20 +10346,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate83;
-const schema95 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
-const schema96 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+export const VariableDocument = validate84;
+const schema98 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
+const schema99 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
 const pattern29 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10204,7 +10556,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema96.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema99.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10217,7 +10569,7 @@ errors++;
 if(data2.description !== undefined){
 let data5 = data2.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema96.properties.attributes.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema99.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10240,7 +10592,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10402,16 +10754,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10430,8 +10782,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate84(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate85(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 }
@@ -10446,18 +10798,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate87;
-const schema99 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const VariableListDocument = validate88;
+const schema102 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate87.evaluated;
+const evaluated0 = validate88.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10490,8 +10842,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate84(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate84.errors : vErrors.concat(validate84.errors);
+if(!(validate85(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
 errors = vErrors.length;
 }
 }
@@ -10673,18 +11025,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate87.errors = vErrors;
+validate88.errors = vErrors;
 return errors === 0;
 }
-validate87.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate88.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate89;
-const schema101 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate90;
+const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate89.evaluated;
+const evaluated0 = validate90.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10808,7 +11160,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema94.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -10902,36 +11254,36 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate89.errors = vErrors;
+validate90.errors = vErrors;
 return errors === 0;
 }
-validate89.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate90.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate90;
-const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
-const schema105 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
-const schema106 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
-const schema107 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema108 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`)."};
-const schema109 = {"type":"boolean","description":"Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
-const schema110 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
-const schema111 = {"type":"boolean","description":"Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema112 = {"type":"boolean","description":"Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval)."};
-const schema113 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema114 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema115 = {"type":["array","null"],"maxItems":100,"items":{"type":"string","maxLength":1000},"description":"Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`."};
-const schema117 = {"type":"boolean","description":"Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`."};
-const schema119 = {"type":"boolean","description":"Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`."};
-const schema120 = {"type":["string","null"],"maxLength":100,"description":"Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run)."};
+export const WorkspaceCreateDocument = validate91;
+const schema107 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema108 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
+const schema109 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
+const schema110 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
+const schema111 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`)."};
+const schema112 = {"type":"boolean","description":"Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema113 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+const schema114 = {"type":"boolean","description":"Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema115 = {"type":"boolean","description":"Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval)."};
+const schema116 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema117 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema118 = {"type":["array","null"],"maxItems":100,"items":{"type":"string","maxLength":1000},"description":"Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`."};
+const schema120 = {"type":"boolean","description":"Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema122 = {"type":"boolean","description":"Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema123 = {"type":["string","null"],"maxLength":100,"description":"Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run)."};
 const pattern34 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema122 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema123 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const schema125 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema126 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
 const pattern35 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
 
-function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate92.evaluated;
+const evaluated0 = validate93.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11073,16 +11425,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate92.errors = vErrors;
+validate93.errors = vErrors;
 return errors === 0;
 }
-validate92.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate93.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11286,7 +11638,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema113.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11359,7 +11711,7 @@ errors++;
 if(data2["trigger-prefixes"] !== undefined){
 let data16 = data2["trigger-prefixes"];
 if((!(Array.isArray(data16))) && (data16 !== null)){
-const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11410,7 +11762,7 @@ errors++;
 if(data2["trigger-patterns"] !== undefined){
 let data18 = data2["trigger-patterns"];
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11497,7 +11849,7 @@ errors++;
 if(data2["auto-destroy-at"] !== undefined){
 let data23 = data2["auto-destroy-at"];
 if((typeof data23 !== "string") && (data23 !== null)){
-const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11522,7 +11874,7 @@ errors++;
 if(data2["auto-destroy-activity-duration"] !== undefined){
 let data24 = data2["auto-destroy-activity-duration"];
 if((typeof data24 !== "string") && (data24 !== null)){
-const err35 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11566,8 +11918,8 @@ errors = vErrors.length;
 }
 }
 if(data25.tags !== undefined){
-if(!(validate92(data25.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data25,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate92.errors : vErrors.concat(validate92.errors);
+if(!(validate93(data25.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data25,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
 errors = vErrors.length;
 }
 }
@@ -11606,19 +11958,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate94;
-const schema124 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema125 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+export const WorkspaceDocument = validate95;
+const schema127 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema128 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
-function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate96.evaluated;
+const evaluated0 = validate97.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11644,16 +11996,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate96.errors = vErrors;
+validate97.errors = vErrors;
 return errors === 0;
 }
-validate96.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate97.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate94.evaluated;
+const evaluated0 = validate95.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11678,8 +12030,8 @@ errors = vErrors.length;
 }
 }
 if(data.included !== undefined){
-if(!(validate96(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -11694,18 +12046,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate94.errors = vErrors;
+validate95.errors = vErrors;
 return errors === 0;
 }
-validate94.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate95.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate99;
-const schema126 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const WorkspaceListDocument = validate100;
+const schema129 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate99.evaluated;
+const evaluated0 = validate100.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11756,8 +12108,8 @@ errors++;
 }
 }
 if(data.included !== undefined){
-if(!(validate96(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate96.errors : vErrors.concat(validate96.errors);
+if(!(validate97(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
 errors = vErrors.length;
 }
 }
@@ -11927,18 +12279,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate99.errors = vErrors;
+validate100.errors = vErrors;
 return errors === 0;
 }
-validate99.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate100.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate102;
-const schema128 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate103;
+const schema131 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate102.evaluated;
+const evaluated0 = validate103.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12024,17 +12376,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate102.errors = vErrors;
+validate103.errors = vErrors;
 return errors === 0;
 }
-validate102.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceTagList = validate103;
+export const WorkspaceTagList = validate104;
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12176,18 +12528,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate104;
-const schema131 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}}}}}};
+export const WorkspaceUpdateDocument = validate105;
+const schema134 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}}}}}};
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12241,7 +12593,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema131.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema134.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12361,7 +12713,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema110.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema113.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12434,7 +12786,7 @@ errors++;
 if(data2["trigger-prefixes"] !== undefined){
 let data16 = data2["trigger-prefixes"];
 if((!(Array.isArray(data16))) && (data16 !== null)){
-const err19 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+const err19 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12485,7 +12837,7 @@ errors++;
 if(data2["trigger-patterns"] !== undefined){
 let data18 = data2["trigger-patterns"];
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err23 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema115.type},message:"must be array,null"};
+const err23 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12572,7 +12924,7 @@ errors++;
 if(data2["auto-destroy-at"] !== undefined){
 let data23 = data2["auto-destroy-at"];
 if((typeof data23 !== "string") && (data23 !== null)){
-const err30 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12597,7 +12949,7 @@ errors++;
 if(data2["auto-destroy-activity-duration"] !== undefined){
 let data24 = data2["auto-destroy-activity-duration"];
 if((typeof data24 !== "string") && (data24 !== null)){
-const err32 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema120.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -12654,10 +13006,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
 export const getAccountDetailsResponse200 = AccountDetailsDocument;
@@ -12867,12 +13219,22 @@ export const listRemoteStateConsumersResponse200 = WorkspaceListDocument;
 export const listRemoteStateConsumersResponse400 = ErrorDocument;
 export const listRemoteStateConsumersResponse401 = ErrorDocument;
 export const listRemoteStateConsumersResponse404 = ErrorDocument;
+export const listWorkspaceTagsResponse200 = TagListDocument;
+export const listWorkspaceTagsResponse400 = ErrorDocument;
+export const listWorkspaceTagsResponse401 = ErrorDocument;
+export const listWorkspaceTagsResponse404 = ErrorDocument;
 export const addWorkspaceTagsRequest = WorkspaceTagList;
 export const addWorkspaceTagsResponse400 = ErrorDocument;
 export const addWorkspaceTagsResponse401 = ErrorDocument;
 export const addWorkspaceTagsResponse403 = ErrorDocument;
 export const addWorkspaceTagsResponse404 = ErrorDocument;
 export const addWorkspaceTagsResponse422 = ErrorDocument;
+export const removeWorkspaceTagsRequest = WorkspaceTagList;
+export const removeWorkspaceTagsResponse400 = ErrorDocument;
+export const removeWorkspaceTagsResponse401 = ErrorDocument;
+export const removeWorkspaceTagsResponse403 = ErrorDocument;
+export const removeWorkspaceTagsResponse404 = ErrorDocument;
+export const removeWorkspaceTagsResponse422 = ErrorDocument;
 export const listWorkspaceRunsResponse200 = RunListDocument;
 export const listWorkspaceRunsResponse400 = ErrorDocument;
 export const listWorkspaceRunsResponse401 = ErrorDocument;

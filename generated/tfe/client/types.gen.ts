@@ -375,6 +375,24 @@ export type WorkspaceDocument = {
     included?: WorkspaceIncluded;
 };
 
+export type Tag = {
+    type: 'tags';
+    /**
+     * The tag's name: StackShip tags are names, so the name is the id.
+     */
+    id: string;
+    attributes: {
+        name: string;
+    };
+};
+
+export type TagListDocument = {
+    data: Array<Tag>;
+    meta: {
+        pagination: Pagination;
+    };
+};
+
 export type WorkspaceUpdateDocument = {
     data?: {
         type?: 'workspaces';
@@ -1369,6 +1387,91 @@ export type SafeDeleteWorkspaceResponses = {
 };
 
 export type SafeDeleteWorkspaceResponse = SafeDeleteWorkspaceResponses[keyof SafeDeleteWorkspaceResponses];
+
+export type RemoveWorkspaceTagsData = {
+    body: WorkspaceTagList;
+    path: {
+        workspace_id: string;
+    };
+    query?: never;
+    url: '/api/v2/workspaces/{workspace_id}/relationships/tags';
+};
+
+export type RemoveWorkspaceTagsErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type RemoveWorkspaceTagsError = RemoveWorkspaceTagsErrors[keyof RemoveWorkspaceTagsErrors];
+
+export type RemoveWorkspaceTagsResponses = {
+    /**
+     * Removed.
+     */
+    204: void;
+};
+
+export type RemoveWorkspaceTagsResponse = RemoveWorkspaceTagsResponses[keyof RemoveWorkspaceTagsResponses];
+
+export type ListWorkspaceTagsData = {
+    body?: never;
+    path: {
+        workspace_id: string;
+    };
+    query?: {
+        'page[number]'?: number;
+        'page[size]'?: number;
+    };
+    url: '/api/v2/workspaces/{workspace_id}/relationships/tags';
+};
+
+export type ListWorkspaceTagsErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * The request line (with its query string) and headers exceed Node's 16 KiB limit: Node answers 431 before routing, without a body, and closes the connection.
+     */
+    431: unknown;
+};
+
+export type ListWorkspaceTagsError = ListWorkspaceTagsErrors[keyof ListWorkspaceTagsErrors];
+
+export type ListWorkspaceTagsResponses = {
+    /**
+     * A page of the workspace's tags.
+     */
+    200: TagListDocument;
+};
+
+export type ListWorkspaceTagsResponse = ListWorkspaceTagsResponses[keyof ListWorkspaceTagsResponses];
 
 export type AddWorkspaceTagsData = {
     body: WorkspaceTagList;

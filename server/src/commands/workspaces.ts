@@ -96,6 +96,23 @@ export function addWorkspaceTags(services: Services, actor: AuthenticatedPrincip
   });
 }
 
+/** Removes tags from a workspace (names it does not carry are ignored), audited, in one transaction. */
+export function removeWorkspaceTags(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, names: readonly string[]): Promise<void> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    await stores.workspaces.removeTags(workspace.id, [...names]);
+    await stores.audit.record({
+      organizationId: workspace.organizationId,
+      actorId: actor.id,
+      action: "workspace.tags_removed",
+      targetType: "workspaces",
+      targetId: workspace.id,
+      data: { tags: [...new Set(names)].sort() },
+      createdAt: now,
+    });
+  });
+}
+
 /** Settings of an existing workspace a client may change; members left out stay as they are. */
 export interface WorkspaceSettingsChange {
   name?: string;

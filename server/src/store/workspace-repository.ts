@@ -196,6 +196,15 @@ export class WorkspaceRepository extends Repository {
     });
   }
 
+  /** Removes tags from a workspace; names it does not carry are no error. */
+  async removeTags(workspaceId: string, names: readonly string[]): Promise<void> {
+    const unique = [...new Set(names)];
+    if (unique.length === 0) return;
+    return translating(this.dialect, async () => {
+      await this.db("workspace_tags").where({ workspace_id: workspaceId }).whereIn("name", unique).delete();
+    });
+  }
+
   /** The organization's workspaces that carry every one of the tags, by name. */
   async listByTags(organizationId: string, tags: readonly string[]): Promise<Workspace[]> {
     const unique = [...new Set(tags)];

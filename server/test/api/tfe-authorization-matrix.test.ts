@@ -37,6 +37,8 @@ const EXPECTED: Record<string, Row> = {
   getWorkspace: READ,
   updateWorkspace: row(401, 404, 403, 200, 200),
   addWorkspaceTags: row(401, 404, 403, 204, 204),
+  listWorkspaceTags: READ,
+  removeWorkspaceTags: row(401, 404, 403, 204, 204),
   lockWorkspace: row(401, 404, 403, 200, 200),
   unlockWorkspace: row(401, 404, 403, 200, 200),
   // The workspace is not locked: an admin reaches the state check.
@@ -172,7 +174,10 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: ws };
     case "updateWorkspace":
       return { path: ws, body: { data: { type: "workspaces", attributes: { description: unique("d") } } } };
+    case "listWorkspaceTags":
+      return { path: ws };
     case "addWorkspaceTags":
+    case "removeWorkspaceTags":
       return { path: ws, body: { data: [{ type: "tags", attributes: { name: unique("tag") } }] } };
     case "lockWorkspace":
       return { path: { workspace_id: await freshWorkspace() }, body: { data: { type: "", attributes: { reason: "matrix" } } } };

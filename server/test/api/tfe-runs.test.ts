@@ -462,6 +462,33 @@ testEachServer(patch, "accepts the settings the tfe provider sends by default as
   assert.is(consumers.json.meta.pagination["total-count"], 0);
 });
 
+testEachServer(patch, "lists a workspace's tags by name and removes tags (absent ones are no error), audited", async (server) => {
+  const { token, workspace } = await setUp(server);
+  const tags = (names: string[]) => JSON.stringify({ data: names.map((name) => ({ type: "tags", attributes: { name } })) });
+  assert.is((await api(server, token, "POST", `/workspaces/${workspace.id}/relationships/tags`, tags(["tag2", "tag1", "tag3"]))).status, 204);
+  const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags`);
+  assert.is(listed.status, 200, JSON.stringify(listed.json));
+  assert.equal(
+    listed.json.data,
+    ["tag1", "tag2", "tag3"].map((name) => ({ type: "tags", id: name, attributes: { name } })),
+  );
+  assert.is(listed.json.meta.pagination["total-count"], 3);
+  const paged = await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags?page[size]=2&page[number]=2`);
+  assert.equal(
+    paged.json.data.map((tag: { id: string }) => tag.id),
+    ["tag3"],
+  );
+
+  assert.is((await api(server, token, "DELETE", `/workspaces/${workspace.id}/relationships/tags`, tags(["tag1", "tag2", "never-there"]))).status, 204);
+  const after = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+  assert.equal(after.json.data.attributes["tag-names"], ["tag3"]);
+  const removed = (await server.db.knex("audit_events").where({ action: "workspace.tags_removed", target_id: workspace.id })) as unknown[];
+  assert.is(removed.length, 1);
+  const invalid = await api(server, token, "DELETE", `/workspaces/${workspace.id}/relationships/tags`, JSON.stringify({ data: [{ type: "tags", id: "tag3" }] }));
+  assert.ok(invalid.status === 400 || invalid.status === 422, String(invalid.status));
+  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.attributes["tag-names"], ["tag3"]);
+});
+
 // ---------------------------------------------------------------------------------------------
 const runList = suite("GET workspace runs (tfe)");
 

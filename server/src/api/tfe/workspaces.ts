@@ -5,7 +5,7 @@ import { DomainError } from "../../domain/errors.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL, isTerminalRunStatus } from "../../domain/run.ts";
 import type { Run, Workspace } from "../../domain/records.ts";
-import { addWorkspaceTags, deleteWorkspace, type WorkspaceDeletion } from "../../commands/workspaces.ts";
+import { addWorkspaceTags, deleteWorkspace, removeWorkspaceTags, type WorkspaceDeletion } from "../../commands/workspaces.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
@@ -198,7 +198,12 @@ function tagList(value: string | undefined): string[] {
     .filter((tag) => tag.length > 0);
 }
 
-/** Listing workspaces (the tags strategy selects here) and adding tags. */
+/** The names of a tag list (tags are added and removed by name). */
+function tagNames(items: S["WorkspaceTagList"]["data"]): string[] {
+  return items.map((tag) => tag.attributes.name);
+}
+
+/** Listing workspaces (the tags strategy selects here), and adding, listing and removing tags. */
 export const workspaceTagHandlers = {
   async listWorkspaces({ path, query, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
@@ -233,12 +238,20 @@ export const workspaceTagHandlers = {
 
   async addWorkspaceTags({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    await addWorkspaceTags(
-      ctx.services,
-      principalOf(ctx),
-      workspace,
-      body.data.map((tag) => tag.attributes.name),
-    );
+    await addWorkspaceTags(ctx.services, principalOf(ctx), workspace, tagNames(body.data));
+    return { status: 204, body: undefined };
+  },
+
+  async listWorkspaceTags({ path, query, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
+    const names = await ctx.services.stores.workspaces.tagsOf(workspace.id);
+    const { data, meta } = paginate(names, query["page[number]"], query["page[size]"]);
+    return { status: 200, body: { data: data.map((name) => ({ type: "tags" as const, id: name, attributes: { name } })), meta } };
+  },
+
+  async removeWorkspaceTags({ path, body, ctx }) {
+    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    await removeWorkspaceTags(ctx.services, principalOf(ctx), workspace, tagNames(body.data));
     return { status: 204, body: undefined };
   },
 
@@ -259,7 +272,15 @@ export const workspaceTagHandlers = {
   },
 } satisfies Pick<
   H,
-  "listWorkspaces" | "listRemoteStateConsumers" | "addWorkspaceTags" | "deleteWorkspace" | "safeDeleteWorkspace" | "deleteWorkspaceByName" | "safeDeleteWorkspaceByName"
+  | "listWorkspaceTags"
+  | "removeWorkspaceTags"
+  | "listWorkspaces"
+  | "listRemoteStateConsumers"
+  | "addWorkspaceTags"
+  | "deleteWorkspace"
+  | "safeDeleteWorkspace"
+  | "deleteWorkspaceByName"
+  | "safeDeleteWorkspaceByName"
 >;
 
 /** A workspace by organization and name, for an organization administrator (404 like a missing one otherwise). */
