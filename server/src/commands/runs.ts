@@ -27,6 +27,8 @@ export interface NewRun {
    * expressions that take the place of workspace variables with the same key, for this run only.
    */
   runVariables?: ReadonlyArray<{ key: string; value: string }>;
+  /** The CLI's `-generate-config-out` (its `allow-config-generation`): the plan generates configuration for import blocks without one. */
+  allowConfigGeneration?: boolean;
 }
 
 const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
@@ -145,6 +147,7 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       sourceWorkingDirectory: input.sourceWorkingDirectory ?? null,
       // Recorded on the run: its plan builds the CLI's redacted plan (and, later, JSON logs) or not, whatever the workspace says afterwards.
       structuredRunOutput: workspace.structuredRunOutputEnabled,
+      allowConfigGeneration: input.allowConfigGeneration ?? false,
       pullRequestNumber: input.pullRequestNumber ?? null,
       githubDeliveryId: input.githubDeliveryId ?? null,
     });

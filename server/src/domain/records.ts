@@ -148,6 +148,8 @@ export interface Run {
   sourceWorkingDirectory: string | null;
   /** The workspace's structured run output when the run was created (issue 29): its logs are read in the form they were written. */
   structuredRunOutput: boolean;
+  /** The run was created allowing configuration generation (`tofu plan -generate-config-out`): its plan writes configuration for import blocks that have none. */
+  allowConfigGeneration?: boolean;
   /** The pull request a `github_pull_request` run plans; null otherwise. */
   pullRequestNumber: number | null;
   /** What execution recorded; every member is null (or pending) until it happened. */
@@ -184,6 +186,9 @@ export interface RunExecution {
   statusReason: RunReason | null;
   hasChanges: boolean | null;
   planCounts: PlanCounts | null;
+  /** How many resources the plan imports, and whether it generated configuration for an import block (`-generate-config-out`); null until the plan finished. */
+  planImports?: number | null;
+  planGeneratedConfiguration?: boolean | null;
   /**
    * The SHA-256 of the saved plan: the evidence an approval binds to. The plan's artifacts (saved
    * plan, plan JSON, redacted plan changes) are ArtifactRefs in the artifact store

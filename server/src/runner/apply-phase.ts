@@ -64,7 +64,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     review.dependencyBundleDigest !== x.dependencyBundleDigest ||
     fence === null ||
     fence !== x.workspaceLockFence;
-  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, [], { maxBytes: services.config.phaseLogMaxBytes });
+  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, [], { maxBytes: services.config.phaseLogMaxBytes, json: run.structuredRunOutput });
   if (stale) {
     log.write(
       policyHolds
@@ -114,6 +114,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   // A provisioner may print the token; the log is viewer-readable.
   const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, new ValueMatcher([...secretValues, secret]), {
     maxBytes: services.config.phaseLogMaxBytes,
+    json: run.structuredRunOutput,
   });
   let result: SandboxResult;
   try {

@@ -280,7 +280,7 @@ export async function runPhaseSandbox(
   const workingDirectory = run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "";
   const result = await sandbox.run(
     {
-      argv: ["sh", "-c", phaseScript({ phase, workingDirectory })],
+      argv: ["sh", "-c", phaseScript({ phase, workingDirectory, json: run.structuredRunOutput, generateConfig: run.allowConfigGeneration === true })],
       unpack: phaseUnpack(workingDirectory),
       files: handedOver,
       env: {

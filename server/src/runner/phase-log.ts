@@ -1,7 +1,8 @@
 import { DEFAULT_PHASE_LOG_MAX_BYTES } from "../config.ts";
-import type { Stores } from "../store/index.ts";
+import type { StoredLogPhase, Stores } from "../store/index.ts";
 import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { type ValueMatcher } from "../domain/redaction/index.ts";
+import { JsonLogRenderer } from "./json-log.ts";
 
 /** The line a log over its cap carries where its output was cut (the live feed and the CLI see it too). */
 export function truncationLine(maxBytes: number): string {
@@ -81,9 +82,16 @@ class LogCap {
  * text in memory until `release` names the phase's whole set of sensitive values: the values the
  * plan itself marks are only known once the plan exists, and nothing is stored (or streamed)
  * before they are redacted too. The stored log is capped (LogCap): its newest output is kept.
+ *
+ * A `json` log (a plan or apply of a run with structured output, whose tofu prints `-json` UI
+ * lines) keeps both forms: the output as it came under `plan_json`/`apply_json` (the CLI renders
+ * it) and its human rendering (json-log.ts) under the phase itself. Each is redacted and capped
+ * on its own, with the same values.
  */
 export class PhaseLog {
   private buffer = "";
+  private readonly json: PhaseLog | null = null;
+  private readonly renderer: JsonLogRenderer | null = null;
   private writes: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private sanitizer: LogSanitizer | null = null;
@@ -93,16 +101,30 @@ export class PhaseLog {
   constructor(
     private readonly stores: Stores,
     private readonly runId: string,
-    private readonly phase: "plan" | "policy" | "apply",
+    private readonly phase: StoredLogPhase,
     private readonly clock: () => Date,
     private readonly secrets: readonly string[] | ValueMatcher,
-    options: { hold?: boolean; maxBytes?: number } = {},
+    options: { hold?: boolean; maxBytes?: number; json?: boolean } = {},
   ) {
     if (!options.hold) this.sanitizer = new LogSanitizer(secrets);
     this.cap = new LogCap(options.maxBytes ?? DEFAULT_PHASE_LOG_MAX_BYTES);
+    if (options.json && phase !== "policy") {
+      this.json = new PhaseLog(stores, runId, phase === "plan" ? "plan_json" : "apply_json", clock, secrets, { hold: options.hold, maxBytes: options.maxBytes });
+      this.renderer = new JsonLogRenderer();
+    }
   }
 
   write(text: string): void {
+    if (this.json && this.renderer) {
+      this.json.write(text);
+      this.writeText(this.renderer.push(text));
+    } else {
+      this.writeText(text);
+    }
+  }
+
+  private writeText(text: string): void {
+    if (text.length === 0) return;
     if (this.sanitizer === null) {
       this.held.push(stripAnsi(text));
       return;
@@ -114,6 +136,7 @@ export class PhaseLog {
 
   /** A held log: sanitizes what was held with these values (and everything after), and starts storing. */
   release(secrets: readonly string[] | ValueMatcher): void {
+    this.json?.release(secrets);
     if (this.sanitizer !== null) return;
     this.sanitizer = new LogSanitizer(secrets);
     const held = this.held.join("");
@@ -123,7 +146,7 @@ export class PhaseLog {
       let end = Math.min(held.length, at + 16 * 1024);
       const last = held.charCodeAt(end - 1);
       if (end < held.length && last >= 0xd800 && last <= 0xdbff) end--; // never split a surrogate pair
-      this.write(held.slice(at, end));
+      this.writeText(held.slice(at, end));
       at = end;
     }
   }
@@ -140,8 +163,9 @@ export class PhaseLog {
 
   /** Writes what is left and marks the phase's log complete (a held log not released yet: with the values it was created with). */
   async close(): Promise<void> {
+    if (this.renderer) this.writeText(this.renderer.flush());
     if (this.sanitizer === null) this.release(this.secrets);
     this.flush(true);
-    await this.writes;
+    await Promise.all([this.writes, this.json?.close()]);
   }
 }

@@ -10,16 +10,28 @@ summary("counts creates, updates and deletes; a replace counts as create and des
   const plan = {
     resource_changes: [change(["create"]), change(["update"]), change(["delete"]), change(["delete", "create"]), change(["create", "delete"]), change(["no-op"]), change(["read"])],
   };
-  assert.equal(summarizePlan(plan), { counts: { create: 3, change: 1, destroy: 3 }, hasChanges: true, errored: false });
+  assert.equal(summarizePlan(plan), { counts: { create: 3, change: 1, destroy: 3 }, hasChanges: true, errored: false, imports: 0, generatedConfiguration: false });
 });
 
 summary("a plan with only no-op and read changes has no changes", () => {
-  assert.equal(summarizePlan({ resource_changes: [change(["no-op"]), change(["read"])] }), { counts: { create: 0, change: 0, destroy: 0 }, hasChanges: false, errored: false });
+  assert.equal(summarizePlan({ resource_changes: [change(["no-op"]), change(["read"])] }), {
+    counts: { create: 0, change: 0, destroy: 0 },
+    hasChanges: false,
+    errored: false,
+    imports: 0,
+    generatedConfiguration: false,
+  });
   assert.equal(summarizePlan({}).hasChanges, false);
 });
 
 summary("forget is a change but not a destroy; forget-create counts the create", () => {
-  assert.equal(summarizePlan({ resource_changes: [change(["forget"])] }), { counts: { create: 0, change: 0, destroy: 0 }, hasChanges: true, errored: false });
+  assert.equal(summarizePlan({ resource_changes: [change(["forget"])] }), {
+    counts: { create: 0, change: 0, destroy: 0 },
+    hasChanges: true,
+    errored: false,
+    imports: 0,
+    generatedConfiguration: false,
+  });
   assert.equal(summarizePlan({ resource_changes: [change(["forget", "create"])] }).counts, { create: 1, change: 0, destroy: 0 });
 });
 

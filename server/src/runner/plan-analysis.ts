@@ -7,6 +7,9 @@ export interface PlanSummary {
   hasChanges: boolean;
   /** OpenTofu's `errored`: planning failed part-way and the plan cannot be applied. */
   errored: boolean;
+  /** How many resource changes import (`importing`), and whether any carries generated configuration (`-generate-config-out`). */
+  imports: number;
+  generatedConfiguration: boolean;
 }
 
 /**
@@ -19,8 +22,13 @@ export function summarizePlan(planJson: unknown): PlanSummary {
   const plan = planJson as { resource_changes?: unknown; output_changes?: unknown; errored?: unknown };
   const counts: PlanCounts = { create: 0, change: 0, destroy: 0 };
   let forgets = 0;
+  let imports = 0;
+  let generatedConfiguration = false;
   const changes = Array.isArray(plan.resource_changes) ? plan.resource_changes : [];
   for (const entry of changes) {
+    const change = (entry as { change?: { importing?: unknown; generated_config?: unknown } })?.change;
+    if (change?.importing && typeof change.importing === "object") imports++;
+    if (typeof change?.generated_config === "string" && change.generated_config.length > 0) generatedConfiguration = true;
     const actions = (entry as { change?: { actions?: unknown } })?.change?.actions;
     const key = Array.isArray(actions) ? actions.join(",") : "";
     switch (key) {
@@ -61,6 +69,8 @@ export function summarizePlan(planJson: unknown): PlanSummary {
     counts,
     hasChanges: counts.create + counts.change + counts.destroy + forgets > 0 || outputsChange,
     errored: plan.errored === true,
+    imports,
+    generatedConfiguration,
   };
 }
 

@@ -85,7 +85,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   try {
     planState = await loadPlanState(services, run);
   } catch (error) {
-    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues, { maxBytes: services.config.phaseLogMaxBytes });
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues, { maxBytes: services.config.phaseLogMaxBytes, json: run.structuredRunOutput });
     log.write(`StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`);
     await log.close();
     services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
@@ -94,7 +94,11 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   const priorState = planState.priorState;
   const knownBeforePlan = sensitiveValueSet({ variables: secretValues, priorState });
-  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, { hold: true, maxBytes: services.config.phaseLogMaxBytes });
+  const log = new PhaseLog(services.stores, run.id, "plan", services.clock, knownBeforePlan, {
+    hold: true,
+    maxBytes: services.config.phaseLogMaxBytes,
+    json: run.structuredRunOutput,
+  });
   const attempt = await services.stores.attempts.start({
     runId: run.id,
     phase: "plan",
@@ -211,6 +215,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
       facts: {
         hasChanges: summary.hasChanges,
         planCounts: summary.counts,
+        planImports: summary.imports,
+        planGeneratedConfiguration: summary.generatedConfiguration,
         planDigest: planArtifact.sha256,
         // Recorded with the saved plan's: the approval binds all three (run-decisions.ts).
         planJsonDigest: planJsonArtifact.sha256,

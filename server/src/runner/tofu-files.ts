@@ -159,8 +159,15 @@ export function phaseUnpack(workingDirectory: string): { archive: string; into: 
   return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: relativeWorkingDirectory(workingDirectory), copy: STAGED_FILES };
 }
 
-export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string }): string {
+export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string; json?: boolean; generateConfig?: boolean }): string {
   const dir = relativeWorkingDirectory(options.workingDirectory);
+  // Structured run output: the plan and apply print OpenTofu's machine-readable UI lines, which
+  // the CLI renders itself (the runner keeps a human rendering beside them, phase-log.ts); init
+  // stays human text, which the CLI prints as it is.
+  const json = options.json ? " -json" : "";
+  // The CLI's -generate-config-out: the plan writes configuration for import blocks without one
+  // (into a file nobody reads: the CLI writes its own from the redacted plan's generated_config).
+  const generate = options.generateConfig ? ` -generate-config-out=${SANDBOX_WORK_DIR}/generated.tf` : "";
   const cd = dir ? `cd ${shellQuote(dir)}` : ":";
   const common = [
     "set -eu",
@@ -192,7 +199,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
       "tofu init -input=false -no-color 3>&-",
       "mark plan",
       // The local backend's read-only state (plan-state.ts): the run's own workspace lock is the lock.
-      `tofu plan -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
+      `tofu plan${json}${generate} -input=false -no-color -lock=false -out=${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
       // The launcher then shows the plan itself, with nothing of this script left (planEvidenceRequest).
     ].join("\n");
   }
@@ -203,7 +210,7 @@ export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory
     "mark init",
     "tofu init -input=false -no-color -lockfile=readonly 3>&-",
     "mark apply",
-    `tofu apply -input=false -no-color ${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
+    `tofu apply${json} -input=false -no-color ${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
   ].join("\n");
 }
 

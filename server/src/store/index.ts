@@ -32,7 +32,7 @@ export { migrateDown, migrateLatest, openDatabase, rollbackAll } from "./db.ts";
 export type { Database } from "./db.ts";
 export { AttemptRepository } from "./attempt-repository.ts";
 export { JobRepository } from "./job-repository.ts";
-export { LogRepository, type LogChunk, type LogPhase, type LogPosition, type LogWindow } from "./log-repository.ts";
+export { LogRepository, type JsonLogPhase, type LogChunk, type LogPhase, type LogPosition, type LogWindow, type StoredLogPhase } from "./log-repository.ts";
 export { ReviewRepository } from "./review-repository.ts";
 export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL } from "./run-events.ts";
 export type { AccessChangeNotice, RunChangeFeed, RunChangeListener, RunChangeNotice, LogChunkNotice, RunStateNotice } from "./run-events.ts";

@@ -7,7 +7,7 @@ import { booleanFromRow, isoForWrite, numberFromRow } from "./values.ts";
 /** run_log_chunks */
 interface LogChunkRow {
   run_id: string;
-  phase: LogPhase;
+  phase: StoredLogPhase;
   seq: number;
   text: string;
   final: DbBoolean;
@@ -27,8 +27,21 @@ interface LogPositionRow {
   final: number | string;
 }
 
-/** The phases whose logs are stored. */
+/** The phases whose (human) logs are stored: what /v1, the dashboard and the live feed read. */
 export type LogPhase = "plan" | "policy" | "apply";
+
+/**
+ * The `-json` UI lines of a run with structured output, kept beside its human plan and apply
+ * logs (the CLI reads these through /api/v2); never announced on the live feed.
+ */
+export type JsonLogPhase = "plan_json" | "apply_json";
+
+/** Every stored log. */
+export type StoredLogPhase = LogPhase | JsonLogPhase;
+
+function isJsonLogPhase(phase: StoredLogPhase): phase is JsonLogPhase {
+  return phase === "plan_json" || phase === "apply_json";
+}
 
 /** One stored log chunk. */
 export interface LogChunk {
@@ -59,7 +72,7 @@ export class LogRepository extends Repository {
    * Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. The
    * chunk is announced on the run change feed (the live WebSocket) in the same transaction.
    */
-  async append(runId: string, phase: LogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
+  async append(runId: string, phase: StoredLogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
         const last = await db("run_log_chunks").where({ run_id: runId, phase }).orderBy("seq", "desc").first("seq", "char_end", "byte_end");
@@ -78,14 +91,14 @@ export class LogRepository extends Repository {
           byte_end: byteStart + Buffer.byteLength(text, "utf8"),
           created_at: isoForWrite(now),
         });
-        await announce(db, this.dialect, { kind: "log", runId, phase, seq, final, text });
+        if (!isJsonLogPhase(phase)) await announce(db, this.dialect, { kind: "log", runId, phase, seq, final, text });
         return seq;
       }),
     );
   }
 
   /** The phase's chunks from sequence number `fromSeq` on, in order, at most `limit`. */
-  async chunksFrom(runId: string, phase: LogPhase, fromSeq: number, limit: number): Promise<LogChunk[]> {
+  async chunksFrom(runId: string, phase: StoredLogPhase, fromSeq: number, limit: number): Promise<LogChunk[]> {
     return translating(this.dialect, async () =>
       (
         await this.db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).where("seq", ">=", fromSeq).orderBy("seq", "asc").limit(limit).select("seq", "text", "final")
@@ -99,11 +112,19 @@ export class LogRepository extends Repository {
    * the log is complete. Reads no log text.
    */
   async positions(runId: string): Promise<Record<LogPhase, LogPosition>> {
+    const { plan, policy, apply } = await this.allPositions(runId);
+    return { plan, policy, apply };
+  }
+
+  /** `positions` of every stored log, the `-json` ones too. */
+  async allPositions(runId: string): Promise<Record<StoredLogPhase, LogPosition>> {
     return translating(this.dialect, async () => {
-      const out: Record<LogPhase, LogPosition> = {
+      const out: Record<StoredLogPhase, LogPosition> = {
         plan: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
         policy: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
         apply: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
+        plan_json: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
+        apply_json: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
       };
       const rows = (await this.db<LogChunkRow>("run_log_chunks")
         .where({ run_id: runId })
@@ -112,7 +133,7 @@ export class LogRepository extends Repository {
         .max({ seq: "seq", char_end: "char_end", byte_end: "byte_end" })
         .select(this.db.raw("max(case when ?? then 1 else 0 end) as ??", ["final", "final"]))) as LogPositionRow[];
       for (const row of rows) {
-        const position = out[row.phase as LogPhase];
+        const position = out[row.phase as StoredLogPhase] as LogPosition | undefined;
         if (!position) continue;
         position.nextSeq = numberFromRow(row.seq) + 1;
         position.nextOffset = numberFromRow(row.char_end);
@@ -138,7 +159,7 @@ export class LogRepository extends Repository {
   }
 
   /** The UTF-8 bytes `[start, end)` of the phase's log (a window may cut a character; the log-read protocol counts bytes). */
-  async readBytes(runId: string, phase: LogPhase, start: number, end: number): Promise<Buffer> {
+  async readBytes(runId: string, phase: StoredLogPhase, start: number, end: number): Promise<Buffer> {
     if (start >= end) return Buffer.alloc(0);
     const rows = await this.overlapping(runId, phase, "byte", start, end);
     if (rows.length === 0) return Buffer.alloc(0);
@@ -176,7 +197,7 @@ export class LogRepository extends Repository {
   /** The chunks of a phase that overlap `[start, end)` in the given units, in order. */
   private async overlapping(
     runId: string,
-    phase: LogPhase,
+    phase: StoredLogPhase,
     unit: "char" | "byte",
     start: number,
     end: number,

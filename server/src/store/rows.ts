@@ -150,6 +150,9 @@ export interface RunRow {
   commit_fork?: DbBoolean | null;
   working_directory?: string | null;
   structured_run_output?: DbBoolean;
+  allow_config_generation?: DbBoolean;
+  plan_imports?: number | string | null;
+  plan_generated_configuration?: DbBoolean | null;
   pull_request_number?: number | string | null;
   github_delivery_id?: string | null;
   plan_status?: string;

@@ -49,7 +49,7 @@ async function rejectsTranslated(db: Database, promise: PromiseLike<unknown>): P
   return assert.unreachable("the database accepted the row");
 }
 
-const NOTHING_EXECUTED = runExecution();
+const NOTHING_EXECUTED = runExecution({ planImports: null, planGeneratedConfiguration: null });
 
 const runs = suite("RunRepository");
 
@@ -70,6 +70,7 @@ testEachDatabase(runs, "create and getById round-trip with exact timestamps; the
     pullRequestNumber: null,
     execution: NOTHING_EXECUTED,
     structuredRunOutput: false,
+    allowConfigGeneration: false,
   });
   assert.equal(
     [run.kind, run.source, run.configDigest, run.opentofuVersion, run.executionRegion, run.platform],

@@ -40,7 +40,12 @@ export interface CreateRunInput
       | "platform"
       | "createdBy"
     >,
-    Partial<Pick<Run, "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber" | "structuredRunOutput">> {
+    Partial<
+      Pick<
+        Run,
+        "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber" | "structuredRunOutput" | "allowConfigGeneration"
+      >
+    > {
   createdAt: Date | string;
   githubDeliveryId?: string | null;
 }
@@ -105,6 +110,7 @@ export class RunRepository extends Repository {
       commit_fork: input.commit ? input.commit.fork : null,
       working_directory: input.sourceWorkingDirectory ?? null,
       structured_run_output: input.structuredRunOutput ?? false,
+      allow_config_generation: input.allowConfigGeneration ?? false,
       pull_request_number: input.pullRequestNumber ?? null,
       github_delivery_id: input.githubDeliveryId ?? null,
     };
@@ -279,6 +285,8 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
     row.plan_change = patch.planCounts?.change ?? null;
     row.plan_destroy = patch.planCounts?.destroy ?? null;
   }
+  set("plan_imports", patch.planImports);
+  set("plan_generated_configuration", patch.planGeneratedConfiguration);
   set("plan_digest", patch.planDigest);
   set("plan_json_digest", patch.planJsonDigest);
   set("plan_diff_digest", patch.planDiffDigest);
@@ -336,6 +344,7 @@ function toRun(row: RunRow): Run {
           },
     sourceWorkingDirectory: row.working_directory ?? null,
     structuredRunOutput: row.structured_run_output === null || row.structured_run_output === undefined ? false : booleanFromRow(row.structured_run_output),
+    allowConfigGeneration: row.allow_config_generation === null || row.allow_config_generation === undefined ? false : booleanFromRow(row.allow_config_generation),
     pullRequestNumber: row.pull_request_number === null || row.pull_request_number === undefined ? null : numberFromRow(row.pull_request_number),
     execution: {
       planStatus: (row.plan_status ?? "pending") as PlanPhaseStatus,
@@ -346,6 +355,9 @@ function toRun(row: RunRow): Run {
         row.plan_create === null || row.plan_create === undefined
           ? null
           : { create: numberFromRow(row.plan_create), change: numberFromRow(row.plan_change ?? 0), destroy: numberFromRow(row.plan_destroy ?? 0) },
+      planImports: nullableNumber(row.plan_imports),
+      planGeneratedConfiguration:
+        row.plan_generated_configuration === null || row.plan_generated_configuration === undefined ? null : booleanFromRow(row.plan_generated_configuration),
       planDigest: row.plan_digest ?? null,
       planJsonDigest: row.plan_json_digest ?? null,
       planDiffDigest: row.plan_diff_digest ?? null,

@@ -2,6 +2,7 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import { signToken, verifyToken } from "../../domain/signed-tokens.ts";
 import type { Services } from "../../commands/services.ts";
+import type { StoredLogPhase } from "../../store/index.ts";
 
 // The CLI's log protocol (contract §6.6): an absolute `log-read-url` whose query string the CLI
 // replaces with `limit=…&offset=…`, read without an Authorization header. The proof therefore
@@ -69,17 +70,21 @@ function fixed(bytes: Buffer): Segment {
 async function segments(services: Services, run: Run, phase: TfeLogPhase): Promise<Segment[]> {
   const logs = services.stores.logs;
   // The run is read before the log positions: the runner closes the policy log before the run leaves the policy stage.
-  const positions = await logs.positions(run.id);
-  const log = (of: "plan" | "policy" | "apply"): Segment => ({ length: positions[of].byteLength, read: (start, end) => logs.readBytes(run.id, of, start, end) });
+  const positions = await logs.allPositions(run.id);
+  const log = (of: StoredLogPhase): Segment => ({ length: positions[of].byteLength, read: (start, end) => logs.readBytes(run.id, of, start, end) });
+  // A run with structured output: the `-json` UI lines its plan and apply printed, which the CLI
+  // renders (the human form of the same log is what /v1 and the dashboard read).
+  const plan = run.structuredRunOutput ? "plan_json" : "plan";
+  const apply = run.structuredRunOutput ? "apply_json" : "apply";
   const out: Segment[] = [fixed(Buffer.from([STX]))];
   let complete: boolean;
   if (phase === "apply") {
-    out.push(fixed(Buffer.from(applyLogHeader(run), "utf8")), log("apply"));
-    complete = positions.apply.complete;
+    out.push(fixed(Buffer.from(applyLogHeader(run), "utf8")), log(apply));
+    complete = positions[apply].complete;
   } else {
-    out.push(log("plan"));
-    complete = positions.plan.complete && (positions.policy.complete || !BEFORE_POLICY_DECISION.has(run.status));
-    if (positions.plan.complete && positions.policy.byteLength > 0) out.push(fixed(Buffer.from("\n")), log("policy"));
+    out.push(log(plan));
+    complete = positions[plan].complete && (positions.policy.complete || !BEFORE_POLICY_DECISION.has(run.status));
+    if (positions[plan].complete && positions.policy.byteLength > 0) out.push(fixed(Buffer.from("\n")), log("policy"));
   }
   if (complete) out.push(fixed(Buffer.from([ETX])));
   return out;

@@ -308,22 +308,40 @@ export function formsOfSecret(value) {
 /**
  * The spellings a value can take in text: as is, JSON-escaped (inside quotes), with Go's JSON
  * escapes of `<`, `>`, `&` (OpenTofu's JSON output), with HCL's template escapes (`$${`), and
- * each specific line of a multi-line value.
+ * each specific line of a multi-line value; and each of those escaped once more (JSON and Go):
+ * a JSON log line (`tofu plan -json`) carries in its `@message` or a diagnostic text that
+ * already quoted the value, so a value with a quote or a backslash is escaped twice there.
  */
 export function spellingsOf(value) {
   if (typeof value !== "string" || value.length === 0) return [];
-  const out = new Set([value]);
-  const json = JSON.stringify(value).slice(1, -1);
-  out.add(json);
-  out.add(json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
-  if (value.includes("${") || value.includes("%{")) out.add(value.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{"));
+  const base = new Set([value]);
+  const json = jsonEscape(value);
+  base.add(json);
+  base.add(goEscape(json));
+  if (value.includes("${") || value.includes("%{")) base.add(value.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{"));
   if (value.includes("\n")) {
     for (const line of value.split("\n")) {
       const l = line.endsWith("\r") ? line.slice(0, -1) : line;
-      if (isSpecific(l)) out.add(l);
+      if (isSpecific(l)) base.add(l);
     }
   }
+  const out = new Set(base);
+  for (const spelling of base) {
+    const twice = jsonEscape(spelling);
+    out.add(twice);
+    out.add(goEscape(twice));
+  }
   return [...out];
+}
+
+/** A string's JSON escape, without the quotes. */
+function jsonEscape(text) {
+  return JSON.stringify(text).slice(1, -1);
+}
+
+/** Go's extra JSON escapes of `<`, `>`, `&` and the line separators, applied to JSON-escaped text. */
+function goEscape(json) {
+  return json.replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**
