@@ -1160,6 +1160,8 @@ export interface components {
         PhaseStatus: "pending" | "queued" | "running" | "finished" | "errored" | "canceled" | "unreachable";
         Plan: {
             attributes: {
+                /** @description The plan generated configuration for an import block (a run created with `allow-config-generation`); the CLI then writes it from `json-output-redacted`. */
+                "generated-configuration": boolean;
                 "has-changes": boolean;
                 /**
                  * Format: uri
@@ -1290,6 +1292,8 @@ export interface components {
         RunCreateDocument: {
             data: {
                 attributes?: {
+                    /** @description Sent by `tofu plan -generate-config-out`: the plan writes configuration for import blocks that have none, and the plan's `generated-configuration` says whether it did. */
+                    "allow-config-generation"?: boolean;
                     "auto-apply"?: boolean;
                     "is-destroy"?: boolean;
                     message?: string;
@@ -2242,10 +2246,12 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Carries `TFP-API-Version`. */
+            /** @description Carries `TFP-API-Version` and `X-TFE-Version`. */
             204: {
                 headers: {
                     "TFP-API-Version"?: string;
+                    /** @description The Terraform Enterprise release StackShip answers as (`vYYYYMM-N`, no `TFP-AppName`): one from 2023-02 on, so the CLI renders the plan of a run whose workspace has `structured-run-output-enabled` from `json-output-redacted`, and reads its logs as JSON lines. */
+                    "X-TFE-Version"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;

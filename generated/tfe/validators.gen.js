@@ -3622,7 +3622,7 @@ validate37.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"
 
 export const PlanDocument = validate39;
 const schema55 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"}}};
-const schema56 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
+const schema56 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"plans"},"id":{"type":"string","pattern":"^plan-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","log-read-url","resource-additions","resource-changes","resource-destructions","resource-imports","generated-configuration","status-timestamps"],"properties":{"status":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus"},"has-changes":{"type":"boolean"},"generated-configuration":{"type":"boolean","description":"The plan generated configuration for an import block (a run created with `allow-config-generation`); the CLI then writes it from `json-output-redacted`."},"log-read-url":{"type":"string","format":"uri","description":"Absolute, signed in the path, expiring; no Authorization needed."},"resource-additions":{"type":"integer","minimum":0},"resource-changes":{"type":"integer","minimum":0},"resource-destructions":{"type":"integer","minimum":0},"resource-imports":{"type":"integer","minimum":0},"status-timestamps":{"description":"`queued-at` (the run's creation), `started-at` and `finished-at` (the plan attempts), `errored-at` or `canceled-at`.","type":"object","additionalProperties":{"type":"string"}}}}}};
 const pattern11 = new RegExp("^plan-[0-9a-z]{16}$", "u");
 
 function validate40(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -3788,8 +3788,8 @@ vErrors.push(err13);
 }
 errors++;
 }
-if(data2["status-timestamps"] === undefined){
-const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status-timestamps"},message:"must have required property '"+"status-timestamps"+"'"};
+if(data2["generated-configuration"] === undefined){
+const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "generated-configuration"},message:"must have required property '"+"generated-configuration"+"'"};
 if(vErrors === null){
 vErrors = [err14];
 }
@@ -3798,9 +3798,8 @@ vErrors.push(err14);
 }
 errors++;
 }
-for(const key1 in data2){
-if(!((((((((key1 === "status") || (key1 === "has-changes")) || (key1 === "log-read-url")) || (key1 === "resource-additions")) || (key1 === "resource-changes")) || (key1 === "resource-destructions")) || (key1 === "resource-imports")) || (key1 === "status-timestamps"))){
-const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
+if(data2["status-timestamps"] === undefined){
+const err15 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/required",keyword:"required",params:{missingProperty: "status-timestamps"},message:"must have required property '"+"status-timestamps"+"'"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -3809,11 +3808,9 @@ vErrors.push(err15);
 }
 errors++;
 }
-}
-if(data2.status !== undefined){
-let data3 = data2.status;
-if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
-const err16 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
+for(const key1 in data2){
+if(!(func1.call(schema56.properties.attributes.properties, key1))){
+const err16 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -3823,9 +3820,10 @@ vErrors.push(err16);
 errors++;
 }
 }
-if(data2["has-changes"] !== undefined){
-if(typeof data2["has-changes"] !== "boolean"){
-const err17 = {instancePath:instancePath+"/attributes/has-changes",schemaPath:"#/properties/attributes/properties/has-changes/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
+if(data2.status !== undefined){
+let data3 = data2.status;
+if(!(((((((data3 === "pending") || (data3 === "queued")) || (data3 === "running")) || (data3 === "finished")) || (data3 === "errored")) || (data3 === "canceled")) || (data3 === "unreachable"))){
+const err17 = {instancePath:instancePath+"/attributes/status",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/PhaseStatus/enum",keyword:"enum",params:{allowedValues: schema35.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -3835,11 +3833,9 @@ vErrors.push(err17);
 errors++;
 }
 }
-if(data2["log-read-url"] !== undefined){
-let data5 = data2["log-read-url"];
-if(typeof data5 === "string"){
-if(!(formats0(data5))){
-const err18 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
+if(data2["has-changes"] !== undefined){
+if(typeof data2["has-changes"] !== "boolean"){
+const err18 = {instancePath:instancePath+"/attributes/has-changes",schemaPath:"#/properties/attributes/properties/has-changes/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -3849,8 +3845,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-else {
-const err19 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2["generated-configuration"] !== undefined){
+if(typeof data2["generated-configuration"] !== "boolean"){
+const err19 = {instancePath:instancePath+"/attributes/generated-configuration",schemaPath:"#/properties/attributes/properties/generated-configuration/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -3860,10 +3857,11 @@ vErrors.push(err19);
 errors++;
 }
 }
-if(data2["resource-additions"] !== undefined){
-let data6 = data2["resource-additions"];
-if(!(((typeof data6 == "number") && (!(data6 % 1) && !isNaN(data6))) && (isFinite(data6)))){
-const err20 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(data2["log-read-url"] !== undefined){
+let data6 = data2["log-read-url"];
+if(typeof data6 === "string"){
+if(!(formats0(data6))){
+const err20 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/format",keyword:"format",params:{format: "uri"},message:"must match format \""+"uri"+"\""};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -3872,9 +3870,9 @@ vErrors.push(err20);
 }
 errors++;
 }
-if((typeof data6 == "number") && (isFinite(data6))){
-if(data6 < 0 || isNaN(data6)){
-const err21 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+}
+else {
+const err21 = {instancePath:instancePath+"/attributes/log-read-url",schemaPath:"#/properties/attributes/properties/log-read-url/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -3884,11 +3882,10 @@ vErrors.push(err21);
 errors++;
 }
 }
-}
-if(data2["resource-changes"] !== undefined){
-let data7 = data2["resource-changes"];
+if(data2["resource-additions"] !== undefined){
+let data7 = data2["resource-additions"];
 if(!(((typeof data7 == "number") && (!(data7 % 1) && !isNaN(data7))) && (isFinite(data7)))){
-const err22 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err22 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -3899,7 +3896,7 @@ errors++;
 }
 if((typeof data7 == "number") && (isFinite(data7))){
 if(data7 < 0 || isNaN(data7)){
-const err23 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err23 = {instancePath:instancePath+"/attributes/resource-additions",schemaPath:"#/properties/attributes/properties/resource-additions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -3910,10 +3907,10 @@ errors++;
 }
 }
 }
-if(data2["resource-destructions"] !== undefined){
-let data8 = data2["resource-destructions"];
+if(data2["resource-changes"] !== undefined){
+let data8 = data2["resource-changes"];
 if(!(((typeof data8 == "number") && (!(data8 % 1) && !isNaN(data8))) && (isFinite(data8)))){
-const err24 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err24 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -3924,7 +3921,7 @@ errors++;
 }
 if((typeof data8 == "number") && (isFinite(data8))){
 if(data8 < 0 || isNaN(data8)){
-const err25 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err25 = {instancePath:instancePath+"/attributes/resource-changes",schemaPath:"#/properties/attributes/properties/resource-changes/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -3935,10 +3932,10 @@ errors++;
 }
 }
 }
-if(data2["resource-imports"] !== undefined){
-let data9 = data2["resource-imports"];
+if(data2["resource-destructions"] !== undefined){
+let data9 = data2["resource-destructions"];
 if(!(((typeof data9 == "number") && (!(data9 % 1) && !isNaN(data9))) && (isFinite(data9)))){
-const err26 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err26 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -3949,7 +3946,7 @@ errors++;
 }
 if((typeof data9 == "number") && (isFinite(data9))){
 if(data9 < 0 || isNaN(data9)){
-const err27 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
+const err27 = {instancePath:instancePath+"/attributes/resource-destructions",schemaPath:"#/properties/attributes/properties/resource-destructions/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -3960,12 +3957,10 @@ errors++;
 }
 }
 }
-if(data2["status-timestamps"] !== undefined){
-let data10 = data2["status-timestamps"];
-if(data10 && typeof data10 == "object" && !Array.isArray(data10)){
-for(const key2 in data10){
-if(typeof data10[key2] !== "string"){
-const err28 = {instancePath:instancePath+"/attributes/status-timestamps/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/attributes/properties/status-timestamps/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data2["resource-imports"] !== undefined){
+let data10 = data2["resource-imports"];
+if(!(((typeof data10 == "number") && (!(data10 % 1) && !isNaN(data10))) && (isFinite(data10)))){
+const err28 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -3974,10 +3969,9 @@ vErrors.push(err28);
 }
 errors++;
 }
-}
-}
-else {
-const err29 = {instancePath:instancePath+"/attributes/status-timestamps",schemaPath:"#/properties/attributes/properties/status-timestamps/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if((typeof data10 == "number") && (isFinite(data10))){
+if(data10 < 0 || isNaN(data10)){
+const err29 = {instancePath:instancePath+"/attributes/resource-imports",schemaPath:"#/properties/attributes/properties/resource-imports/minimum",keyword:"minimum",params:{comparison: ">=", limit: 0},message:"must be >= 0"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -3988,8 +3982,12 @@ errors++;
 }
 }
 }
-else {
-const err30 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data2["status-timestamps"] !== undefined){
+let data11 = data2["status-timestamps"];
+if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
+for(const key2 in data11){
+if(typeof data11[key2] !== "string"){
+const err30 = {instancePath:instancePath+"/attributes/status-timestamps/" + key2.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/attributes/properties/status-timestamps/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -4001,12 +3999,36 @@ errors++;
 }
 }
 else {
-const err31 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/attributes/status-timestamps",schemaPath:"#/properties/attributes/properties/status-timestamps/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
 else {
 vErrors.push(err31);
+}
+errors++;
+}
+}
+}
+else {
+const err32 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err32];
+}
+else {
+vErrors.push(err32);
+}
+errors++;
+}
+}
+}
+else {
+const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err33];
+}
+else {
+vErrors.push(err33);
 }
 errors++;
 }
@@ -4776,7 +4798,7 @@ return errors === 0;
 validate50.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
 
 export const RunCreateDocument = validate51;
-const schema66 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema66 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"allow-config-generation":{"type":"boolean","description":"Sent by `tofu plan -generate-config-out`: the plan writes configuration for import blocks that have none, and the plan's `generated-configuration` says whether it did."},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
 const schema67 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
 
 function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4981,15 +5003,9 @@ vErrors.push(err14);
 errors++;
 }
 }
-if(data2.variables !== undefined){
-let data14 = data2.variables;
-if(Array.isArray(data14)){
-const len2 = data14.length;
-for(let i2=0; i2<len2; i2++){
-let data15 = data14[i2];
-if(data15 && typeof data15 == "object" && !Array.isArray(data15)){
-if(data15.key === undefined){
-const err15 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
+if(data2["allow-config-generation"] !== undefined){
+if(typeof data2["allow-config-generation"] !== "boolean"){
+const err15 = {instancePath:instancePath+"/data/attributes/allow-config-generation",schemaPath:"#/properties/data/properties/attributes/properties/allow-config-generation/type",keyword:"type",params:{type: "boolean"},message:"must be boolean"};
 if(vErrors === null){
 vErrors = [err15];
 }
@@ -4998,8 +5014,16 @@ vErrors.push(err15);
 }
 errors++;
 }
-if(data15.value === undefined){
-const err16 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
+}
+if(data2.variables !== undefined){
+let data15 = data2.variables;
+if(Array.isArray(data15)){
+const len2 = data15.length;
+for(let i2=0; i2<len2; i2++){
+let data16 = data15[i2];
+if(data16 && typeof data16 == "object" && !Array.isArray(data16)){
+if(data16.key === undefined){
+const err16 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/required",keyword:"required",params:{missingProperty: "key"},message:"must have required property '"+"key"+"'"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -5008,9 +5032,8 @@ vErrors.push(err16);
 }
 errors++;
 }
-if(data15.key !== undefined){
-if(typeof data15.key !== "string"){
-const err17 = {instancePath:instancePath+"/data/attributes/variables/" + i2+"/key",schemaPath:"#/properties/data/properties/attributes/properties/variables/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.value === undefined){
+const err17 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/required",keyword:"required",params:{missingProperty: "value"},message:"must have required property '"+"value"+"'"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -5019,10 +5042,9 @@ vErrors.push(err17);
 }
 errors++;
 }
-}
-if(data15.value !== undefined){
-if(typeof data15.value !== "string"){
-const err18 = {instancePath:instancePath+"/data/attributes/variables/" + i2+"/value",schemaPath:"#/properties/data/properties/attributes/properties/variables/items/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data16.key !== undefined){
+if(typeof data16.key !== "string"){
+const err18 = {instancePath:instancePath+"/data/attributes/variables/" + i2+"/key",schemaPath:"#/properties/data/properties/attributes/properties/variables/items/properties/key/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -5032,9 +5054,9 @@ vErrors.push(err18);
 errors++;
 }
 }
-}
-else {
-const err19 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(data16.value !== undefined){
+if(typeof data16.value !== "string"){
+const err19 = {instancePath:instancePath+"/data/attributes/variables/" + i2+"/value",schemaPath:"#/properties/data/properties/attributes/properties/variables/items/properties/value/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -5046,7 +5068,7 @@ errors++;
 }
 }
 else {
-const err20 = {instancePath:instancePath+"/data/attributes/variables",schemaPath:"#/properties/data/properties/attributes/properties/variables/type",keyword:"type",params:{type: "array"},message:"must be array"};
+const err20 = {instancePath:instancePath+"/data/attributes/variables/" + i2,schemaPath:"#/properties/data/properties/attributes/properties/variables/items/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -5058,7 +5080,7 @@ errors++;
 }
 }
 else {
-const err21 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err21 = {instancePath:instancePath+"/data/attributes/variables",schemaPath:"#/properties/data/properties/attributes/properties/variables/type",keyword:"type",params:{type: "array"},message:"must be array"};
 if(vErrors === null){
 vErrors = [err21];
 }
@@ -5068,11 +5090,9 @@ vErrors.push(err21);
 errors++;
 }
 }
-if(data0.relationships !== undefined){
-let data18 = data0.relationships;
-if(data18 && typeof data18 == "object" && !Array.isArray(data18)){
-if(data18.workspace === undefined){
-const err22 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
+}
+else {
+const err22 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -5081,11 +5101,12 @@ vErrors.push(err22);
 }
 errors++;
 }
-if(data18.workspace !== undefined){
-let data19 = data18.workspace;
+}
+if(data0.relationships !== undefined){
+let data19 = data0.relationships;
 if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-if(data19.data === undefined){
-const err23 = {instancePath:instancePath+"/data/relationships/workspace",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(data19.workspace === undefined){
+const err23 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/required",keyword:"required",params:{missingProperty: "workspace"},message:"must have required property '"+"workspace"+"'"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -5094,11 +5115,11 @@ vErrors.push(err23);
 }
 errors++;
 }
-if(data19.data !== undefined){
-let data20 = data19.data;
+if(data19.workspace !== undefined){
+let data20 = data19.workspace;
 if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-if(data20.type === undefined){
-const err24 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
+if(data20.data === undefined){
+const err24 = {instancePath:instancePath+"/data/relationships/workspace",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
 if(vErrors === null){
 vErrors = [err24];
 }
@@ -5107,8 +5128,11 @@ vErrors.push(err24);
 }
 errors++;
 }
-if(data20.id === undefined){
-const err25 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
+if(data20.data !== undefined){
+let data21 = data20.data;
+if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
+if(data21.type === undefined){
+const err25 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/required",keyword:"required",params:{missingProperty: "type"},message:"must have required property '"+"type"+"'"};
 if(vErrors === null){
 vErrors = [err25];
 }
@@ -5117,9 +5141,8 @@ vErrors.push(err25);
 }
 errors++;
 }
-if(data20.type !== undefined){
-if(typeof data20.type !== "string"){
-const err26 = {instancePath:instancePath+"/data/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.id === undefined){
+const err26 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/required",keyword:"required",params:{missingProperty: "id"},message:"must have required property '"+"id"+"'"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -5128,12 +5151,9 @@ vErrors.push(err26);
 }
 errors++;
 }
-}
-if(data20.id !== undefined){
-let data22 = data20.id;
-if(typeof data22 === "string"){
-if(func2(data22) < 1){
-const err27 = {instancePath:instancePath+"/data/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
+if(data21.type !== undefined){
+if(typeof data21.type !== "string"){
+const err27 = {instancePath:instancePath+"/data/relationships/workspace/data/type",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/type/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -5143,8 +5163,11 @@ vErrors.push(err27);
 errors++;
 }
 }
-else {
-const err28 = {instancePath:instancePath+"/data/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(data21.id !== undefined){
+let data23 = data21.id;
+if(typeof data23 === "string"){
+if(func2(data23) < 1){
+const err28 = {instancePath:instancePath+"/data/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/id/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -5154,9 +5177,8 @@ vErrors.push(err28);
 errors++;
 }
 }
-}
 else {
-const err29 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err29 = {instancePath:instancePath+"/data/relationships/workspace/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/properties/id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -5168,7 +5190,7 @@ errors++;
 }
 }
 else {
-const err30 = {instancePath:instancePath+"/data/relationships/workspace",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err30 = {instancePath:instancePath+"/data/relationships/workspace/data",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -5178,15 +5200,9 @@ vErrors.push(err30);
 errors++;
 }
 }
-if(data18["configuration-version"] !== undefined){
-if(!(validate34(data18["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data18,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
-errors = vErrors.length;
-}
-}
 }
 else {
-const err31 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err31 = {instancePath:instancePath+"/data/relationships/workspace",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -5196,9 +5212,15 @@ vErrors.push(err31);
 errors++;
 }
 }
+if(data19["configuration-version"] !== undefined){
+if(!(validate34(data19["configuration-version"], {instancePath:instancePath+"/data/relationships/configuration-version",parentData:data19,parentDataProperty:"configuration-version",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate34.errors : vErrors.concat(validate34.errors);
+errors = vErrors.length;
+}
+}
 }
 else {
-const err32 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err32 = {instancePath:instancePath+"/data/relationships",schemaPath:"#/properties/data/properties/relationships/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -5210,12 +5232,24 @@ errors++;
 }
 }
 else {
-const err33 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err33 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err33];
 }
 else {
 vErrors.push(err33);
+}
+errors++;
+}
+}
+}
+else {
+const err34 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err34];
+}
+else {
+vErrors.push(err34);
 }
 errors++;
 }

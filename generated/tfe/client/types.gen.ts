@@ -611,6 +611,10 @@ export type Plan = {
         status: PhaseStatus;
         'has-changes': boolean;
         /**
+         * The plan generated configuration for an import block (a run created with `allow-config-generation`); the CLI then writes it from `json-output-redacted`.
+         */
+        'generated-configuration': boolean;
+        /**
          * Absolute, signed in the path, expiring; no Authorization needed.
          */
         'log-read-url': string;
@@ -704,6 +708,10 @@ export type RunCreateDocument = {
             message?: string;
             'target-addrs'?: Array<string>;
             'replace-addrs'?: Array<string>;
+            /**
+             * Sent by `tofu plan -generate-config-out`: the plan writes configuration for import blocks that have none, and the plan's `generated-configuration` says whether it did.
+             */
+            'allow-config-generation'?: boolean;
             variables?: Array<{
                 key: string;
                 value: string;
@@ -937,7 +945,7 @@ export type PingData = {
 
 export type PingResponses = {
     /**
-     * Carries `TFP-API-Version`.
+     * Carries `TFP-API-Version` and `X-TFE-Version`.
      */
     204: void;
 };

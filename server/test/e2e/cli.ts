@@ -212,15 +212,16 @@ export function testEachInitializedProject<T>(
   test: Test<T>,
   title: string,
   fn: (server: CliServer, project: CliProject) => Promise<void>,
-  options: TestServerOptions & { project?: Parameters<typeof cliProject>[1] } = {},
+  options: TestServerOptions & { project?: Parameters<typeof cliProject>[1]; beforeInit?: (project: CliProject) => Promise<void> } = {},
 ): void {
-  const { project: projectOptions, ...serverOptions } = options;
+  const { project: projectOptions, beforeInit, ...serverOptions } = options;
   testEachCliServer(
     test,
     title,
     async (server) => {
       const project = await cliProject(server, projectOptions);
       try {
+        await beforeInit?.(project);
         const init = await project.tofu(["init"]);
         assert.is(init.code, 0, transcript(init));
         await fn(server, project);

@@ -22,6 +22,12 @@ import { refuseFixedWorkspaceSettings, workspaceResource, workspaceResources, wo
 /** The API version the CLI requires (≥ 2.5 for the `cloud` block). */
 export const TFP_API_VERSION = "2.5";
 
+/**
+ * The Terraform Enterprise release StackShip answers as (`vYYYYMM-N`): the first one whose CLI
+ * runs render structured run output (OpenTofu's internal/cloud shouldRenderStructuredRunOutput).
+ */
+export const TFE_VERSION = "v202302-1";
+
 /** The compatibility handlers; `satisfies` makes a missing operation a compile error. */
 export const tfeHandlers = {
   async getDiscovery() {
@@ -30,8 +36,10 @@ export const tfeHandlers = {
   },
 
   async ping() {
-    // NOTE: no TFP-AppName and no X-TFE-Version: structured run output must stay off.
-    return { status: 204, body: undefined, headers: { "TFP-API-Version": TFP_API_VERSION } };
+    // X-TFE-Version (no TFP-AppName: the CLI takes StackShip for an Enterprise server) is what
+    // makes the CLI honour a run's `structured-run-output-enabled` (a release from 2023-02 on);
+    // the plan and apply logs of such a run are `-json` UI lines (api/tfe/logs.ts).
+    return { status: 204, body: undefined, headers: { "TFP-API-Version": TFP_API_VERSION, "X-TFE-Version": TFE_VERSION } };
   },
 
   async getEntitlementSet({ path, ctx }) {
@@ -96,6 +104,7 @@ export const tfeHandlers = {
       configurationVersionId,
       source: "cli",
       runVariables: a.variables,
+      allowConfigGeneration: a["allow-config-generation"] === true,
     });
     return { status: 201, body: { data: presentRun(run, principalOf(ctx)) } };
   },

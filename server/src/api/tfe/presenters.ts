@@ -296,6 +296,9 @@ export function presentPlan(run: Run, logReadUrl: string, timeline?: RunTimeline
       "has-changes": run.execution.hasChanges ?? false,
       "log-read-url": logReadUrl,
       ...phaseCounts(counts),
+      "resource-imports": run.execution.planImports ?? 0,
+      // The CLI's -generate-config-out writes the configuration from json-output-redacted when this is true.
+      "generated-configuration": run.execution.planGeneratedConfiguration ?? false,
       "status-timestamps": phaseStatusTimestamps(status, run.createdAt, phaseAttempts(timeline, "plan"), endedAt(run, timeline)),
     },
   };
