@@ -142,6 +142,12 @@ export type Handlers<Ctx> = {
     body: undefined;
     ctx: Ctx;
   }) => Promise<HandlerResult<200, Ops["getProject"]["responses"][200]["content"]["application/vnd.api+json"]>>;
+  updateProject: (input: {
+    path: NonNullable<Ops["updateProject"]["parameters"]["path"]>;
+    query: Record<string, never>;
+    body: NonNullable<Ops["updateProject"]["requestBody"]>["content"]["application/vnd.api+json"];
+    ctx: Ctx;
+  }) => Promise<HandlerResult<200, Ops["updateProject"]["responses"][200]["content"]["application/vnd.api+json"]>>;
   createRun: (input: {
     path: Record<string, never>;
     query: Record<string, never>;

@@ -106,6 +106,8 @@ export declare const safeDeleteWorkspacePath: Validator;
 export declare const safeDeleteWorkspaceQuery: Validator;
 export declare const unlockWorkspacePath: Validator;
 export declare const unlockWorkspaceQuery: Validator;
+export declare const updateProjectPath: Validator;
+export declare const updateProjectQuery: Validator;
 export declare const updateVariablePath: Validator;
 export declare const updateVariableQuery: Validator;
 export declare const updateWorkspacePath: Validator;

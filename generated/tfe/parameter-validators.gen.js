@@ -3717,14 +3717,148 @@ return errors === 0;
 }
 validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunPath = validate64;
-const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+export const updateProjectPath = validate64;
+const schema75 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateProject/path","type":"object","properties":{"project_id":{"type":"string","maxLength":64}},"required":["project_id"],"additionalProperties":false};
 
 function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateProject/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate64.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.project_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "project_id"},message:"must have required property '"+"project_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "project_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.project_id !== undefined){
+let data0 = data.project_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/project_id",schemaPath:"#/properties/project_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["project_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/project_id",schemaPath:"#/properties/project_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate64.errors = vErrors;
+return errors === 0;
+}
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const updateProjectQuery = validate65;
+const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateProject/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateProject/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate65.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate65.errors = vErrors;
+return errors === 0;
+}
+validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createRunPath = validate66;
+const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path","type":"object","properties":{},"required":[],"additionalProperties":false};
+
+function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate66.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3753,19 +3887,19 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate64.errors = vErrors;
+validate66.errors = vErrors;
 return errors === 0;
 }
-validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createRunQuery = validate65;
-const schema76 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createRunQuery = validate67;
+const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
-function validate65(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createRun/query" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate65.evaluated;
+const evaluated0 = validate67.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -3784,200 +3918,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate65.errors = vErrors;
-return errors === 0;
-}
-validate65.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunPath = validate66;
-const schema77 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
-
-function validate66(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate66.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.run_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "run_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.run_id !== undefined){
-let data0 = data.run_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["run_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate66.errors = vErrors;
-return errors === 0;
-}
-validate66.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getRunQuery = validate67;
-const schema78 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
-
-function validate67(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate67.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.include !== undefined){
-let data0 = data.include;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["include"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 500){
-const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate67.errors = vErrors;
 return errors === 0;
 }
 validate67.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunPath = validate68;
-const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const getRunPath = validate68;
+const schema79 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate68(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate68.evaluated;
@@ -4076,11 +4026,11 @@ return errors === 0;
 }
 validate68.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const applyRunQuery = validate69;
-const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getRunQuery = validate69;
+const schema80 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
 
 function validate69(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate69.evaluated;
@@ -4091,9 +4041,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.include !== undefined){
+let data0 = data.include;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4102,16 +4070,48 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["include"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 500){
+const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 validate69.errors = vErrors;
 return errors === 0;
 }
 validate69.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunPath = validate70;
-const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const applyRunPath = validate70;
+const schema81 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate70.evaluated;
@@ -4210,11 +4210,11 @@ return errors === 0;
 }
 validate70.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const cancelRunQuery = validate71;
-const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const applyRunQuery = validate71;
+const schema82 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/applyRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate71.evaluated;
@@ -4241,11 +4241,11 @@ return errors === 0;
 }
 validate71.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunPath = validate72;
-const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const cancelRunPath = validate72;
+const schema83 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate72.evaluated;
@@ -4344,11 +4344,11 @@ return errors === 0;
 }
 validate72.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const discardRunQuery = validate73;
-const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const cancelRunQuery = validate73;
+const schema84 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate73(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/cancelRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate73.evaluated;
@@ -4375,11 +4375,11 @@ return errors === 0;
 }
 validate73.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsPath = validate74;
-const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
+export const discardRunPath = validate74;
+const schema85 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate74.evaluated;
@@ -4478,11 +4478,11 @@ return errors === 0;
 }
 validate74.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listRunEventsQuery = validate75;
-const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const discardRunQuery = validate75;
+const schema86 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/discardRun/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate75.evaluated;
@@ -4509,14 +4509,148 @@ return errors === 0;
 }
 validate75.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionOutputPath = validate76;
-const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+export const listRunEventsPath = validate76;
+const schema87 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path","type":"object","properties":{"run_id":{"type":"string","maxLength":64}},"required":["run_id"],"additionalProperties":false};
 
 function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate76.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.run_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "run_id"},message:"must have required property '"+"run_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "run_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.run_id !== undefined){
+let data0 = data.run_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["run_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/run_id",schemaPath:"#/properties/run_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate76.errors = vErrors;
+return errors === 0;
+}
+validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listRunEventsQuery = validate77;
+const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRunEvents/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate77.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate77.errors = vErrors;
+return errors === 0;
+}
+validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getStateVersionOutputPath = validate78;
+const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path","type":"object","properties":{"state_version_output_id":{"type":"string","maxLength":64}},"required":["state_version_output_id"],"additionalProperties":false};
+
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4607,150 +4741,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate76.errors = vErrors;
-return errors === 0;
-}
-validate76.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionOutputQuery = validate77;
-const schema88 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate77.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate77.errors = vErrors;
-return errors === 0;
-}
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getStateVersionPath = validate78;
-const schema89 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
-
-function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate78.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.state_version_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "state_version_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.state_version_id !== undefined){
-let data0 = data.state_version_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["state_version_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
 validate78.errors = vErrors;
 return errors === 0;
 }
 validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getStateVersionQuery = validate79;
-const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionOutputQuery = validate79;
+const schema90 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate79(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersionOutput/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate79.evaluated;
@@ -4777,11 +4777,11 @@ return errors === 0;
 }
 validate79.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionPath = validate80;
-const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
+export const getStateVersionPath = validate80;
+const schema91 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate80.evaluated;
@@ -4880,11 +4880,11 @@ return errors === 0;
 }
 validate80.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const downloadStateVersionQuery = validate81;
-const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getStateVersionQuery = validate81;
+const schema92 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate81.evaluated;
@@ -4911,11 +4911,11 @@ return errors === 0;
 }
 validate81.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonPath = validate82;
-const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const downloadStateVersionPath = validate82;
+const schema93 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path","type":"object","properties":{"state_version_id":{"type":"string","maxLength":64}},"required":["state_version_id"],"additionalProperties":false};
 
 function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate82.evaluated;
@@ -4926,8 +4926,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.upload_token === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
+if(data.state_version_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "state_version_id"},message:"must have required property '"+"state_version_id"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -4937,7 +4937,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "upload_token")){
+if(!(key0 === "state_version_id")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -4948,8 +4948,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.upload_token !== undefined){
-let data0 = data.upload_token;
+if(data.state_version_id !== undefined){
+let data0 = data.state_version_id;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -4968,7 +4968,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -4981,13 +4981,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["upload_token"] = coerced0;
+data["state_version_id"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 512){
-const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/state_version_id",schemaPath:"#/properties/state_version_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -4996,8 +4996,11 @@ vErrors.push(err3);
 }
 errors++;
 }
-if(!pattern4.test(data0)){
-const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5006,29 +5009,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate82.errors = vErrors;
 return errors === 0;
 }
 validate82.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionJsonQuery = validate83;
-const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const downloadStateVersionQuery = validate83;
+const schema94 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/downloadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate83.evaluated;
@@ -5055,11 +5045,11 @@ return errors === 0;
 }
 validate83.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionPath = validate84;
-const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
+export const uploadStateVersionJsonPath = validate84;
+const schema95 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate84.evaluated;
@@ -5168,11 +5158,11 @@ return errors === 0;
 }
 validate84.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const uploadStateVersionQuery = validate85;
-const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const uploadStateVersionJsonQuery = validate85;
+const schema96 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersionJson/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate85.evaluated;
@@ -5199,11 +5189,11 @@ return errors === 0;
 }
 validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspacePath = validate86;
-const schema97 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const uploadStateVersionPath = validate86;
+const schema97 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path","type":"object","properties":{"upload_token":{"type":"string","pattern":"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$","maxLength":512}},"required":["upload_token"],"additionalProperties":false};
 
 function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate86.evaluated;
@@ -5214,8 +5204,8 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(data.upload_token === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "upload_token"},message:"must have required property '"+"upload_token"+"'"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5225,7 +5215,7 @@ vErrors.push(err0);
 errors++;
 }
 for(const key0 in data){
-if(!(key0 === "workspace_id")){
+if(!(key0 === "upload_token")){
 const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err1];
@@ -5236,8 +5226,8 @@ vErrors.push(err1);
 errors++;
 }
 }
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
+if(data.upload_token !== undefined){
+let data0 = data.upload_token;
 if(typeof data0 !== "string"){
 let dataType0 = typeof data0;
 let coerced0 = undefined;
@@ -5256,7 +5246,7 @@ else if(data0 === null){
 coerced0 = "";
 }
 else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err2 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err2];
 }
@@ -5269,13 +5259,13 @@ errors++;
 if(coerced0 !== undefined){
 data0 = coerced0;
 if(data !== undefined){
-data["workspace_id"] = coerced0;
+data["upload_token"] = coerced0;
 }
 }
 }
 if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(func1(data0) > 512){
+const err3 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/maxLength",keyword:"maxLength",params:{limit: 512},message:"must NOT have more than 512 characters"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -5284,11 +5274,8 @@ vErrors.push(err3);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(!pattern4.test(data0)){
+const err4 = {instancePath:instancePath+"/upload_token",schemaPath:"#/properties/upload_token/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"},message:"must match pattern \""+"^[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
 }
@@ -5297,16 +5284,29 @@ vErrors.push(err4);
 }
 errors++;
 }
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 validate86.errors = vErrors;
 return errors === 0;
 }
 validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getWorkspaceQuery = validate87;
-const schema98 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
+export const uploadStateVersionQuery = validate87;
+const schema98 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate87(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/uploadStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate87.evaluated;
@@ -5317,27 +5317,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.include !== undefined){
-let data0 = data.include;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
 }
 else {
-const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5346,48 +5328,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["include"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 500){
-const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
 validate87.errors = vErrors;
 return errors === 0;
 }
 validate87.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspacePath = validate88;
-const schema99 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const getWorkspacePath = validate88;
+const schema99 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate88.evaluated;
@@ -5486,11 +5436,11 @@ return errors === 0;
 }
 validate88.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateWorkspaceQuery = validate89;
-const schema100 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getWorkspaceQuery = validate89;
+const schema100 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query","type":"object","properties":{"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
 
 function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate89.evaluated;
@@ -5501,9 +5451,27 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.include !== undefined){
+let data0 = data.include;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/type",keyword:"type",params:{type: "string"},message:"must be string"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -5512,16 +5480,48 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["include"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 500){
+const err1 = {instancePath:instancePath+"/include",schemaPath:"#/properties/include/maxLength",keyword:"maxLength",params:{limit: 500},message:"must NOT have more than 500 characters"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err2 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
 validate89.errors = vErrors;
 return errors === 0;
 }
 validate89.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteWorkspacePath = validate90;
-const schema101 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const updateWorkspacePath = validate90;
+const schema101 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate90.evaluated;
@@ -5620,11 +5620,11 @@ return errors === 0;
 }
 validate90.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteWorkspaceQuery = validate91;
-const schema102 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const updateWorkspaceQuery = validate91;
+const schema102 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate91.evaluated;
@@ -5651,11 +5651,11 @@ return errors === 0;
 }
 validate91.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspacePath = validate92;
-const schema103 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const deleteWorkspacePath = validate92;
+const schema103 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate92.evaluated;
@@ -5754,11 +5754,11 @@ return errors === 0;
 }
 validate92.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const forceUnlockWorkspaceQuery = validate93;
-const schema104 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const deleteWorkspaceQuery = validate93;
+const schema104 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate93.evaluated;
@@ -5785,11 +5785,11 @@ return errors === 0;
 }
 validate93.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspacePath = validate94;
-const schema105 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const forceUnlockWorkspacePath = validate94;
+const schema105 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate94.evaluated;
@@ -5888,11 +5888,11 @@ return errors === 0;
 }
 validate94.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const lockWorkspaceQuery = validate95;
-const schema106 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const forceUnlockWorkspaceQuery = validate95;
+const schema106 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/forceUnlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate95.evaluated;
@@ -5919,11 +5919,11 @@ return errors === 0;
 }
 validate95.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const safeDeleteWorkspacePath = validate96;
-const schema107 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const lockWorkspacePath = validate96;
+const schema107 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate96.evaluated;
@@ -6022,11 +6022,11 @@ return errors === 0;
 }
 validate96.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const safeDeleteWorkspaceQuery = validate97;
-const schema108 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const lockWorkspaceQuery = validate97;
+const schema108 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/lockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate97.evaluated;
@@ -6053,11 +6053,11 @@ return errors === 0;
 }
 validate97.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspacePath = validate98;
-const schema109 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const safeDeleteWorkspacePath = validate98;
+const schema109 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate98.evaluated;
@@ -6156,11 +6156,11 @@ return errors === 0;
 }
 validate98.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const unlockWorkspaceQuery = validate99;
-const schema110 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const safeDeleteWorkspaceQuery = validate99;
+const schema110 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate99(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/safeDeleteWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate99.evaluated;
@@ -6187,11 +6187,11 @@ return errors === 0;
 }
 validate99.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listConfigurationVersionsPath = validate100;
-const schema111 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const unlockWorkspacePath = validate100;
+const schema111 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate100.evaluated;
@@ -6290,11 +6290,11 @@ return errors === 0;
 }
 validate100.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listConfigurationVersionsQuery = validate101;
-const schema112 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+export const unlockWorkspaceQuery = validate101;
+const schema112 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/unlockWorkspace/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate101.evaluated;
@@ -6305,30 +6305,9 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
-if(data["page[number]"] === undefined){
-data["page[number]"] = 1;
-}
-if(data["page[size]"] === undefined){
-data["page[size]"] = 20;
-}
-let data0 = data["page[number]"];
-if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0))){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 === "boolean" || data0 === null
-              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
-coerced0 = +data0;
 }
 else {
-const err0 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -6337,103 +6316,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["page[number]"] = coerced0;
-}
-}
-}
-if((typeof data0 == "number") && (isFinite(data0))){
-if(data0 < 1 || isNaN(data0)){
-const err1 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-let data1 = data["page[size]"];
-if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 === "boolean" || data1 === null
-              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
-coerced1 = +data1;
-}
-else {
-const err2 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["page[size]"] = coerced1;
-}
-}
-}
-if((typeof data1 == "number") && (isFinite(data1))){
-if(data1 > 100 || isNaN(data1)){
-const err3 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-if(data1 < 1 || isNaN(data1)){
-const err4 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-else {
-const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
 validate101.errors = vErrors;
 return errors === 0;
 }
 validate101.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionPath = validate102;
-const schema113 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const listConfigurationVersionsPath = validate102;
+const schema113 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate102(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate102.evaluated;
@@ -6532,416 +6424,14 @@ return errors === 0;
 }
 validate102.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createConfigurationVersionQuery = validate103;
-const schema114 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const listConfigurationVersionsQuery = validate103;
+const schema114 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
 
 function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listConfigurationVersions/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate103.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate103.errors = vErrors;
-return errors === 0;
-}
-validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getCurrentStateVersionPath = validate104;
-const schema115 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
-
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate104.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate104.errors = vErrors;
-return errors === 0;
-}
-validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getCurrentStateVersionQuery = validate105;
-const schema116 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate105.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate105.errors = vErrors;
-return errors === 0;
-}
-validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listCurrentStateVersionOutputsPath = validate106;
-const schema117 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
-
-function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate106.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate106.errors = vErrors;
-return errors === 0;
-}
-validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listCurrentStateVersionOutputsQuery = validate107;
-const schema118 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate107.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate107.errors = vErrors;
-return errors === 0;
-}
-validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listRemoteStateConsumersPath = validate108;
-const schema119 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
-
-function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate108.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate108.errors = vErrors;
-return errors === 0;
-}
-validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const listRemoteStateConsumersQuery = validate109;
-const schema120 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
-
-function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate109.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7068,16 +6558,418 @@ vErrors.push(err5);
 }
 errors++;
 }
+validate103.errors = vErrors;
+return errors === 0;
+}
+validate103.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createConfigurationVersionPath = validate104;
+const schema115 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate104.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate104.errors = vErrors;
+return errors === 0;
+}
+validate104.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const createConfigurationVersionQuery = validate105;
+const schema116 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createConfigurationVersion/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate105.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate105.errors = vErrors;
+return errors === 0;
+}
+validate105.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getCurrentStateVersionPath = validate106;
+const schema117 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate106.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate106.errors = vErrors;
+return errors === 0;
+}
+validate106.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const getCurrentStateVersionQuery = validate107;
+const schema118 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate107(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getCurrentStateVersion/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate107.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate107.errors = vErrors;
+return errors === 0;
+}
+validate107.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listCurrentStateVersionOutputsPath = validate108;
+const schema119 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate108(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate108.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate108.errors = vErrors;
+return errors === 0;
+}
+validate108.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listCurrentStateVersionOutputsQuery = validate109;
+const schema120 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate109(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listCurrentStateVersionOutputs/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate109.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
 validate109.errors = vErrors;
 return errors === 0;
 }
 validate109.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceTagsPath = validate110;
-const schema121 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const listRemoteStateConsumersPath = validate110;
+const schema121 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate110(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate110.evaluated;
@@ -7176,11 +7068,11 @@ return errors === 0;
 }
 validate110.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceTagsQuery = validate111;
-const schema122 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+export const listRemoteStateConsumersQuery = validate111;
+const schema122 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
 
 function validate111(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listRemoteStateConsumers/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate111.evaluated;
@@ -7315,11 +7207,11 @@ return errors === 0;
 }
 validate111.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const addWorkspaceTagsPath = validate112;
-const schema123 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const listWorkspaceTagsPath = validate112;
+const schema123 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate112(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate112.evaluated;
@@ -7418,11 +7310,11 @@ return errors === 0;
 }
 validate112.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const addWorkspaceTagsQuery = validate113;
-const schema124 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const listWorkspaceTagsQuery = validate113;
+const schema124 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
 
 function validate113(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceTags/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate113.evaluated;
@@ -7433,9 +7325,30 @@ if(evaluated0.dynamicItems){
 evaluated0.items = undefined;
 }
 if(data && typeof data == "object" && !Array.isArray(data)){
+if(data["page[number]"] === undefined){
+data["page[number]"] = 1;
+}
+if(data["page[size]"] === undefined){
+data["page[size]"] = 20;
+}
+let data0 = data["page[number]"];
+if(!(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0)))){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(((typeof data0 == "number") && (!(data0 % 1) && !isNaN(data0))) && (isFinite(data0))){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 === "boolean" || data0 === null
+              || (dataType0 === "string" && data0 && data0 == +data0 && !(data0 % 1))){
+coerced0 = +data0;
 }
 else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+const err0 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
 if(vErrors === null){
 vErrors = [err0];
 }
@@ -7444,16 +7357,103 @@ vErrors.push(err0);
 }
 errors++;
 }
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["page[number]"] = coerced0;
+}
+}
+}
+if((typeof data0 == "number") && (isFinite(data0))){
+if(data0 < 1 || isNaN(data0)){
+const err1 = {instancePath:instancePath+"/page[number]",schemaPath:"#/properties/page%5Bnumber%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+let data1 = data["page[size]"];
+if(!(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1)))){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(((typeof data1 == "number") && (!(data1 % 1) && !isNaN(data1))) && (isFinite(data1))){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 === "boolean" || data1 === null
+              || (dataType1 === "string" && data1 && data1 == +data1 && !(data1 % 1))){
+coerced1 = +data1;
+}
+else {
+const err2 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/type",keyword:"type",params:{type: "integer"},message:"must be integer"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["page[size]"] = coerced1;
+}
+}
+}
+if((typeof data1 == "number") && (isFinite(data1))){
+if(data1 > 100 || isNaN(data1)){
+const err3 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+if(data1 < 1 || isNaN(data1)){
+const err4 = {instancePath:instancePath+"/page[size]",schemaPath:"#/properties/page%5Bsize%5D/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+else {
+const err5 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
 validate113.errors = vErrors;
 return errors === 0;
 }
 validate113.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const removeWorkspaceTagsPath = validate114;
-const schema125 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const addWorkspaceTagsPath = validate114;
+const schema125 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate114(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate114.evaluated;
@@ -7552,11 +7552,11 @@ return errors === 0;
 }
 validate114.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const removeWorkspaceTagsQuery = validate115;
-const schema126 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const addWorkspaceTagsQuery = validate115;
+const schema126 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate115(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/addWorkspaceTags/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate115.evaluated;
@@ -7583,11 +7583,11 @@ return errors === 0;
 }
 validate115.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsPath = validate116;
-const schema127 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const removeWorkspaceTagsPath = validate116;
+const schema127 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate116(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate116.evaluated;
@@ -7686,14 +7686,148 @@ return errors === 0;
 }
 validate116.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listWorkspaceRunsQuery = validate117;
-const schema128 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20},"filter[status]":{"type":"string","maxLength":1000},"filter[operation]":{"type":"string","maxLength":1000},"filter[source]":{"type":"string","maxLength":1000},"search[user]":{"type":"string","maxLength":200},"search[commit]":{"type":"string","maxLength":64},"search[basic]":{"type":"string","maxLength":200},"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
+export const removeWorkspaceTagsQuery = validate117;
+const schema128 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate117(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/removeWorkspaceTags/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate117.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate117.errors = vErrors;
+return errors === 0;
+}
+validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsPath = validate118;
+const schema129 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate118.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate118.errors = vErrors;
+return errors === 0;
+}
+validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listWorkspaceRunsQuery = validate119;
+const schema130 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20},"filter[status]":{"type":"string","maxLength":1000},"filter[operation]":{"type":"string","maxLength":1000},"filter[source]":{"type":"string","maxLength":1000},"search[user]":{"type":"string","maxLength":200},"search[commit]":{"type":"string","maxLength":64},"search[basic]":{"type":"string","maxLength":200},"include":{"type":"string","maxLength":500}},"required":[],"additionalProperties":true};
+
+function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listWorkspaceRuns/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate119.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8170,150 +8304,16 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate117.errors = vErrors;
-return errors === 0;
-}
-validate117.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createStateVersionPath = validate118;
-const schema129 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
-
-function validate118(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate118.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-for(const key0 in data){
-if(!(key0 === "workspace_id")){
-const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-validate118.errors = vErrors;
-return errors === 0;
-}
-validate118.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createStateVersionQuery = validate119;
-const schema130 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate119(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate119.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
 validate119.errors = vErrors;
 return errors === 0;
 }
 validate119.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesPath = validate120;
-const schema131 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createStateVersionPath = validate120;
+const schema131 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
 function validate120(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate120.evaluated;
@@ -8412,14 +8412,148 @@ return errors === 0;
 }
 validate120.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const listVariablesQuery = validate121;
-const schema132 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+export const createStateVersionQuery = validate121;
+const schema132 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate121(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createStateVersion/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate121.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate121.errors = vErrors;
+return errors === 0;
+}
+validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listVariablesPath = validate122;
+const schema133 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+
+function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate122.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+for(const key0 in data){
+if(!(key0 === "workspace_id")){
+const err1 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err2 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err4 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+validate122.errors = vErrors;
+return errors === 0;
+}
+validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const listVariablesQuery = validate123;
+const schema134 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/query","type":"object","properties":{"page[number]":{"type":"integer","minimum":1,"default":1},"page[size]":{"type":"integer","minimum":1,"maximum":100,"default":20}},"required":[],"additionalProperties":true};
+
+function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/listVariables/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate123.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8546,19 +8680,19 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate121.errors = vErrors;
+validate123.errors = vErrors;
 return errors === 0;
 }
-validate121.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const createVariablePath = validate122;
-const schema133 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
+export const createVariablePath = validate124;
+const schema135 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64}},"required":["workspace_id"],"additionalProperties":false};
 
-function validate122(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 /*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/path" */;
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate122.evaluated;
+const evaluated0 = validate124.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8649,210 +8783,16 @@ vErrors.push(err4);
 }
 errors++;
 }
-validate122.errors = vErrors;
-return errors === 0;
-}
-validate122.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const createVariableQuery = validate123;
-const schema134 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
-
-function validate123(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/query" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate123.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-}
-else {
-const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-validate123.errors = vErrors;
-return errors === 0;
-}
-validate123.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
-
-export const getVariablePath = validate124;
-const schema135 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
-
-function validate124(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/path" */;
-let vErrors = null;
-let errors = 0;
-const evaluated0 = validate124.evaluated;
-if(evaluated0.dynamicProps){
-evaluated0.props = undefined;
-}
-if(evaluated0.dynamicItems){
-evaluated0.items = undefined;
-}
-if(data && typeof data == "object" && !Array.isArray(data)){
-if(data.workspace_id === undefined){
-const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
-if(vErrors === null){
-vErrors = [err0];
-}
-else {
-vErrors.push(err0);
-}
-errors++;
-}
-if(data.variable_id === undefined){
-const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
-if(vErrors === null){
-vErrors = [err1];
-}
-else {
-vErrors.push(err1);
-}
-errors++;
-}
-for(const key0 in data){
-if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
-const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
-if(vErrors === null){
-vErrors = [err2];
-}
-else {
-vErrors.push(err2);
-}
-errors++;
-}
-}
-if(data.workspace_id !== undefined){
-let data0 = data.workspace_id;
-if(typeof data0 !== "string"){
-let dataType0 = typeof data0;
-let coerced0 = undefined;
-if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
-data0 = data0[0];
-dataType0 = typeof data0;
-if(typeof data0 === "string"){
-coerced0 = data0;
-}
-}
-if(!(coerced0 !== undefined)){
-if(dataType0 == "number" || dataType0 == "boolean"){
-coerced0 = "" + data0;
-}
-else if(data0 === null){
-coerced0 = "";
-}
-else {
-const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err3];
-}
-else {
-vErrors.push(err3);
-}
-errors++;
-}
-}
-if(coerced0 !== undefined){
-data0 = coerced0;
-if(data !== undefined){
-data["workspace_id"] = coerced0;
-}
-}
-}
-if(typeof data0 === "string"){
-if(func1(data0) > 64){
-const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err4];
-}
-else {
-vErrors.push(err4);
-}
-errors++;
-}
-}
-}
-if(data.variable_id !== undefined){
-let data1 = data.variable_id;
-if(typeof data1 !== "string"){
-let dataType1 = typeof data1;
-let coerced1 = undefined;
-if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
-data1 = data1[0];
-dataType1 = typeof data1;
-if(typeof data1 === "string"){
-coerced1 = data1;
-}
-}
-if(!(coerced1 !== undefined)){
-if(dataType1 == "number" || dataType1 == "boolean"){
-coerced1 = "" + data1;
-}
-else if(data1 === null){
-coerced1 = "";
-}
-else {
-const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
-if(vErrors === null){
-vErrors = [err5];
-}
-else {
-vErrors.push(err5);
-}
-errors++;
-}
-}
-if(coerced1 !== undefined){
-data1 = coerced1;
-if(data !== undefined){
-data["variable_id"] = coerced1;
-}
-}
-}
-if(typeof data1 === "string"){
-if(func1(data1) > 64){
-const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
-if(vErrors === null){
-vErrors = [err6];
-}
-else {
-vErrors.push(err6);
-}
-errors++;
-}
-}
-}
-}
-else {
-const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
-if(vErrors === null){
-vErrors = [err7];
-}
-else {
-vErrors.push(err7);
-}
-errors++;
-}
 validate124.errors = vErrors;
 return errors === 0;
 }
 validate124.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const getVariableQuery = validate125;
-const schema136 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const createVariableQuery = validate125;
+const schema136 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate125(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/createVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate125.evaluated;
@@ -8879,11 +8819,11 @@ return errors === 0;
 }
 validate125.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariablePath = validate126;
-const schema137 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const getVariablePath = validate126;
+const schema137 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
 
 function validate126(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate126.evaluated;
@@ -9042,11 +8982,11 @@ return errors === 0;
 }
 validate126.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const updateVariableQuery = validate127;
-const schema138 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const getVariableQuery = validate127;
+const schema138 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate127(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/getVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate127.evaluated;
@@ -9073,11 +9013,11 @@ return errors === 0;
 }
 validate127.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariablePath = validate128;
-const schema139 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+export const updateVariablePath = validate128;
+const schema139 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
 
 function validate128(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/path" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/path" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate128.evaluated;
@@ -9236,11 +9176,11 @@ return errors === 0;
 }
 validate128.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-export const deleteVariableQuery = validate129;
-const schema140 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+export const updateVariableQuery = validate129;
+const schema140 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
 
 function validate129(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
-/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/query" */;
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/updateVariable/query" */;
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate129.evaluated;
@@ -9266,3 +9206,197 @@ validate129.errors = vErrors;
 return errors === 0;
 }
 validate129.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariablePath = validate130;
+const schema141 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/path","type":"object","properties":{"workspace_id":{"type":"string","maxLength":64},"variable_id":{"type":"string","maxLength":64}},"required":["workspace_id","variable_id"],"additionalProperties":false};
+
+function validate130(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/path" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate130.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.workspace_id === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "workspace_id"},message:"must have required property '"+"workspace_id"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.variable_id === undefined){
+const err1 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "variable_id"},message:"must have required property '"+"variable_id"+"'"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+for(const key0 in data){
+if(!((key0 === "workspace_id") || (key0 === "variable_id"))){
+const err2 = {instancePath,schemaPath:"#/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key0},message:"must NOT have additional properties"};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+if(data.workspace_id !== undefined){
+let data0 = data.workspace_id;
+if(typeof data0 !== "string"){
+let dataType0 = typeof data0;
+let coerced0 = undefined;
+if(dataType0 == 'object' && Array.isArray(data0) && data0.length == 1){
+data0 = data0[0];
+dataType0 = typeof data0;
+if(typeof data0 === "string"){
+coerced0 = data0;
+}
+}
+if(!(coerced0 !== undefined)){
+if(dataType0 == "number" || dataType0 == "boolean"){
+coerced0 = "" + data0;
+}
+else if(data0 === null){
+coerced0 = "";
+}
+else {
+const err3 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(coerced0 !== undefined){
+data0 = coerced0;
+if(data !== undefined){
+data["workspace_id"] = coerced0;
+}
+}
+}
+if(typeof data0 === "string"){
+if(func1(data0) > 64){
+const err4 = {instancePath:instancePath+"/workspace_id",schemaPath:"#/properties/workspace_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+}
+}
+if(data.variable_id !== undefined){
+let data1 = data.variable_id;
+if(typeof data1 !== "string"){
+let dataType1 = typeof data1;
+let coerced1 = undefined;
+if(dataType1 == 'object' && Array.isArray(data1) && data1.length == 1){
+data1 = data1[0];
+dataType1 = typeof data1;
+if(typeof data1 === "string"){
+coerced1 = data1;
+}
+}
+if(!(coerced1 !== undefined)){
+if(dataType1 == "number" || dataType1 == "boolean"){
+coerced1 = "" + data1;
+}
+else if(data1 === null){
+coerced1 = "";
+}
+else {
+const err5 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+if(coerced1 !== undefined){
+data1 = coerced1;
+if(data !== undefined){
+data["variable_id"] = coerced1;
+}
+}
+}
+if(typeof data1 === "string"){
+if(func1(data1) > 64){
+const err6 = {instancePath:instancePath+"/variable_id",schemaPath:"#/properties/variable_id/maxLength",keyword:"maxLength",params:{limit: 64},message:"must NOT have more than 64 characters"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err7 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+validate130.errors = vErrors;
+return errors === 0;
+}
+validate130.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+
+export const deleteVariableQuery = validate131;
+const schema142 = {"$id":"https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/query","type":"object","properties":{},"required":[],"additionalProperties":true};
+
+function validate131(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+/*# sourceURL="https://stackship.dev/schemas/tfe/openapi/parameters/deleteVariable/query" */;
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate131.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+}
+else {
+const err0 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+validate131.errors = vErrors;
+return errors === 0;
+}
+validate131.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};

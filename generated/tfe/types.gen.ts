@@ -386,7 +386,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Rename a project (organization administrators)
+         * @description `name` is applied and audited as `project.renamed`; a name taken in the organization is 409 `PROJECT_NAME_TAKEN`. StackShip projects keep no description: only an empty one is accepted. Other members get 403, callers who cannot see the project 404.
+         */
+        patch: operations["updateProject"];
         trace?: never;
     };
     "/api/v2/runs": {
@@ -1216,6 +1220,17 @@ export interface components {
             data: components["schemas"]["Project"][];
             meta: {
                 pagination: components["schemas"]["Pagination"];
+            };
+        };
+        ProjectUpdateDocument: {
+            data: {
+                attributes?: {
+                    /** @description StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`. */
+                    description?: string | null;
+                    name?: string;
+                };
+                /** @constant */
+                type?: "projects";
             };
         };
         Run: {
@@ -2364,6 +2379,38 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Error"];
             404: components["responses"]["Error"];
+        };
+    };
+    updateProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/vnd.api+json": components["schemas"]["ProjectUpdateDocument"];
+            };
+        };
+        responses: {
+            /** @description The project as it is now. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/vnd.api+json": components["schemas"]["ProjectDocument"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Error"];
+            403: components["responses"]["Error"];
+            404: components["responses"]["Error"];
+            409: components["responses"]["Error"];
+            422: components["responses"]["Error"];
         };
     };
     createRun: {

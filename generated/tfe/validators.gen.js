@@ -4742,13 +4742,145 @@ return errors === 0;
 }
 validate48.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunActionDocument = validate50;
-const schema65 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+export const ProjectUpdateDocument = validate50;
+const schema65 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"projects"},"attributes":{"type":"object","properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":["string","null"],"maxLength":1000,"description":"StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`."}}}}}}};
 
 function validate50(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
 const evaluated0 = validate50.evaluated;
+if(evaluated0.dynamicProps){
+evaluated0.props = undefined;
+}
+if(evaluated0.dynamicItems){
+evaluated0.items = undefined;
+}
+if(data && typeof data == "object" && !Array.isArray(data)){
+if(data.data === undefined){
+const err0 = {instancePath,schemaPath:"#/required",keyword:"required",params:{missingProperty: "data"},message:"must have required property '"+"data"+"'"};
+if(vErrors === null){
+vErrors = [err0];
+}
+else {
+vErrors.push(err0);
+}
+errors++;
+}
+if(data.data !== undefined){
+let data0 = data.data;
+if(data0 && typeof data0 == "object" && !Array.isArray(data0)){
+if(data0.type !== undefined){
+if("projects" !== data0.type){
+const err1 = {instancePath:instancePath+"/data/type",schemaPath:"#/properties/data/properties/type/const",keyword:"const",params:{allowedValue: "projects"},message:"must be equal to constant"};
+if(vErrors === null){
+vErrors = [err1];
+}
+else {
+vErrors.push(err1);
+}
+errors++;
+}
+}
+if(data0.attributes !== undefined){
+let data2 = data0.attributes;
+if(data2 && typeof data2 == "object" && !Array.isArray(data2)){
+if(data2.name !== undefined){
+let data3 = data2.name;
+if(typeof data3 === "string"){
+if(!pattern12.test(data3)){
+const err2 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"+"\""};
+if(vErrors === null){
+vErrors = [err2];
+}
+else {
+vErrors.push(err2);
+}
+errors++;
+}
+}
+else {
+const err3 = {instancePath:instancePath+"/data/attributes/name",schemaPath:"#/properties/data/properties/attributes/properties/name/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(vErrors === null){
+vErrors = [err3];
+}
+else {
+vErrors.push(err3);
+}
+errors++;
+}
+}
+if(data2.description !== undefined){
+let data4 = data2.description;
+if((typeof data4 !== "string") && (data4 !== null)){
+const err4 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema65.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+if(vErrors === null){
+vErrors = [err4];
+}
+else {
+vErrors.push(err4);
+}
+errors++;
+}
+if(typeof data4 === "string"){
+if(func2(data4) > 1000){
+const err5 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if(vErrors === null){
+vErrors = [err5];
+}
+else {
+vErrors.push(err5);
+}
+errors++;
+}
+}
+}
+}
+else {
+const err6 = {instancePath:instancePath+"/data/attributes",schemaPath:"#/properties/data/properties/attributes/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err6];
+}
+else {
+vErrors.push(err6);
+}
+errors++;
+}
+}
+}
+else {
+const err7 = {instancePath:instancePath+"/data",schemaPath:"#/properties/data/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err7];
+}
+else {
+vErrors.push(err7);
+}
+errors++;
+}
+}
+}
+else {
+const err8 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object"};
+if(vErrors === null){
+vErrors = [err8];
+}
+else {
+vErrors.push(err8);
+}
+errors++;
+}
+validate50.errors = vErrors;
+return errors === 0;
+}
+validate50.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+
+export const RunActionDocument = validate51;
+const schema66 = {"description":"The body of a run action: the CLI sends plain JSON `{}` or `{\"comment\":\"…\"}` (with a JSON:API content type); an empty body is accepted too.","type":"object","properties":{"comment":{"type":"string","maxLength":2000}}};
+
+function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+let vErrors = null;
+let errors = 0;
+const evaluated0 = validate51.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -4792,19 +4924,19 @@ vErrors.push(err2);
 }
 errors++;
 }
-validate50.errors = vErrors;
+validate51.errors = vErrors;
 return errors === 0;
 }
-validate50.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
+validate51.evaluated = {"props":{"comment":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunCreateDocument = validate51;
-const schema66 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"allow-config-generation":{"type":"boolean","description":"Sent by `tofu plan -generate-config-out`: the plan writes configuration for import blocks that have none, and the plan's `generated-configuration` says whether it did."},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema67 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
+export const RunCreateDocument = validate52;
+const schema67 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["relationships"],"properties":{"type":{"const":"runs"},"attributes":{"type":"object","properties":{"auto-apply":{"type":"boolean"},"is-destroy":{"type":"boolean"},"refresh":{"type":"boolean"},"refresh-only":{"type":"boolean"},"save-plan":{"type":"boolean"},"plan-only":{"type":"boolean"},"message":{"type":"string","maxLength":2000},"target-addrs":{"type":"array","items":{"type":"string"}},"replace-addrs":{"type":"array","items":{"type":"string"}},"allow-config-generation":{"type":"boolean","description":"Sent by `tofu plan -generate-config-out`: the plan writes configuration for import blocks that have none, and the plan's `generated-configuration` says whether it did."},"variables":{"type":"array","items":{"type":"object","required":["key","value"],"properties":{"key":{"type":"string"},"value":{"type":"string"}}}}}},"relationships":{"type":"object","required":["workspace"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOneRequired"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema68 = {"description":"A to-one relationship that must name its object (`data` may not be null).","type":"object","required":["data"],"properties":{"data":{"type":"object","required":["type","id"],"properties":{"type":{"type":"string"},"id":{"type":"string","minLength":1}}}}};
 
-function validate51(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate52(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate51.evaluated;
+const evaluated0 = validate52.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5253,21 +5385,21 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate51.errors = vErrors;
+validate52.errors = vErrors;
 return errors === 0;
 }
-validate51.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate52.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunDocument = validate53;
-const schema68 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
-const schema75 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
-const schema69 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
-const pattern15 = new RegExp("^run-[0-9a-z]{16}$", "u");
+export const RunDocument = validate54;
+const schema69 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"},"included":{"description":"The resources `?include=` asked for (`workspace`, `plan`); other names are ignored.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Plan"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}}}};
+const schema76 = {"description":"A principal as go-tfe reads a user; a token's principal is a service account.","type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"users"},"id":{"type":"string"},"attributes":{"type":"object","additionalProperties":false,"required":["username","is-service-account"],"properties":{"username":{"type":"string"},"is-service-account":{"type":"boolean"}}}}};
+const schema70 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"runs"},"id":{"type":"string","pattern":"^run-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["status","has-changes","is-destroy","auto-apply","plan-only","message","source","created-at","status-timestamps","actions","permissions"],"properties":{"status":{"type":"string"},"has-changes":{"type":"boolean"},"is-destroy":{"const":false},"auto-apply":{"const":false},"plan-only":{"type":"boolean"},"refresh":{"type":"boolean","description":"Always true (a plan without refresh is refused)."},"refresh-only":{"type":"boolean","description":"Always false (refresh-only runs are refused)."},"save-plan":{"type":"boolean"},"allow-empty-apply":{"const":false},"target-addrs":{"type":"array","maxItems":0,"description":"Always empty (targeted runs are refused)."},"replace-addrs":{"type":"array","maxItems":0,"description":"Always empty (replacing runs are refused)."},"canceled-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"message":{"type":"string"},"source":{"type":"string"},"terraform-version":{"type":"string"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"status-timestamps":{"description":"What StackShip records: `plan-queueable-at` and `plan-queued-at` (creation), `planning-at` and `planned-at` (the plan attempts), `confirmed-at` and `apply-queued-at` (the approval), `applying-at` and `applied-at` (the apply attempts), and at the end `planned-and-finished-at`, `discarded-at`, `canceled-at` or `errored-at`.","type":"object","additionalProperties":{"type":"string"}},"position-in-queue":{"description":"Only in the queue listing; 0 is the next run to start.","type":"integer","minimum":0},"actions":{"type":"object","additionalProperties":false,"required":["is-cancelable","is-confirmable","is-discardable","is-force-cancelable"],"properties":{"is-cancelable":{"type":"boolean"},"is-confirmable":{"type":"boolean"},"is-discardable":{"type":"boolean"},"is-force-cancelable":{"type":"boolean"}}},"permissions":{"type":"object","additionalProperties":false,"required":["can-apply","can-cancel","can-discard","can-force-cancel","can-override-policy"],"properties":{"can-apply":{"type":"boolean"},"can-cancel":{"type":"boolean"},"can-discard":{"type":"boolean"},"can-force-cancel":{"type":"boolean"},"can-override-policy":{"type":"boolean"}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["workspace","plan","apply","configuration-version","cost-estimate","policy-checks","task-stages"],"properties":{"workspace":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"configuration-version":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"created-by":{"description":"The principal who created the run, as a `users` resource (null when unknown).","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"confirmed-by":{"description":"The principal who approved the run, as a `users` resource; null until someone did.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"cost-estimate":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"policy-checks":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}},"task-stages":{"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}}}}}};
+const pattern16 = new RegExp("^run-[0-9a-z]{16}$", "u");
 
-function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate55(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate54.evaluated;
+const evaluated0 = validate55.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -5342,7 +5474,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern15.test(data1)){
+if(!pattern16.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^run-[0-9a-z]{16}$"},message:"must match pattern \""+"^run-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -5491,7 +5623,7 @@ vErrors.push(err19);
 errors++;
 }
 for(const key1 in data3){
-if(!(func1.call(schema69.properties.attributes.properties, key1))){
+if(!(func1.call(schema70.properties.attributes.properties, key1))){
 const err20 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err20];
@@ -6188,7 +6320,7 @@ vErrors.push(err76);
 errors++;
 }
 for(const key5 in data34){
-if(!(func1.call(schema69.properties.relationships.properties, key5))){
+if(!(func1.call(schema70.properties.relationships.properties, key5))){
 const err77 = {instancePath:instancePath+"/relationships",schemaPath:"#/properties/relationships/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err77];
@@ -6364,18 +6496,18 @@ vErrors.push(err87);
 }
 errors++;
 }
-validate54.errors = vErrors;
+validate55.errors = vErrors;
 return errors === 0;
 }
-validate54.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate55.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
-const schema72 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"type":"boolean","description":"The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text)."},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":true},"operations":{"const":true},"auto-apply-run-trigger":{"const":false},"file-triggers-enabled":{"const":true},"speculative-enabled":{"const":true},"trigger-prefixes":{"type":"array","maxItems":0,"items":{"type":"string"}},"trigger-patterns":{"type":"array","maxItems":0,"items":{"type":"string"}},"global-remote-state":{"const":false},"assessments-enabled":{"const":false},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern18 = new RegExp("^ws-[0-9a-z]{16}$", "u");
+const schema73 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"workspaces"},"id":{"type":"string","pattern":"^ws-[0-9a-z]{16}$"},"links":{"type":"object"},"attributes":{"type":"object","additionalProperties":false,"required":["name","execution-mode","terraform-version","locked","working-directory","structured-run-output-enabled","tag-names","vcs-repo","auto-apply","allow-destroy-plan","operations","created-at","updated-at","permissions","actions"],"properties":{"name":{"type":"string"},"description":{"type":["string","null"]},"execution-mode":{"const":"remote"},"terraform-version":{"type":"string"},"locked":{"type":"boolean"},"working-directory":{"type":"string"},"structured-run-output-enabled":{"type":"boolean","description":"The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text)."},"tag-names":{"type":"array","items":{"type":"string"},"description":"The workspace's tags, sorted."},"vcs-repo":{"type":"null"},"auto-apply":{"const":false},"allow-destroy-plan":{"const":false},"queue-all-runs":{"const":true},"operations":{"const":true},"auto-apply-run-trigger":{"const":false},"file-triggers-enabled":{"const":true},"speculative-enabled":{"const":true},"trigger-prefixes":{"type":"array","maxItems":0,"items":{"type":"string"}},"trigger-patterns":{"type":"array","maxItems":0,"items":{"type":"string"}},"global-remote-state":{"const":false},"assessments-enabled":{"const":false},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"updated-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"permissions":{"type":"object","additionalProperties":false,"required":["can-queue-run","can-queue-apply","can-queue-destroy","can-update","can-destroy","can-force-delete","can-lock","can-unlock","can-force-unlock","can-read-state-versions"],"properties":{"can-queue-run":{"type":"boolean"},"can-queue-apply":{"type":"boolean"},"can-queue-destroy":{"const":false},"can-update":{"type":"boolean"},"can-destroy":{"type":"boolean"},"can-force-delete":{"type":"boolean","description":"Whether the caller may delete the workspace (safe-delete and force delete: organization administrators). `can-destroy` and `actions.is-destroyable` stay false: StackShip runs no destroy plans (invariant 2)."},"can-lock":{"type":"boolean"},"can-unlock":{"type":"boolean"},"can-force-unlock":{"type":"boolean"},"can-read-state-versions":{"type":"boolean"}}},"actions":{"type":"object","additionalProperties":false,"required":["is-destroyable"],"properties":{"is-destroyable":{"const":false}}}}},"relationships":{"type":"object","additionalProperties":false,"required":["organization","project","current-run"],"properties":{"organization":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"current-run":{"description":"The oldest plan-and-apply run still in progress, else the newest plan-and-apply run (never a speculative one); null when there is none or the caller may not read the workspace's runs.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"locked-by":{"description":"Who holds the workspace lock, a `runs` or a `users` resource; null while unlocked.","$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern19 = new RegExp("^ws-[0-9a-z]{16}$", "u");
 
-function validate63(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate64(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate63.evaluated;
+const evaluated0 = validate64.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -6450,7 +6582,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern18.test(data1)){
+if(!pattern19.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^ws-[0-9a-z]{16}$"},message:"must match pattern \""+"^ws-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -6639,7 +6771,7 @@ vErrors.push(err23);
 errors++;
 }
 for(const key1 in data3){
-if(!(func1.call(schema72.properties.attributes.properties, key1))){
+if(!(func1.call(schema73.properties.attributes.properties, key1))){
 const err24 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err24];
@@ -6665,7 +6797,7 @@ errors++;
 if(data3.description !== undefined){
 let data5 = data3.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema72.properties.attributes.properties.description.type},message:"must be string,null"};
+const err26 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema73.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -7113,7 +7245,7 @@ vErrors.push(err63);
 errors++;
 }
 for(const key2 in data29){
-if(!(func1.call(schema72.properties.attributes.properties.permissions.properties, key2))){
+if(!(func1.call(schema73.properties.attributes.properties.permissions.properties, key2))){
 const err64 = {instancePath:instancePath+"/attributes/permissions",schemaPath:"#/properties/attributes/properties/permissions/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key2},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err64];
@@ -7409,16 +7541,16 @@ vErrors.push(err86);
 }
 errors++;
 }
-validate63.errors = vErrors;
+validate64.errors = vErrors;
 return errors === 0;
 }
-validate63.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate64.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate53(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate54(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate53.evaluated;
+const evaluated0 = validate54.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7437,8 +7569,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate54(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate55(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -7452,8 +7584,8 @@ const _errs5 = errors;
 let valid3 = false;
 let passing0 = null;
 const _errs6 = errors;
-if(!(validate63(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate64(data2, {instancePath:instancePath+"/included/" + i0,parentData:data1,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs6 === errors;
@@ -7690,18 +7822,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate53.errors = vErrors;
+validate54.errors = vErrors;
 return errors === 0;
 }
-validate53.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate54.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunEventListDocument = validate70;
-const schema76 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
+export const RunEventListDocument = validate71;
+const schema77 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":0}}};
 
-function validate70(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate70.evaluated;
+const evaluated0 = validate71.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7755,18 +7887,18 @@ vErrors.push(err3);
 }
 errors++;
 }
-validate70.errors = vErrors;
+validate71.errors = vErrors;
 return errors === 0;
 }
-validate70.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate71.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const RunListDocument = validate71;
-const schema77 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const RunListDocument = validate72;
+const schema78 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}},"included":{"description":"What `?include=` asked for on the workspace run list (`workspace`, `created_by`, `confirmed_by`), each once.","type":"array","items":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/User"}]}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate71(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate72(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate71.evaluated;
+const evaluated0 = validate72.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -7799,8 +7931,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate54(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate55(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -7826,8 +7958,8 @@ const _errs7 = errors;
 let valid5 = false;
 let passing0 = null;
 const _errs8 = errors;
-if(!(validate63(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate64(data3, {instancePath:instancePath+"/included/" + i1,parentData:data2,parentDataProperty:i1,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 var _valid0 = _errs8 === errors;
@@ -8200,20 +8332,20 @@ vErrors.push(err31);
 }
 errors++;
 }
-validate71.errors = vErrors;
+validate72.errors = vErrors;
 return errors === 0;
 }
-validate71.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate72.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionCreateDocument = validate74;
-const schema80 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
-const schema81 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
-const pattern21 = new RegExp("^[0-9a-fA-F]{32}$", "u");
+export const StateVersionCreateDocument = validate75;
+const schema81 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"state-versions"},"attributes":{"type":"object","required":["serial","md5","lineage"],"properties":{"serial":{"type":"integer","minimum":0,"maximum":9007199254740991},"md5":{"type":"string","pattern":"^[0-9a-fA-F]{32}$"},"lineage":{"type":"string","minLength":1,"maxLength":255},"force":{"type":"boolean"},"json-state-outputs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Base64JsonOutputs"}}},"relationships":{"type":"object","properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}}}};
+const schema82 = {"description":"Base64 of a JSON object `{\"<name>\": {\"sensitive\": bool, \"type\": <cty type JSON>, \"value\": <JSON>}}` (`e30=` is `{}`; base64 of `null` is accepted too).","type":"string","maxLength":16777216};
+const pattern22 = new RegExp("^[0-9a-fA-F]{32}$", "u");
 
-function validate74(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate75(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate74.evaluated;
+const evaluated0 = validate75.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8327,7 +8459,7 @@ errors++;
 if(data2.md5 !== undefined){
 let data4 = data2.md5;
 if(typeof data4 === "string"){
-if(!pattern21.test(data4)){
+if(!pattern22.test(data4)){
 const err9 = {instancePath:instancePath+"/data/attributes/md5",schemaPath:"#/properties/data/properties/attributes/properties/md5/pattern",keyword:"pattern",params:{pattern: "^[0-9a-fA-F]{32}$"},message:"must match pattern \""+"^[0-9a-fA-F]{32}$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -8477,20 +8609,20 @@ vErrors.push(err20);
 }
 errors++;
 }
-validate74.errors = vErrors;
+validate75.errors = vErrors;
 return errors === 0;
 }
-validate74.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate75.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionDocument = validate76;
-const schema82 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
-const schema83 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
-const pattern22 = new RegExp("^sv-[0-9a-z]{16}$", "u");
+export const StateVersionDocument = validate77;
+const schema83 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersion"}}};
+const schema84 = {"type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"state-versions"},"id":{"type":"string","pattern":"^sv-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["serial","lineage","md5","status","created-at","hosted-state-download-url"],"properties":{"serial":{"type":"integer","minimum":0},"lineage":{"type":"string"},"md5":{"type":"string"},"status":{"description":"`pending` until the runner confirms the publication after a successful apply; `finalized` once published (only a finalized version can be the current one).","enum":["pending","finalized","discarded"]},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},"hosted-state-download-url":{"description":"A path relative to the server (the CLI resolves it and sends its Authorization header).","type":"string"},"hosted-state-upload-url":{"description":"Absolute, signed and expiring; PUT the raw state there without Authorization. Only in the create response.","type":"string","format":"uri"},"hosted-json-state-upload-url":{"description":"Absolute, signed and expiring; the JSON state PUT is accepted and discarded. Only in the create response.","type":"string","format":"uri"},"sha256":{"description":"SHA-256 of the uploaded state bytes; null until uploaded.","type":["string","null"]},"size-bytes":{"type":["integer","null"]},"fence":{"description":"The workspace-lock fencing token the state version was accepted under.","type":"integer"},"uploaded-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]},"published-at":{"oneOf":[{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"},{"type":"null"}]}}},"relationships":{"type":"object","additionalProperties":false,"required":["run"],"properties":{"run":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}}}};
+const pattern23 = new RegExp("^sv-[0-9a-z]{16}$", "u");
 
-function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate78(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate77.evaluated;
+const evaluated0 = validate78.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -8565,7 +8697,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern22.test(data1)){
+if(!pattern23.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^sv-[0-9a-z]{16}$"},message:"must match pattern \""+"^sv-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -8651,7 +8783,7 @@ vErrors.push(err13);
 errors++;
 }
 for(const key1 in data2){
-if(!(func1.call(schema83.properties.attributes.properties, key1))){
+if(!(func1.call(schema84.properties.attributes.properties, key1))){
 const err14 = {instancePath:instancePath+"/attributes",schemaPath:"#/properties/attributes/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key1},message:"must NOT have additional properties"};
 if(vErrors === null){
 vErrors = [err14];
@@ -8714,7 +8846,7 @@ errors++;
 if(data2.status !== undefined){
 let data6 = data2.status;
 if(!(((data6 === "pending") || (data6 === "finalized")) || (data6 === "discarded"))){
-const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema83.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
+const err19 = {instancePath:instancePath+"/attributes/status",schemaPath:"#/properties/attributes/properties/status/enum",keyword:"enum",params:{allowedValues: schema84.properties.attributes.properties.status.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -8814,7 +8946,7 @@ errors++;
 if(data2.sha256 !== undefined){
 let data11 = data2.sha256;
 if((typeof data11 !== "string") && (data11 !== null)){
-const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema83.properties.attributes.properties.sha256.type},message:"must be string,null"};
+const err27 = {instancePath:instancePath+"/attributes/sha256",schemaPath:"#/properties/attributes/properties/sha256/type",keyword:"type",params:{type: schema84.properties.attributes.properties.sha256.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err27];
 }
@@ -8827,7 +8959,7 @@ errors++;
 if(data2["size-bytes"] !== undefined){
 let data12 = data2["size-bytes"];
 if((!(((typeof data12 == "number") && (!(data12 % 1) && !isNaN(data12))) && (isFinite(data12)))) && (data12 !== null)){
-const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema83.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
+const err28 = {instancePath:instancePath+"/attributes/size-bytes",schemaPath:"#/properties/attributes/properties/size-bytes/type",keyword:"type",params:{type: schema84.properties.attributes.properties["size-bytes"].type},message:"must be integer,null"};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -9070,16 +9202,16 @@ vErrors.push(err42);
 }
 errors++;
 }
-validate77.errors = vErrors;
+validate78.errors = vErrors;
 return errors === 0;
 }
-validate77.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate78.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate76(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate77(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate76.evaluated;
+const evaluated0 = validate77.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9098,8 +9230,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate77(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate77.errors : vErrors.concat(validate77.errors);
+if(!(validate78(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate78.errors : vErrors.concat(validate78.errors);
 errors = vErrors.length;
 }
 }
@@ -9114,20 +9246,20 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate76.errors = vErrors;
+validate77.errors = vErrors;
 return errors === 0;
 }
-validate76.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate77.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputDocument = validate80;
-const schema87 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
-const schema88 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
-const pattern26 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
+export const StateVersionOutputDocument = validate81;
+const schema88 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}}};
+const schema89 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"state-version-outputs"},"id":{"type":"string","pattern":"^svo-[0-9a-z]{16}-[0-9]{1,6}$"},"attributes":{"type":"object","additionalProperties":false,"required":["name","sensitive","type","value","detailed-type"],"properties":{"name":{"type":"string"},"sensitive":{"type":"boolean"},"type":{"description":"The kind of the value (`string`, `number`, `bool`, `list`, `object`, …); the CLI decodes it but does not use it.","type":"string"},"value":{"description":"The output's value; always null when the output is sensitive (StackShip never stores sensitive output values)."},"detailed-type":{"description":"The cty type as JSON, e.g. `\"string\"` or `[\"list\",\"string\"]`."}}}}};
+const pattern27 = new RegExp("^svo-[0-9a-z]{16}-[0-9]{1,6}$", "u");
 
-function validate80(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate80.evaluated;
+const evaluated0 = validate81.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9205,7 +9337,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern26.test(data2)){
+if(!pattern27.test(data2)){
 const err6 = {instancePath:instancePath+"/data/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -9363,18 +9495,18 @@ vErrors.push(err19);
 }
 errors++;
 }
-validate80.errors = vErrors;
+validate81.errors = vErrors;
 return errors === 0;
 }
-validate80.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate81.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const StateVersionOutputListDocument = validate81;
-const schema89 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const StateVersionOutputListDocument = validate82;
+const schema90 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate81(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate81.evaluated;
+const evaluated0 = validate82.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -9466,7 +9598,7 @@ errors++;
 if(data1.id !== undefined){
 let data3 = data1.id;
 if(typeof data3 === "string"){
-if(!pattern26.test(data3)){
+if(!pattern27.test(data3)){
 const err7 = {instancePath:instancePath+"/data/" + i0+"/id",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/StateVersionOutput/properties/id/pattern",keyword:"pattern",params:{pattern: "^svo-[0-9a-z]{16}-[0-9]{1,6}$"},message:"must match pattern \""+"^svo-[0-9a-z]{16}-[0-9]{1,6}$"+"\""};
 if(vErrors === null){
 vErrors = [err7];
@@ -9791,19 +9923,19 @@ vErrors.push(err34);
 }
 errors++;
 }
-validate81.errors = vErrors;
+validate82.errors = vErrors;
 return errors === 0;
 }
-validate81.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate82.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const TagListDocument = validate82;
-const schema92 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
-const schema93 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"tags"},"id":{"type":"string","description":"The tag's name: StackShip tags are names, so the name is the id."},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string"}}}}};
+export const TagListDocument = validate83;
+const schema93 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Tag"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+const schema94 = {"type":"object","required":["type","id","attributes"],"additionalProperties":false,"properties":{"type":{"const":"tags"},"id":{"type":"string","description":"The tag's name: StackShip tags are names, so the name is the id."},"attributes":{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string"}}}}};
 
-function validate82(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate82.evaluated;
+const evaluated0 = validate83.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10143,21 +10275,21 @@ vErrors.push(err27);
 }
 errors++;
 }
-validate82.errors = vErrors;
+validate83.errors = vErrors;
 return errors === 0;
 }
-validate82.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate83.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableCreateDocument = validate83;
-const schema95 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
-const schema96 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
-const schema97 = {"type":"string","enum":["terraform","env"]};
-const pattern28 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
+export const VariableCreateDocument = validate84;
+const schema96 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"vars"},"attributes":{"type":"object","required":["key","category"],"properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536,"description":"Absent is the empty string."},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+const schema97 = {"description":"As on /v1.","type":"string","pattern":"^[A-Za-z_][A-Za-z0-9_]{0,127}$"};
+const schema98 = {"type":"string","enum":["terraform","env"]};
+const pattern29 = new RegExp("^[A-Za-z_][A-Za-z0-9_]{0,127}$", "u");
 
-function validate83(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate83.evaluated;
+const evaluated0 = validate84.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10226,7 +10358,7 @@ errors++;
 if(data2.key !== undefined){
 let data3 = data2.key;
 if(typeof data3 === "string"){
-if(!pattern28.test(data3)){
+if(!pattern29.test(data3)){
 const err5 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -10286,7 +10418,7 @@ vErrors.push(err9);
 errors++;
 }
 if(!((data5 === "terraform") || (data5 === "env"))){
-const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err10 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err10];
 }
@@ -10380,20 +10512,20 @@ vErrors.push(err17);
 }
 errors++;
 }
-validate83.errors = vErrors;
+validate84.errors = vErrors;
 return errors === 0;
 }
-validate83.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate84.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableDocument = validate84;
-const schema98 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
-const schema99 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
-const pattern29 = new RegExp("^var-[0-9a-z]{16}$", "u");
+export const VariableDocument = validate85;
+const schema99 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}}};
+const schema100 = {"description":"A workspace variable, the same record /v1 shows; a sensitive variable's value is always null.","type":"object","required":["type","id","attributes","relationships"],"additionalProperties":false,"properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","additionalProperties":false,"required":["key","value","description","category","hcl","sensitive","created-at"],"properties":{"key":{"type":"string"},"value":{"type":["string","null"]},"description":{"type":["string","null"]},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"created-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Timestamp"}}},"relationships":{"type":"object","additionalProperties":false,"required":["configurable"],"properties":{"configurable":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"}}},"links":{"type":"object","required":["self"],"properties":{"self":{"type":"string"}}}}};
+const pattern30 = new RegExp("^var-[0-9a-z]{16}$", "u");
 
-function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate86(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate85.evaluated;
+const evaluated0 = validate86.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10468,7 +10600,7 @@ errors++;
 if(data.id !== undefined){
 let data1 = data.id;
 if(typeof data1 === "string"){
-if(!pattern29.test(data1)){
+if(!pattern30.test(data1)){
 const err6 = {instancePath:instancePath+"/id",schemaPath:"#/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -10590,7 +10722,7 @@ errors++;
 if(data2.value !== undefined){
 let data4 = data2.value;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema99.properties.attributes.properties.value.type},message:"must be string,null"};
+const err17 = {instancePath:instancePath+"/attributes/value",schemaPath:"#/properties/attributes/properties/value/type",keyword:"type",params:{type: schema100.properties.attributes.properties.value.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err17];
 }
@@ -10603,7 +10735,7 @@ errors++;
 if(data2.description !== undefined){
 let data5 = data2.description;
 if((typeof data5 !== "string") && (data5 !== null)){
-const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema99.properties.attributes.properties.description.type},message:"must be string,null"};
+const err18 = {instancePath:instancePath+"/attributes/description",schemaPath:"#/properties/attributes/properties/description/type",keyword:"type",params:{type: schema100.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err18];
 }
@@ -10626,7 +10758,7 @@ vErrors.push(err19);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err20 = {instancePath:instancePath+"/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err20];
 }
@@ -10788,16 +10920,16 @@ vErrors.push(err32);
 }
 errors++;
 }
-validate85.errors = vErrors;
+validate86.errors = vErrors;
 return errors === 0;
 }
-validate85.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
+validate86.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate84(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate85(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate84.evaluated;
+const evaluated0 = validate85.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10816,8 +10948,8 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate85(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate86(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
@@ -10832,18 +10964,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate84.errors = vErrors;
+validate85.errors = vErrors;
 return errors === 0;
 }
-validate84.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate85.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableListDocument = validate88;
-const schema102 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const VariableListDocument = validate89;
+const schema103 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Variable"}},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate88(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate89(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate88.evaluated;
+const evaluated0 = validate89.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -10876,8 +11008,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate85(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate85.errors : vErrors.concat(validate85.errors);
+if(!(validate86(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate86.errors : vErrors.concat(validate86.errors);
 errors = vErrors.length;
 }
 }
@@ -11059,18 +11191,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate88.errors = vErrors;
+validate89.errors = vErrors;
 return errors === 0;
 }
-validate88.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate89.evaluated = {"props":{"data":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const VariableUpdateDocument = validate90;
-const schema104 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
+export const VariableUpdateDocument = validate91;
+const schema105 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","properties":{"type":{"const":"vars"},"id":{"type":"string","pattern":"^var-[0-9a-z]{16}$"},"attributes":{"type":"object","description":"Only the members sent change. A sensitive variable cannot be made non-sensitive (422 `VARIABLE_SENSITIVITY_IRREVERSIBLE`); its value, when not sent, stays as it was.","properties":{"key":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey"},"value":{"type":"string","maxLength":65536},"category":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory"},"hcl":{"type":"boolean"},"sensitive":{"type":"boolean"},"description":{"type":"string","maxLength":500}}}}}}};
 
-function validate90(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate90.evaluated;
+const evaluated0 = validate91.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11106,7 +11238,7 @@ errors++;
 if(data0.id !== undefined){
 let data2 = data0.id;
 if(typeof data2 === "string"){
-if(!pattern29.test(data2)){
+if(!pattern30.test(data2)){
 const err2 = {instancePath:instancePath+"/data/id",schemaPath:"#/properties/data/properties/id/pattern",keyword:"pattern",params:{pattern: "^var-[0-9a-z]{16}$"},message:"must match pattern \""+"^var-[0-9a-z]{16}$"+"\""};
 if(vErrors === null){
 vErrors = [err2];
@@ -11134,7 +11266,7 @@ if(data3 && typeof data3 == "object" && !Array.isArray(data3)){
 if(data3.key !== undefined){
 let data4 = data3.key;
 if(typeof data4 === "string"){
-if(!pattern28.test(data4)){
+if(!pattern29.test(data4)){
 const err4 = {instancePath:instancePath+"/data/attributes/key",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableKey/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z_][A-Za-z0-9_]{0,127}$"},message:"must match pattern \""+"^[A-Za-z_][A-Za-z0-9_]{0,127}$"+"\""};
 if(vErrors === null){
 vErrors = [err4];
@@ -11194,7 +11326,7 @@ vErrors.push(err8);
 errors++;
 }
 if(!((data6 === "terraform") || (data6 === "env"))){
-const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema97.enum},message:"must be equal to one of the allowed values"};
+const err9 = {instancePath:instancePath+"/data/attributes/category",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/VariableCategory/enum",keyword:"enum",params:{allowedValues: schema98.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err9];
 }
@@ -11288,36 +11420,36 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate90.errors = vErrors;
+validate91.errors = vErrors;
 return errors === 0;
 }
-validate90.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate91.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceCreateDocument = validate91;
-const schema107 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
-const schema108 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
-const schema109 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
-const schema110 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
-const schema111 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`)."};
-const schema112 = {"type":"boolean","description":"Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
-const schema113 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
-const schema114 = {"type":"boolean","description":"Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema115 = {"type":"boolean","description":"Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval)."};
-const schema116 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema117 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`."};
-const schema118 = {"type":["array","null"],"maxItems":100,"items":{"type":"string","maxLength":1000},"description":"Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`."};
-const schema120 = {"type":"boolean","description":"Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`."};
-const schema122 = {"type":"boolean","description":"Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`."};
-const schema123 = {"type":["string","null"],"maxLength":100,"description":"Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run)."};
-const pattern34 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
-const schema125 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
-const schema126 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
-const pattern35 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
+export const WorkspaceCreateDocument = validate92;
+const schema108 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"terraform-version":{"type":"string","maxLength":40},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"description":{"type":"string","maxLength":1000},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}},"relationships":{"type":"object","properties":{"project":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/ToOne"},"tags":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTagList"}}}}}}};
+const schema109 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$","description":"Letters, digits, `_`, `.` and `-`, starting with a letter or digit; unique in the organization."};
+const schema110 = {"type":"string","maxLength":1000,"pattern":"^(?!/)(?!.*\\.\\.).*$","description":"Relative to the configuration's root; no leading `/` and no `..`."};
+const schema111 = {"type":"boolean","description":"Only `false` is accepted: `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (StackShip never applies without a human approval) and nothing is written."};
+const schema112 = {"type":"boolean","description":"Only `false` is accepted; `true` is refused with 422 `RUN_DESTROY_FORBIDDEN` and nothing is written (StackShip runs no destroy plans and its workspaces advertise `allow-destroy-plan: false`; the `tfe` provider's default is `true`, so a `tfe_workspace` sets `allow_destroy_plan = false`)."};
+const schema113 = {"type":"boolean","description":"Only `true` is accepted, StackShip's behaviour: a push to a connected repository queues its run at once, without waiting for a first manual run. `false` is refused with 422 `DOCUMENT_INVALID` and nothing is written."};
+const schema114 = {"description":"Only `remote`; any other mode is refused with 422 `DOCUMENT_INVALID`.","enum":["remote"]};
+const schema115 = {"type":"boolean","description":"Only `true` (remote execution); `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema116 = {"type":"boolean","description":"Only `false`; `true` is refused with 422 `RUN_AUTO_APPLY_FORBIDDEN` (nothing is applied without a human approval)."};
+const schema117 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: a push runs a workspace only when it changes files under its working directory or its GitHub connection's trigger paths. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema118 = {"type":"boolean","description":"Only `true`, StackShip's behaviour: pull requests and `tofu plan` get speculative plans. `false` is refused with 422 `DOCUMENT_INVALID`."};
+const schema119 = {"type":["array","null"],"maxItems":100,"items":{"type":"string","maxLength":1000},"description":"Only empty (or null): a workspace's trigger paths belong to its GitHub connection, set on `/v1` (`vcs-repo` is null here). A non-empty list is refused with 422 `DOCUMENT_INVALID`."};
+const schema121 = {"type":"boolean","description":"Only `false`: a run reads only its own workspace's state, so no other workspace may read this one's. `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema123 = {"type":"boolean","description":"Only `false` (StackShip runs no health assessments); `true` is refused with 422 `DOCUMENT_INVALID`."};
+const schema124 = {"type":["string","null"],"maxLength":100,"description":"Only null; a time or duration is refused with 422 `RUN_DESTROY_FORBIDDEN` (an automatic destroy run)."};
+const pattern35 = new RegExp("^(?!/)(?!.*\\.\\.).*$", "u");
+const schema126 = {"type":"object","required":["data"],"properties":{"data":{"type":"array","maxItems":100,"items":{"type":"object","required":["attributes"],"properties":{"type":{"const":"tags"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName"}}}}}}}};
+const schema127 = {"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$","description":"Letters, digits, `:`, `_`, `.` and `-`, starting with a letter or digit."};
+const pattern36 = new RegExp("^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$", "u");
 
-function validate93(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate94(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate93.evaluated;
+const evaluated0 = validate94.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11390,7 +11522,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern35.test(data4)){
+if(!pattern36.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -11459,16 +11591,16 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate93.errors = vErrors;
+validate94.errors = vErrors;
 return errors === 0;
 }
-validate93.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate94.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 
-function validate91(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate92(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate91.evaluated;
+const evaluated0 = validate92.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -11587,7 +11719,7 @@ vErrors.push(err8);
 }
 errors++;
 }
-if(!pattern34.test(data5)){
+if(!pattern35.test(data5)){
 const err9 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err9];
@@ -11672,7 +11804,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema113.enum},message:"must be equal to one of the allowed values"};
+const err16 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err16];
 }
@@ -11745,7 +11877,7 @@ errors++;
 if(data2["trigger-prefixes"] !== undefined){
 let data16 = data2["trigger-prefixes"];
 if((!(Array.isArray(data16))) && (data16 !== null)){
-const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
+const err22 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema119.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err22];
 }
@@ -11796,7 +11928,7 @@ errors++;
 if(data2["trigger-patterns"] !== undefined){
 let data18 = data2["trigger-patterns"];
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
+const err26 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema119.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err26];
 }
@@ -11883,7 +12015,7 @@ errors++;
 if(data2["auto-destroy-at"] !== undefined){
 let data23 = data2["auto-destroy-at"];
 if((typeof data23 !== "string") && (data23 !== null)){
-const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
+const err33 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema124.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -11908,7 +12040,7 @@ errors++;
 if(data2["auto-destroy-activity-duration"] !== undefined){
 let data24 = data2["auto-destroy-activity-duration"];
 if((typeof data24 !== "string") && (data24 !== null)){
-const err35 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
+const err35 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema124.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -11952,8 +12084,8 @@ errors = vErrors.length;
 }
 }
 if(data25.tags !== undefined){
-if(!(validate93(data25.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data25,parentDataProperty:"tags",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate93.errors : vErrors.concat(validate93.errors);
+if(!(validate94(data25.tags, {instancePath:instancePath+"/data/relationships/tags",parentData:data25,parentDataProperty:"tags",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate94.errors : vErrors.concat(validate94.errors);
 errors = vErrors.length;
 }
 }
@@ -11992,19 +12124,19 @@ vErrors.push(err40);
 }
 errors++;
 }
-validate91.errors = vErrors;
+validate92.errors = vErrors;
 return errors === 0;
 }
-validate91.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate92.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceDocument = validate95;
-const schema127 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
-const schema128 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
+export const WorkspaceDocument = validate96;
+const schema128 = {"type":"object","required":["data"],"properties":{"data":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"}}};
+const schema129 = {"description":"The current runs `?include=current_run` asked for (each once).","type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Run"}};
 
-function validate97(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate98(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate97.evaluated;
+const evaluated0 = validate98.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12014,8 +12146,8 @@ evaluated0.items = undefined;
 if(Array.isArray(data)){
 const len0 = data.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate54(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate54.errors : vErrors.concat(validate54.errors);
+if(!(validate55(data[i0], {instancePath:instancePath+"/" + i0,parentData:data,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate55.errors : vErrors.concat(validate55.errors);
 errors = vErrors.length;
 }
 }
@@ -12030,16 +12162,16 @@ vErrors.push(err0);
 }
 errors++;
 }
-validate97.errors = vErrors;
+validate98.errors = vErrors;
 return errors === 0;
 }
-validate97.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
+validate98.evaluated = {"items":true,"dynamicProps":false,"dynamicItems":false};
 
 
-function validate95(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate96(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate95.evaluated;
+const evaluated0 = validate96.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12058,14 +12190,14 @@ vErrors.push(err0);
 errors++;
 }
 if(data.data !== undefined){
-if(!(validate63(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate64(data.data, {instancePath:instancePath+"/data",parentData:data,parentDataProperty:"data",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
 if(data.included !== undefined){
-if(!(validate97(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate98(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
@@ -12080,18 +12212,18 @@ vErrors.push(err1);
 }
 errors++;
 }
-validate95.errors = vErrors;
+validate96.errors = vErrors;
 return errors === 0;
 }
-validate95.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
+validate96.evaluated = {"props":{"data":true,"included":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceListDocument = validate100;
-const schema129 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
+export const WorkspaceListDocument = validate101;
+const schema130 = {"type":"object","required":["data","meta"],"properties":{"data":{"type":"array","items":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Workspace"}},"included":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceIncluded"},"meta":{"type":"object","required":["pagination"],"properties":{"pagination":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/Pagination"}}}}};
 
-function validate100(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate101(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate100.evaluated;
+const evaluated0 = validate101.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12124,8 +12256,8 @@ let data0 = data.data;
 if(Array.isArray(data0)){
 const len0 = data0.length;
 for(let i0=0; i0<len0; i0++){
-if(!(validate63(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate63.errors : vErrors.concat(validate63.errors);
+if(!(validate64(data0[i0], {instancePath:instancePath+"/data/" + i0,parentData:data0,parentDataProperty:i0,rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate64.errors : vErrors.concat(validate64.errors);
 errors = vErrors.length;
 }
 }
@@ -12142,8 +12274,8 @@ errors++;
 }
 }
 if(data.included !== undefined){
-if(!(validate97(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
-vErrors = vErrors === null ? validate97.errors : vErrors.concat(validate97.errors);
+if(!(validate98(data.included, {instancePath:instancePath+"/included",parentData:data,parentDataProperty:"included",rootData,dynamicAnchors}))){
+vErrors = vErrors === null ? validate98.errors : vErrors.concat(validate98.errors);
 errors = vErrors.length;
 }
 }
@@ -12313,18 +12445,18 @@ vErrors.push(err16);
 }
 errors++;
 }
-validate100.errors = vErrors;
+validate101.errors = vErrors;
 return errors === 0;
 }
-validate100.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
+validate101.evaluated = {"props":{"data":true,"included":true,"meta":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceLockDocument = validate103;
-const schema131 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
+export const WorkspaceLockDocument = validate104;
+const schema132 = {"description":"The body of `POST …/actions/lock`. The CLI sends a JSON:API document whose `type` is the empty string; an empty body is accepted too.","type":"object","properties":{"data":{"type":"object","properties":{"type":{"type":"string"},"attributes":{"type":"object","properties":{"reason":{"type":"string","maxLength":1000}}}}}}};
 
-function validate103(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate103.evaluated;
+const evaluated0 = validate104.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12410,17 +12542,17 @@ vErrors.push(err5);
 }
 errors++;
 }
-validate103.errors = vErrors;
+validate104.errors = vErrors;
 return errors === 0;
 }
-validate103.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate104.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceTagList = validate104;
+export const WorkspaceTagList = validate105;
 
-function validate104(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate104.evaluated;
+const evaluated0 = validate105.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12493,7 +12625,7 @@ errors++;
 if(data3.name !== undefined){
 let data4 = data3.name;
 if(typeof data4 === "string"){
-if(!pattern35.test(data4)){
+if(!pattern36.test(data4)){
 const err5 = {instancePath:instancePath+"/data/" + i0+"/attributes/name",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/TagName/pattern",keyword:"pattern",params:{pattern: "^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"},message:"must match pattern \""+"^[A-Za-z0-9][A-Za-z0-9:_.-]{0,254}$"+"\""};
 if(vErrors === null){
 vErrors = [err5];
@@ -12562,18 +12694,18 @@ vErrors.push(err10);
 }
 errors++;
 }
-validate104.errors = vErrors;
+validate105.errors = vErrors;
 return errors === 0;
 }
-validate104.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate105.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
-export const WorkspaceUpdateDocument = validate105;
-const schema134 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}}}}}};
+export const WorkspaceUpdateDocument = validate106;
+const schema135 = {"type":"object","properties":{"data":{"type":"object","properties":{"type":{"const":"workspaces"},"attributes":{"type":"object","properties":{"name":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceName"},"description":{"type":["string","null"],"maxLength":1000},"working-directory":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory"},"terraform-version":{"type":"string","maxLength":40},"auto-apply":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApply"},"allow-destroy-plan":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAllowDestroyPlan"},"queue-all-runs":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceQueueAllRuns"},"execution-mode":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode"},"structured-run-output-enabled":{"type":"boolean"},"operations":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceOperations"},"auto-apply-run-trigger":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoApplyRunTrigger"},"file-triggers-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceFileTriggersEnabled"},"speculative-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceSpeculativeEnabled"},"trigger-prefixes":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"trigger-patterns":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths"},"global-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"project-remote-state":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceRemoteState"},"assessments-enabled":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAssessmentsEnabled"},"auto-destroy-at":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"},"auto-destroy-activity-duration":{"$ref":"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy"}}}}}}};
 
-function validate105(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
+function validate106(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
 let errors = 0;
-const evaluated0 = validate105.evaluated;
+const evaluated0 = validate106.evaluated;
 if(evaluated0.dynamicProps){
 evaluated0.props = undefined;
 }
@@ -12627,7 +12759,7 @@ errors++;
 if(data2.description !== undefined){
 let data4 = data2.description;
 if((typeof data4 !== "string") && (data4 !== null)){
-const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema134.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
+const err3 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema135.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err3];
 }
@@ -12662,7 +12794,7 @@ vErrors.push(err5);
 }
 errors++;
 }
-if(!pattern34.test(data5)){
+if(!pattern35.test(data5)){
 const err6 = {instancePath:instancePath+"/data/attributes/working-directory",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkingDirectory/pattern",keyword:"pattern",params:{pattern: "^(?!/)(?!.*\\.\\.).*$"},message:"must match pattern \""+"^(?!/)(?!.*\\.\\.).*$"+"\""};
 if(vErrors === null){
 vErrors = [err6];
@@ -12747,7 +12879,7 @@ errors++;
 }
 if(data2["execution-mode"] !== undefined){
 if(!(data2["execution-mode"] === "remote")){
-const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema113.enum},message:"must be equal to one of the allowed values"};
+const err13 = {instancePath:instancePath+"/data/attributes/execution-mode",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceExecutionMode/enum",keyword:"enum",params:{allowedValues: schema114.enum},message:"must be equal to one of the allowed values"};
 if(vErrors === null){
 vErrors = [err13];
 }
@@ -12820,7 +12952,7 @@ errors++;
 if(data2["trigger-prefixes"] !== undefined){
 let data16 = data2["trigger-prefixes"];
 if((!(Array.isArray(data16))) && (data16 !== null)){
-const err19 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
+const err19 = {instancePath:instancePath+"/data/attributes/trigger-prefixes",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema119.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err19];
 }
@@ -12871,7 +13003,7 @@ errors++;
 if(data2["trigger-patterns"] !== undefined){
 let data18 = data2["trigger-patterns"];
 if((!(Array.isArray(data18))) && (data18 !== null)){
-const err23 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema118.type},message:"must be array,null"};
+const err23 = {instancePath:instancePath+"/data/attributes/trigger-patterns",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceTriggerPaths/type",keyword:"type",params:{type: schema119.type},message:"must be array,null"};
 if(vErrors === null){
 vErrors = [err23];
 }
@@ -12958,7 +13090,7 @@ errors++;
 if(data2["auto-destroy-at"] !== undefined){
 let data23 = data2["auto-destroy-at"];
 if((typeof data23 !== "string") && (data23 !== null)){
-const err30 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
+const err30 = {instancePath:instancePath+"/data/attributes/auto-destroy-at",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema124.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -12983,7 +13115,7 @@ errors++;
 if(data2["auto-destroy-activity-duration"] !== undefined){
 let data24 = data2["auto-destroy-activity-duration"];
 if((typeof data24 !== "string") && (data24 !== null)){
-const err32 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema123.type},message:"must be string,null"};
+const err32 = {instancePath:instancePath+"/data/attributes/auto-destroy-activity-duration",schemaPath:"https://stackship.dev/schemas/tfe/openapi#/$defs/WorkspaceAutoDestroy/type",keyword:"type",params:{type: schema124.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -13040,10 +13172,10 @@ vErrors.push(err36);
 }
 errors++;
 }
-validate105.errors = vErrors;
+validate106.errors = vErrors;
 return errors === 0;
 }
-validate105.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
+validate106.evaluated = {"props":{"data":true},"dynamicProps":false,"dynamicItems":false};
 
 export const getDiscoveryResponse200 = Discovery;
 export const getAccountDetailsResponse200 = AccountDetailsDocument;
@@ -13130,6 +13262,14 @@ export const getProjectResponse200 = ProjectDocument;
 export const getProjectResponse400 = ErrorDocument;
 export const getProjectResponse401 = ErrorDocument;
 export const getProjectResponse404 = ErrorDocument;
+export const updateProjectRequest = ProjectUpdateDocument;
+export const updateProjectResponse200 = ProjectDocument;
+export const updateProjectResponse400 = ErrorDocument;
+export const updateProjectResponse401 = ErrorDocument;
+export const updateProjectResponse403 = ErrorDocument;
+export const updateProjectResponse404 = ErrorDocument;
+export const updateProjectResponse409 = ErrorDocument;
+export const updateProjectResponse422 = ErrorDocument;
 export const createRunRequest = RunCreateDocument;
 export const createRunResponse201 = RunDocument;
 export const createRunResponse400 = ErrorDocument;

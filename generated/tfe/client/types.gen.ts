@@ -91,6 +91,19 @@ export type ProjectDocument = {
     data: Project;
 };
 
+export type ProjectUpdateDocument = {
+    data: {
+        type?: 'projects';
+        attributes?: {
+            name?: string;
+            /**
+             * StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`.
+             */
+            description?: string | null;
+        };
+    };
+};
+
 export type Workspace = {
     type: 'workspaces';
     id: string;
@@ -1114,6 +1127,53 @@ export type GetProjectResponses = {
 };
 
 export type GetProjectResponse = GetProjectResponses[keyof GetProjectResponses];
+
+export type UpdateProjectData = {
+    body: ProjectUpdateDocument;
+    path: {
+        project_id: string;
+    };
+    query?: never;
+    url: '/api/v2/projects/{project_id}';
+};
+
+export type UpdateProjectErrors = {
+    /**
+     * The request is malformed before any handler looks at it (`code` `REQUEST_INVALID`): a path or query parameter outside its schema (`source.parameter`), a body that is not JSON or is over 1 MiB (`source.pointer` ""); or the body is not valid UTF-8 (`REQUEST_ENCODING_INVALID`, `source.pointer` names the value). The CLI shows `title` and `detail`.
+     */
+    400: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    401: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    403: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    404: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    409: ErrorDocument;
+    /**
+     * A JSON:API error document; the CLI shows `title` and `detail`.
+     */
+    422: ErrorDocument;
+};
+
+export type UpdateProjectError = UpdateProjectErrors[keyof UpdateProjectErrors];
+
+export type UpdateProjectResponses = {
+    /**
+     * The project as it is now.
+     */
+    200: ProjectDocument;
+};
+
+export type UpdateProjectResponse = UpdateProjectResponses[keyof UpdateProjectResponses];
 
 export type ListWorkspacesData = {
     body?: never;

@@ -46,6 +46,15 @@ export class ProjectRepository extends Repository {
     });
   }
 
+  /** Renames a project; a name taken in the organization throws PROJECT_NAME_TAKEN. */
+  async rename(id: string, name: string): Promise<Project | undefined> {
+    return translating(this.dialect, async () => {
+      await this.db<ProjectRow>("projects").where({ id }).update({ name });
+      const row = await this.db<ProjectRow>("projects").where({ id }).first();
+      return row && toProject(row);
+    });
+  }
+
   /** The organization's projects, by name. */
   async listByOrganization(organizationId: string): Promise<Project[]> {
     return translating(this.dialect, async () => {

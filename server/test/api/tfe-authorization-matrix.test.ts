@@ -83,6 +83,8 @@ const EXPECTED: Record<string, Row> = {
   listConfigurationVersions: READ,
   listRemoteStateConsumers: READ,
   getProject: READ,
+  // Renaming a project is an organization administrator's decision.
+  updateProject: row(401, 404, 403, 403, 200),
   // Deleting a workspace is an organization administrator's decision (a fresh workspace each time).
   deleteWorkspace: row(401, 404, 403, 403, 204),
   safeDeleteWorkspace: row(401, 404, 403, 403, 204),
@@ -195,6 +197,11 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: ws };
     case "getProject":
       return { path: { project_id: (await server.services.stores.workspaces.getById(world.workspaceId))!.projectId } };
+    case "updateProject": {
+      const created = await tfe(world, "POST", "/api/v2/organizations/acme/projects", world.adminToken, { data: { type: "projects", attributes: { name: unique("renamed") } } });
+      const project = (await created.json()) as { data: { id: string } };
+      return { path: { project_id: project.data.id }, body: { data: { type: "projects", attributes: { name: unique("project") } } } };
+    }
     case "forceUnlockWorkspace":
     case "deleteWorkspace":
     case "safeDeleteWorkspace":

@@ -489,6 +489,33 @@ testEachServer(patch, "lists a workspace's tags by name and removes tags (absent
   assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.attributes["tag-names"], ["tag3"]);
 });
 
+testEachServer(patch, "PATCH projects/{id} renames a project (audited), refuses a taken name with 409, a description and renaming the Default Project with 422", async (server) => {
+  const { organizationName, token, workspace } = await setUp(server);
+  const defaultProjectId = (await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.relationships.project.data.id as string;
+  const keeps = await api(server, token, "PATCH", `/projects/${defaultProjectId}`, JSON.stringify({ data: { type: "projects", attributes: { name: "elsewhere" } } }));
+  assert.is(keeps.status, 422, JSON.stringify(keeps.json));
+  assert.match(keeps.json.errors[0].detail, "keeps its name");
+  const created = await api(server, token, "POST", `/organizations/${organizationName}/projects`, JSON.stringify({ data: { type: "projects", attributes: { name: "apps" } } }));
+  const projectId = created.json.data.id as string;
+  const other = await api(server, token, "POST", `/organizations/${organizationName}/projects`, JSON.stringify({ data: { type: "projects", attributes: { name: "other" } } }));
+  assert.is(other.status, 201, JSON.stringify(other.json));
+  const update = (attributes: Record<string, unknown>) => api(server, token, "PATCH", `/projects/${projectId}`, JSON.stringify({ data: { type: "projects", attributes } }));
+
+  const renamed = await update({ name: "platform", description: "" });
+  assert.is(renamed.status, 200, JSON.stringify(renamed.json));
+  assert.is(renamed.json.data.attributes.name, "platform");
+  assert.is((await api(server, token, "GET", `/projects/${projectId}`)).json.data.attributes.name, "platform");
+  assert.is(((await server.db.knex("audit_events").where({ action: "project.renamed", target_id: projectId })) as unknown[]).length, 1);
+
+  const taken = await update({ name: "other" });
+  assert.is(taken.status, 409, JSON.stringify(taken.json));
+  assert.is(taken.json.errors[0].code, "PROJECT_NAME_TAKEN");
+  const described = await update({ name: "again", description: "The platform team" });
+  assert.is(described.status, 422, JSON.stringify(described.json));
+  assert.is(described.json.errors[0].source.pointer, "/data/attributes/description");
+  assert.is((await api(server, token, "GET", `/projects/${projectId}`)).json.data.attributes.name, "platform");
+});
+
 // ---------------------------------------------------------------------------------------------
 const runList = suite("GET workspace runs (tfe)");
 

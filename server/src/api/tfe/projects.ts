@@ -1,8 +1,9 @@
 import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Project } from "../../domain/records.ts";
+import { DomainError } from "../../domain/errors.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { createProject } from "../../commands/projects.ts";
+import { createProject, renameProject } from "../../commands/projects.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
 import { paginate } from "./presenters.ts";
@@ -41,6 +42,23 @@ export const projectHandlers = {
     authorize(ctx, "workspace:read", { organizationId: project.organizationId, projectId: project.id }, what);
     const organization = await ctx.services.stores.organizations.getById(project.organizationId);
     if (!organization) throw notFound(what);
+    return { status: 200, body: { data: presentProject(project, organization.name) } };
+  },
+
+  async updateProject({ path, body, ctx }) {
+    const found = await ctx.services.stores.projects.getById(path.project_id);
+    const what = `Project ${path.project_id}`;
+    if (!found) throw notFound(what);
+    authorize(ctx, "org:admin", { organizationId: found.organizationId, projectId: found.id }, what);
+    const organization = await ctx.services.stores.organizations.getById(found.organizationId);
+    if (!organization) throw notFound(what);
+    const a = body.data.attributes ?? {};
+    if (a.description !== undefined && a.description !== null && a.description !== "") {
+      throw new DomainError("DOCUMENT_INVALID", "StackShip projects keep no description; send an empty description or leave it out.", {
+        source: { pointer: "/data/attributes/description" },
+      });
+    }
+    const project = a.name === undefined ? found : await renameProject(ctx.services, principalOf(ctx), found, a.name);
     return { status: 200, body: { data: presentProject(project, organization.name) } };
   },
 
