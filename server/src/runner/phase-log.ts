@@ -93,6 +93,8 @@ export class PhaseLog {
   private readonly json: PhaseLog | null = null;
   private readonly renderer: JsonLogRenderer | null = null;
   private writes: Promise<unknown> = Promise.resolve();
+  /** The first append that failed: later chunks are not written, and close() throws it. */
+  private failure: { error: unknown } | null = null;
   private timer: NodeJS.Timeout | null = null;
   private sanitizer: LogSanitizer | null = null;
   private held: string[] = [];
@@ -158,7 +160,13 @@ export class PhaseLog {
     const text = this.cap.take(this.buffer + (final ? this.sanitizer!.flush() : ""), final);
     this.buffer = "";
     if (text.length === 0 && !final) return;
-    this.writes = this.writes.then(() => this.stores.logs.append(this.runId, this.phase, text, final, this.clock()));
+    // Handled at once: a timer's flush failing (a full disk, a lost database) must not become an
+    // unhandled rejection, which ends the process; close() reports it to the phase instead.
+    this.writes = this.writes
+      .then(() => (this.failure ? undefined : this.stores.logs.append(this.runId, this.phase, text, final, this.clock())))
+      .catch((error: unknown) => {
+        this.failure ??= { error };
+      });
   }
 
   /** Writes what is left and marks the phase's log complete (a held log not released yet: with the values it was created with). */
@@ -167,5 +175,6 @@ export class PhaseLog {
     if (this.sanitizer === null) this.release(this.secrets);
     this.flush(true);
     await Promise.all([this.writes, this.json?.close()]);
+    if (this.failure) throw this.failure.error;
   }
 }
