@@ -1206,7 +1206,8 @@ export interface components {
         ProjectCreateDocument: {
             data: {
                 attributes: {
-                    description?: string;
+                    /** @description StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`. */
+                    description?: string | null;
                     name: string;
                 };
                 /** @constant */

@@ -4091,7 +4091,7 @@ return true;
 validate42.evaluated = {"dynamicProps":false,"dynamicItems":false};
 
 export const ProjectCreateDocument = validate43;
-const schema59 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":"string","maxLength":1000}}}}}}};
+const schema59 = {"type":"object","required":["data"],"properties":{"data":{"type":"object","required":["attributes"],"properties":{"type":{"const":"projects"},"attributes":{"type":"object","required":["name"],"properties":{"name":{"type":"string","pattern":"^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$"},"description":{"type":["string","null"],"maxLength":1000,"description":"StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`."}}}}}}};
 const pattern12 = new RegExp("^[A-Za-z0-9][A-Za-z0-9_.-]{0,89}$", "u");
 
 function validate43(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
@@ -4180,9 +4180,8 @@ errors++;
 }
 if(data2.description !== undefined){
 let data4 = data2.description;
-if(typeof data4 === "string"){
-if(func2(data4) > 1000){
-const err6 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
+if((typeof data4 !== "string") && (data4 !== null)){
+const err6 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: schema59.properties.data.properties.attributes.properties.description.type},message:"must be string,null"};
 if(vErrors === null){
 vErrors = [err6];
 }
@@ -4191,9 +4190,9 @@ vErrors.push(err6);
 }
 errors++;
 }
-}
-else {
-const err7 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/type",keyword:"type",params:{type: "string"},message:"must be string"};
+if(typeof data4 === "string"){
+if(func2(data4) > 1000){
+const err7 = {instancePath:instancePath+"/data/attributes/description",schemaPath:"#/properties/data/properties/attributes/properties/description/maxLength",keyword:"maxLength",params:{limit: 1000},message:"must NOT have more than 1000 characters"};
 if(vErrors === null){
 vErrors = [err7];
 }
@@ -4201,6 +4200,7 @@ else {
 vErrors.push(err7);
 }
 errors++;
+}
 }
 }
 }

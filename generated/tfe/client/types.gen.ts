@@ -82,7 +82,10 @@ export type ProjectCreateDocument = {
         type?: 'projects';
         attributes: {
             name: string;
-            description?: string;
+            /**
+             * StackShip projects keep no description; only an empty one (or null) is accepted, anything else is 422 `DOCUMENT_INVALID`.
+             */
+            description?: string | null;
         };
     };
 };

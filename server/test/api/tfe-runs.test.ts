@@ -514,6 +514,28 @@ testEachServer(patch, "PATCH projects/{id} renames a project (audited), refuses 
   assert.is(described.status, 422, JSON.stringify(described.json));
   assert.is(described.json.errors[0].source.pointer, "/data/attributes/description");
   assert.is((await api(server, token, "GET", `/projects/${projectId}`)).json.data.attributes.name, "platform");
+
+  // Create likewise refuses a description rather than dropping it, and creates nothing.
+  const before = ((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n;
+  const describedNew = await api(
+    server,
+    token,
+    "POST",
+    `/organizations/${organizationName}/projects`,
+    JSON.stringify({ data: { type: "projects", attributes: { name: "docs", description: "Docs team" } } }),
+  );
+  assert.is(describedNew.status, 422, JSON.stringify(describedNew.json));
+  assert.is(describedNew.json.errors[0].code, "DOCUMENT_INVALID");
+  assert.is(describedNew.json.errors[0].source.pointer, "/data/attributes/description");
+  assert.is(String(((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n), String(before));
+  const plainNew = await api(
+    server,
+    token,
+    "POST",
+    `/organizations/${organizationName}/projects`,
+    JSON.stringify({ data: { type: "projects", attributes: { name: "docs", description: "" } } }),
+  );
+  assert.is(plainNew.status, 201, JSON.stringify(plainNew.json));
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -53,18 +53,24 @@ export const projectHandlers = {
     const organization = await ctx.services.stores.organizations.getById(found.organizationId);
     if (!organization) throw notFound(what);
     const a = body.data.attributes ?? {};
-    if (a.description !== undefined && a.description !== null && a.description !== "") {
-      throw new DomainError("DOCUMENT_INVALID", "StackShip projects keep no description; send an empty description or leave it out.", {
-        source: { pointer: "/data/attributes/description" },
-      });
-    }
+    refuseDescription(a.description);
     const project = a.name === undefined ? found : await renameProject(ctx.services, principalOf(ctx), found, a.name);
     return { status: 200, body: { data: presentProject(project, organization.name) } };
   },
 
   async createProject({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
+    refuseDescription(body.data.attributes.description);
     const project = await createProject(ctx.services, principalOf(ctx), organization, body.data.attributes.name);
     return { status: 201, body: { data: presentProject(project, organization.name) } };
   },
 } satisfies Partial<H>;
+
+/** Projects keep no description: an empty one (or none) is accepted, anything else refused, never dropped. */
+function refuseDescription(description: string | null | undefined): void {
+  if (description !== undefined && description !== null && description !== "") {
+    throw new DomainError("DOCUMENT_INVALID", "StackShip projects keep no description; send an empty description or leave it out.", {
+      source: { pointer: "/data/attributes/description" },
+    });
+  }
+}
