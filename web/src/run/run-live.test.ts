@@ -1,4 +1,21 @@
-import { afterEach, cleanup, deep, describe, equal, FakeServer, FakeSocket, helloMessage, it, logMessage, mount, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  describe,
+  equal,
+  FakeServer,
+  FakeSocket,
+  helloMessage,
+  it,
+  logMessage,
+  mount,
+  ok,
+  reviewFixture,
+  RUN_ID,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import type { Review } from "./review-model.ts";
 import { CONSOLE_MAX_CHARS, keepNewest } from "./run-console.ts";
 import { SsRunPage } from "./run-page.ts";

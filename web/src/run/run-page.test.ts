@@ -1,4 +1,22 @@
-import { afterEach, cleanup, deep, deepAll, describe, equal, errorAnswer, FakeServer, it, match, mount, ok, reviewFixture, RUN_ID, text, until, WS_ID } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  deepAll,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  match,
+  mount,
+  ok,
+  reviewFixture,
+  RUN_ID,
+  text,
+  until,
+  WS_ID,
+} from "../../test/support/components.ts";
 import type { Review, TerminalReason } from "./review-model.ts";
 import { SsRunPage } from "./run-page.ts";
 import { FakeSocket } from "../../test/support/components.ts";
