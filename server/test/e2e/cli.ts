@@ -79,6 +79,8 @@ export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: 
 
 /** The pinned tofu binary. */
 export const TOFU = join(REPO_ROOT, ".tools/bin/tofu");
+/** The Terraform CLI, a client like tofu (scripts/bootstrap-tools --with-test-tools builds it). */
+export const TERRAFORM = join(REPO_ROOT, ".tools/bin/terraform");
 
 /** The configuration every CLI scenario plans: one built-in resource, no providers to download. */
 export const CONFIGURATION = `resource "terraform_data" "greeting" {
@@ -124,6 +126,8 @@ export async function cliProject(
     https?: { port: number; caBundleFile: string; cert?: string | Buffer; key?: string | Buffer };
     /** Select workspaces by these tags (the tags strategy) instead of by name. */
     tags?: string[];
+    /** The CLI binary `tofu()` runs: OpenTofu unless said (TERRAFORM). */
+    cli?: string;
   } = {},
 ): Promise<CliProject> {
   const { organizationName, organizationId, token } = await createOrganizationWithToken(server, "acme", options.role ?? "admin");
@@ -170,7 +174,7 @@ export async function cliProject(
       new Promise<TofuResult>((resolve, reject) => {
         // -no-color goes after the (sub)command: `tofu state -no-color pull` would print usage.
         const command = args[0] === "state" || args[0] === "workspace" ? 2 : 1;
-        const child = spawn(TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(options.cli ?? TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));

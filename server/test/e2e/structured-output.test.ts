@@ -4,9 +4,12 @@
 // ping's X-TFE-Version lets it). What it prints equals a local `tofu plan` of the same
 // configuration, sensitive values render `(sensitive value)` and none reaches anything the CLI
 // printed or fetched; /v1 keeps serving human text; the interactive apply renders from JSON lines.
+// Both CLIs: OpenTofu, and the Terraform CLI (v1.5.7, built by scripts/bootstrap-tools
+// --with-test-tools), each against its own local plan.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { appendFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { appendFile, cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { suite } from "uvu";
@@ -16,9 +19,21 @@ import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { stripAnsi } from "../../src/runner/log-sanitizer.ts";
 import { skipTest } from "../support/skips.ts";
-import { TOFU, testEachInitializedProject, transcript, type CliProject, type CliServer } from "./cli.ts";
+import { TERRAFORM, TOFU, testEachInitializedProject, transcript, type CliProject, type CliServer } from "./cli.ts";
 
-const test = suite("structured run output with the tofu CLI");
+const test = suite("structured run output with the tofu and Terraform CLIs");
+
+/** A CLI the scenarios run with: its binary, and where its providers come from offline. */
+interface Cli {
+  name: string;
+  binary: string;
+  /** The registry host its `hashicorp/random` resolves to (the mirror is laid out under it). */
+  registry: string;
+}
+const CLIS: Cli[] = [
+  { name: "tofu", binary: TOFU, registry: "registry.opentofu.org" },
+  { name: "terraform", binary: TERRAFORM, registry: "registry.terraform.io" },
+];
 
 /** Unique per run of the suite, so a value found anywhere is this test's. */
 const CANARY = randomBytes(6).toString("hex");
@@ -59,7 +74,7 @@ function renderedPlan(stdout: string): string[] {
   const lines = stripAnsi(stdout)
     .split("\n")
     .map((line) => line.trimEnd());
-  const start = lines.findIndex((line) => line.startsWith("OpenTofu used the selected providers") || line.startsWith("No changes."));
+  const start = lines.findIndex((line) => /^(OpenTofu|Terraform) used the selected providers/.test(line) || line.startsWith("No changes."));
   if (start < 0) return [];
   let end = lines.findIndex(
     (line, i) => i > start && (line.startsWith("─") || line.startsWith("Note: You didn't use the -out option") || line.startsWith("Do you want to perform")),
@@ -68,10 +83,10 @@ function renderedPlan(stdout: string): string[] {
   return lines.slice(start, end).join("\n").trim().split("\n");
 }
 
-/** `tofu <args>` in `dir` with the local backend (no cloud block), the variable from the environment. */
-async function localTofu(dir: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** `<cli> <args>` in `dir` with the local backend (no cloud block), the variable from the environment. */
+async function localTofu(cli: Cli, dir: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TOFU, args, {
+    const child = spawn(cli.binary, args, {
       cwd: dir,
       env: { PATH: "/usr/bin:/bin", HOME: dir, CHECKPOINT_DISABLE: "1", TF_VAR_password: PASSWORD, TF_CLI_CONFIG_FILE: join(dir, "tofu.rc") },
       stdio: ["ignore", "pipe", "pipe"],
@@ -120,66 +135,68 @@ function assertNoCanary(text: string, where: string): void {
   assert.not.ok(text.includes(`pw-${CANARY}`), `${where} holds a piece of the sensitive variable`);
 }
 
-testEachInitializedProject(
-  test,
-  "plan renders from json-output-redacted as a local plan does, apply (yes) from JSON lines; no sensitive value printed or served",
-  async (server, project) => {
-    await enableStructuredOutput(server, project);
-    // The variable travels as a run variable (an HCL expression).
-    const planned = await project.tofu(["plan", "-var", `password=${PASSWORD}`]);
-    assert.is(planned.code, 0, transcript(planned));
-    const [planRun] = await project.runs();
-    assert.is(planRun.structuredRunOutput, true);
-    // The plan log the CLI read is `-json` UI lines, and /v1 serves the human rendering of them.
-    const planLog = await server.services.stores.logs.read(planRun.id, "plan", 0, 1 << 24);
-    const framed = Buffer.from(await readFramedLog(server.services, planRun, "plan", 0, 1 << 24)).toString("utf8");
-    assert.match(framed, /"type":"planned_change"/);
-    assert.match(planLog.text, "terraform_data.plain: Plan to create");
-    assert.match(planLog.text, "Plan: 3 to add, 0 to change, 0 to destroy.");
-    assert.not.match(planLog.text, '"@level"');
-    // The CLI drops the planned_change lines, so this diff came from the redacted plan.
-    assert.not.match(planned.stdout, "Plan to create", transcript(planned));
+function renderingScenario(cli: Cli): void {
+  testEachInitializedProject(
+    test,
+    `${cli.name}: plan renders from json-output-redacted as a local plan does, apply (yes) from JSON lines; no sensitive value printed or served`,
+    async (server, project) => {
+      await enableStructuredOutput(server, project);
+      // The variable travels as a run variable (an HCL expression).
+      const planned = await project.tofu(["plan", "-var", `password=${PASSWORD}`]);
+      assert.is(planned.code, 0, transcript(planned));
+      const [planRun] = await project.runs();
+      assert.is(planRun.structuredRunOutput, true);
+      // The plan log the CLI read is `-json` UI lines, and /v1 serves the human rendering of them.
+      const planLog = await server.services.stores.logs.read(planRun.id, "plan", 0, 1 << 24);
+      const framed = Buffer.from(await readFramedLog(server.services, planRun, "plan", 0, 1 << 24)).toString("utf8");
+      assert.match(framed, /"type":"planned_change"/);
+      assert.match(planLog.text, "terraform_data.plain: Plan to create");
+      assert.match(planLog.text, "Plan: 3 to add, 0 to change, 0 to destroy.");
+      assert.not.match(planLog.text, '"@level"');
+      // The CLI drops the planned_change lines, so this diff came from the redacted plan.
+      assert.not.match(planned.stdout, "Plan to create", transcript(planned));
 
-    // The same configuration planned locally (local backend, no state), rendered by the same tofu.
-    const local = await mkdtemp(join(tmpdir(), "ss-sro-local-"));
-    try {
-      await writeFile(join(local, "main.tf"), CONFIGURATION);
-      await writeFile(join(local, "tofu.rc"), "");
-      const init = await localTofu(local, ["init", "-no-color"]);
-      assert.is(init.code, 0, init.stdout + init.stderr);
-      const localPlan = await localTofu(local, ["plan", "-no-color"]);
-      assert.is(localPlan.code, 0, localPlan.stdout + localPlan.stderr);
-      const expected = renderedPlan(localPlan.stdout);
-      assert.ok(expected.length > 10, localPlan.stdout);
-      assert.equal(renderedPlan(planned.stdout), expected, transcript(planned));
-    } finally {
-      await rm(local, { recursive: true, force: true });
-    }
-    assert.match(planned.stdout, "input  = (sensitive value)", transcript(planned));
-    assertNoCanary(planned.stdout + planned.stderr, "tofu plan's output");
-    assertNoCanary(await everythingServed(server, project, planRun.id), "what StackShip serves of the plan");
+      // The same configuration planned locally (local backend, no state), rendered by the same tofu.
+      const local = await mkdtemp(join(tmpdir(), "ss-sro-local-"));
+      try {
+        await writeFile(join(local, "main.tf"), CONFIGURATION);
+        await writeFile(join(local, "tofu.rc"), "");
+        const init = await localTofu(cli, local, ["init", "-no-color"]);
+        assert.is(init.code, 0, init.stdout + init.stderr);
+        const localPlan = await localTofu(cli, local, ["plan", "-no-color"]);
+        assert.is(localPlan.code, 0, localPlan.stdout + localPlan.stderr);
+        const expected = renderedPlan(localPlan.stdout);
+        assert.ok(expected.length > 10, localPlan.stdout);
+        assert.equal(renderedPlan(planned.stdout), expected, transcript(planned));
+      } finally {
+        await rm(local, { recursive: true, force: true });
+      }
+      assert.match(planned.stdout, "input  = (sensitive value)", transcript(planned));
+      assertNoCanary(planned.stdout + planned.stderr, "tofu plan's output");
+      assertNoCanary(await everythingServed(server, project, planRun.id), "what StackShip serves of the plan");
 
-    // The interactive apply: the CLI's yes is the approval; the apply log is JSON lines it renders.
-    const applied = await project.tofu(["apply", "-var", `password=${PASSWORD}`], { stdin: "yes\n" });
-    assert.is(applied.code, 0, transcript(applied));
-    assert.match(applied.stdout, "Do you want to perform these actions in workspace", transcript(applied));
-    assert.match(applied.stdout, "terraform_data.plain: Creation complete", transcript(applied));
-    assert.match(applied.stdout, "Apply complete! Resources: 3 added, 0 changed, 0 destroyed.", transcript(applied));
-    assert.match(applied.stdout, 'greeting = "hello"', transcript(applied));
-    assert.match(applied.stdout, "secret = (sensitive value)", transcript(applied));
-    assert.not.match(applied.stdout, '"@level"', transcript(applied));
-    const [applyRun] = await project.runs();
-    assert.is(applyRun.status, "applied");
-    const applyFramed = Buffer.from(await readFramedLog(server.services, applyRun, "apply", 0, 1 << 24)).toString("utf8");
-    assert.match(applyFramed, /"type":"apply_complete"/);
-    const applyLog = await server.services.stores.logs.read(applyRun.id, "apply", 0, 1 << 24);
-    assert.match(applyLog.text, "Apply complete! Resources: 3 added, 0 changed, 0 destroyed.");
-    assert.not.match(applyLog.text, '"@level"');
-    assertNoCanary(applied.stdout + applied.stderr, "tofu apply's output");
-    assertNoCanary(await everythingServed(server, project, applyRun.id), "what StackShip serves of the apply");
-  },
-  { runner: true, project: { configuration: CONFIGURATION } },
-);
+      // The interactive apply: the CLI's yes is the approval; the apply log is JSON lines it renders.
+      const applied = await project.tofu(["apply", "-var", `password=${PASSWORD}`], { stdin: "yes\n" });
+      assert.is(applied.code, 0, transcript(applied));
+      assert.match(applied.stdout, "Do you want to perform these actions in workspace", transcript(applied));
+      assert.match(applied.stdout, "terraform_data.plain: Creation complete", transcript(applied));
+      assert.match(applied.stdout, "Apply complete! Resources: 3 added, 0 changed, 0 destroyed.", transcript(applied));
+      assert.match(applied.stdout, 'greeting = "hello"', transcript(applied));
+      assert.match(applied.stdout, "secret = (sensitive value)", transcript(applied));
+      assert.not.match(applied.stdout, '"@level"', transcript(applied));
+      const [applyRun] = await project.runs();
+      assert.is(applyRun.status, "applied");
+      const applyFramed = Buffer.from(await readFramedLog(server.services, applyRun, "apply", 0, 1 << 24)).toString("utf8");
+      assert.match(applyFramed, /"type":"apply_complete"/);
+      const applyLog = await server.services.stores.logs.read(applyRun.id, "apply", 0, 1 << 24);
+      assert.match(applyLog.text, "Apply complete! Resources: 3 added, 0 changed, 0 destroyed.");
+      assert.not.match(applyLog.text, '"@level"');
+      assertNoCanary(applied.stdout + applied.stderr, "tofu apply's output");
+      assertNoCanary(await everythingServed(server, project, applyRun.id), "what StackShip serves of the apply");
+    },
+    { runner: true, project: { configuration: CONFIGURATION, cli: cli.binary } },
+  );
+}
 
 /** The configuration the import scenario plans: a random_string imported by an `import` block, its configuration to be generated. */
 const IMPORT_CONFIGURATION = `terraform {
@@ -197,24 +214,31 @@ import {
 }
 `;
 
-/** Providers from the repository's offline mirror (the CLI's own `tofu init` installs them too). */
-const MIRROR_CONFIG = `provider_installation {
-  filesystem_mirror {
-    path    = "${join(REPO_ROOT, ".tools/providers")}"
-    include = ["registry.opentofu.org/*/*"]
+/**
+ * Providers from the repository's offline mirror (the CLI's own init installs them too). The
+ * mirror is laid out for OpenTofu's registry; Terraform resolves `hashicorp/random` on its own
+ * registry, so it gets a copy under that host in `dir`.
+ */
+async function mirrorConfig(cli: Cli, dir: string): Promise<string> {
+  const tools = join(REPO_ROOT, ".tools/providers");
+  let path = tools;
+  if (cli.registry !== "registry.opentofu.org") {
+    path = join(dir, "providers");
+    await cp(join(tools, "registry.opentofu.org"), join(path, cli.registry), { recursive: true });
   }
+  return `provider_installation {\n  filesystem_mirror {\n    path    = "${path}"\n    include = ["${cli.registry}/*/*"]\n  }\n}\n`;
 }
-`;
 
-for (const structured of [false, true]) {
+function importScenario(cli: Cli, structured: boolean): void {
   testEachInitializedProject(
     test,
-    `plan -generate-config-out writes the configuration a local plan generates (structured output ${structured ? "on" : "off"})`,
+    `${cli.name}: plan -generate-config-out writes the configuration a local plan generates (structured output ${structured ? "on" : "off"})`,
     async (server, project) => {
       if (structured) await enableStructuredOutput(server, project);
       const out = join(project.dir, "generated.tf");
       const planned = await project.tofu(["plan", `-generate-config-out=${out}`]);
       assert.is(planned.code, 0, transcript(planned));
+      assert.match(planned.stdout, "1 to import", transcript(planned));
       const generated = await readFile(out, "utf8");
       const [run] = await project.runs();
       const plan = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(run.id, "plan")}`, { headers: { Authorization: `Bearer ${project.token}` } });
@@ -225,10 +249,10 @@ for (const structured of [false, true]) {
       const local = await mkdtemp(join(tmpdir(), "ss-sro-import-"));
       try {
         await writeFile(join(local, "main.tf"), IMPORT_CONFIGURATION);
-        await writeFile(join(local, "tofu.rc"), MIRROR_CONFIG);
-        const init = await localTofu(local, ["init", "-no-color"]);
+        await writeFile(join(local, "tofu.rc"), await mirrorConfig(cli, local));
+        const init = await localTofu(cli, local, ["init", "-no-color"]);
         assert.is(init.code, 0, init.stdout + init.stderr);
-        const localPlan = await localTofu(local, ["plan", "-no-color", "-generate-config-out=generated.tf"]);
+        const localPlan = await localTofu(cli, local, ["plan", "-no-color", "-generate-config-out=generated.tf"]);
         assert.is(localPlan.code, 0, localPlan.stdout + localPlan.stderr);
         assert.is(generated, await readFile(join(local, "generated.tf"), "utf8"));
       } finally {
@@ -237,18 +261,20 @@ for (const structured of [false, true]) {
     },
     {
       runner: true,
-      project: { configuration: IMPORT_CONFIGURATION },
+      project: { configuration: IMPORT_CONFIGURATION, cli: cli.binary },
       // The CLI's own init installs the random provider from the mirror too.
-      beforeInit: async (project: CliProject) => appendFile(join(dirname(project.dir), "tofu.rc"), MIRROR_CONFIG),
+      beforeInit: async (project: CliProject) => appendFile(join(dirname(project.dir), "tofu.rc"), await mirrorConfig(cli, dirname(project.dir))),
     },
   );
 }
 
-skipTest(
-  test,
-  "the same scenarios with the Terraform CLI",
-  "no Terraform CLI here: scripts/bootstrap-tools builds only OpenTofu, the Go module proxy serves no Terraform binary, and building github.com/hashicorp/terraform from source is not set up (its cloud backend reads the same ping headers and documents, per the issue)",
-  { allowedInCi: "CI has no Terraform CLI either (not provided by scripts/bootstrap-tools)" },
-);
+for (const cli of CLIS) {
+  if (!existsSync(cli.binary)) {
+    skipTest(test, `${cli.name}: the structured-output and -generate-config-out scenarios`, `no ${cli.binary}: run scripts/bootstrap-tools --with-test-tools`);
+    continue;
+  }
+  renderingScenario(cli);
+  for (const structured of [false, true]) importScenario(cli, structured);
+}
 
 test.run();
