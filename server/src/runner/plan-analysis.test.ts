@@ -35,6 +35,21 @@ summary("forget is a change but not a destroy; forget-create counts the create",
   assert.equal(summarizePlan({ resource_changes: [change(["forget", "create"])] }).counts, { create: 1, change: 0, destroy: 0 });
 });
 
+summary("a no-op that imports or moves a resource is a change (OpenTofu's Changes.Empty); one that does neither is not", () => {
+  const importing = { address: "x", change: { actions: ["no-op"], importing: { id: "i-1" } } };
+  assert.equal(summarizePlan({ resource_changes: [importing] }), {
+    counts: { create: 0, change: 0, destroy: 0 },
+    hasChanges: true,
+    errored: false,
+    imports: 1,
+    generatedConfiguration: false,
+  });
+  const moved = { address: "b", previous_address: "a", change: { actions: ["no-op"] } };
+  assert.ok(summarizePlan({ resource_changes: [moved] }).hasChanges);
+  assert.not.ok(summarizePlan({ resource_changes: [{ address: "b", previous_address: "b", change: { actions: ["no-op"] } }] }).hasChanges);
+  assert.not.ok(summarizePlan({ resource_changes: [{ address: "b", change: { actions: ["no-op"], importing: null } }] }).hasChanges);
+});
+
 summary("an unknown action list is counted as a change (fail closed)", () => {
   assert.equal(summarizePlan({ resource_changes: [change(["teleport"])] }).counts.change, 1);
 });

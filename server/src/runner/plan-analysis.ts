@@ -15,13 +15,16 @@ export interface PlanSummary {
 /**
  * Counts a plan's resource changes from `tofu show -json` output. A replace counts as both a
  * create and a destroy (`forget` replaces count only the create: nothing is destroyed). An
- * unknown action list counts as a change so that it is reviewed, never silently skipped.
+ * unknown action list counts as a change so that it is reviewed, never silently skipped. As in
+ * OpenTofu's `plans.Changes.Empty`, a no-op that imports or moves a resource (`importing`, a
+ * `previous_address`) is a change too: its apply writes the state, so it is reviewed and applied.
  */
 export function summarizePlan(planJson: unknown): PlanSummary {
   if (!planJson || typeof planJson !== "object") throw new TypeError("the plan JSON is not an object");
   const plan = planJson as { resource_changes?: unknown; output_changes?: unknown; errored?: unknown };
   const counts: PlanCounts = { create: 0, change: 0, destroy: 0 };
   let forgets = 0;
+  let moves = 0;
   let imports = 0;
   let generatedConfiguration = false;
   const changes = Array.isArray(plan.resource_changes) ? plan.resource_changes : [];
@@ -29,6 +32,8 @@ export function summarizePlan(planJson: unknown): PlanSummary {
     const change = (entry as { change?: { importing?: unknown; generated_config?: unknown } })?.change;
     if (change?.importing && typeof change.importing === "object") imports++;
     if (typeof change?.generated_config === "string" && change.generated_config.length > 0) generatedConfiguration = true;
+    const { address, previous_address: previous } = entry as { address?: unknown; previous_address?: unknown };
+    if (typeof previous === "string" && previous !== address) moves++;
     const actions = (entry as { change?: { actions?: unknown } })?.change?.actions;
     const key = Array.isArray(actions) ? actions.join(",") : "";
     switch (key) {
@@ -67,7 +72,7 @@ export function summarizePlan(planJson: unknown): PlanSummary {
   });
   return {
     counts,
-    hasChanges: counts.create + counts.change + counts.destroy + forgets > 0 || outputsChange,
+    hasChanges: counts.create + counts.change + counts.destroy + forgets + imports + moves > 0 || outputsChange,
     errored: plan.errored === true,
     imports,
     generatedConfiguration,
