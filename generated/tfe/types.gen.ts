@@ -1587,7 +1587,7 @@ export interface components {
                 "queue-all-runs"?: true;
                 /** @constant */
                 "speculative-enabled"?: true;
-                /** @description The workspace's structured run output (issue 29): whether its runs build the redacted plan (json-output-redacted). The CLI renders from it only when the ping advertises a TFE version that has it, which StackShip does not yet (its logs are human text). */
+                /** @description The workspace's structured run output (issue 29), true for new workspaces: its runs build the redacted plan (json-output-redacted) and stream their plan and apply logs as `-json` UI lines, which the CLI renders itself (the ping's X-TFE-Version says it may). */
                 "structured-run-output-enabled": boolean;
                 /** @description The workspace's tags, sorted. */
                 "tag-names": string[];
