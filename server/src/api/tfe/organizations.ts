@@ -7,6 +7,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { createOrganization, DEFAULT_PROJECT_NAME } from "../../commands/organizations.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganizationToList } from "../lookup.ts";
+import { loadOrganizationForCli } from "./access.ts";
 import { paginate, presentOrganization } from "./presenters.ts";
 import { refuseUnknownFilters } from "./query.ts";
 
@@ -70,6 +71,20 @@ async function accountOf(ctx: RequestContext): Promise<S["AccountDetailsDocument
 
 /** Organizations and the caller's account (issue 26, part 2). */
 export const organizationHandlers = {
+  async getEntitlementSet({ path, ctx }) {
+    const organization = await loadOrganizationForCli(ctx, path.organization_name);
+    return {
+      status: 200,
+      body: {
+        data: {
+          type: "entitlement-sets",
+          id: organization.id,
+          attributes: { operations: true, "state-storage": true, "private-module-registry": false, sentinel: false, teams: false, "vcs-integrations": false },
+        },
+      },
+    };
+  },
+
   async listOrganizations({ query, ctx }) {
     refuseUnknownFilters(query, []);
     if ("q[email]" in query) {

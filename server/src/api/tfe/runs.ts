@@ -3,10 +3,12 @@ import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
+import { DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadUrl } from "../../commands/configuration-versions.ts";
 import { approveRun, cancelRun, discardRun } from "../../commands/run-decisions.ts";
+import { createRun } from "../../commands/runs.ts";
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
@@ -114,6 +116,32 @@ function commentOf(body: { comment?: string } | undefined): string | null {
 
 /** Configuration versions, runs, their phases and logs, and the run actions the CLI calls. */
 export const runHandlers = {
+  async createRun({ body, ctx }) {
+    const workspaceId = body.data.relationships.workspace.data?.id;
+    if (!workspaceId) throw new DomainError("DOCUMENT_INVALID", "The run needs a workspace relationship.", { source: { pointer: "/data/relationships/workspace" } });
+    const workspace = await loadWorkspace(ctx, workspaceId, "run:create");
+    const a = body.data.attributes ?? {};
+    // `tofu destroy -auto-approve` sends both flags; the destroy refusal is the one that helps.
+    if (a["is-destroy"] !== undefined && a["is-destroy"] !== false) throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL);
+    refuseUnsupportedRunOptions(a);
+    // The CLI never sends plan-only: a speculative configuration version (`tofu plan` without
+    // -out) is its only signal of a plan-only run. createRun checks the version itself.
+    const configurationVersionId = body.data.relationships["configuration-version"]?.data?.id;
+    const configurationVersion = configurationVersionId ? await ctx.services.stores.configurationVersions.getById(configurationVersionId) : undefined;
+    const speculative = a["plan-only"] === true || (configurationVersion?.workspaceId === workspace.id && configurationVersion.speculative);
+    const run = await createRun(ctx.services, principalOf(ctx), workspace, {
+      kind: speculative ? "speculative" : "plan_and_apply",
+      message: a.message,
+      autoApply: a["auto-apply"],
+      isDestroy: a["is-destroy"],
+      configurationVersionId,
+      source: "cli",
+      runVariables: a.variables,
+      allowConfigGeneration: a["allow-config-generation"] === true,
+    });
+    return { status: 201, body: { data: presentRun(run, principalOf(ctx)) } };
+  },
+
   async createConfigurationVersion({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "run:create");
     const configurationVersion = await createConfigurationVersion(ctx.services, principalOf(ctx), workspace, {
@@ -240,3 +268,18 @@ export const runHandlers = {
     return { status: 200, body: bytes, headers: { "Cache-Control": "no-store" } };
   },
 } satisfies Partial<H>;
+
+/**
+ * Run options StackShip cannot honour yet are refused rather than silently dropped: a plan
+ * without the user's targets or replacements would not be the plan they asked for.
+ */
+function refuseUnsupportedRunOptions(a: { "target-addrs"?: unknown[]; "replace-addrs"?: unknown[]; "refresh-only"?: boolean; refresh?: boolean }): void {
+  const refuse = (what: string, pointer: string) =>
+    new DomainError("DOCUMENT_INVALID", `StackShip does not support ${what} on runs from the CLI yet. Run the command again without it.`, {
+      source: { pointer: `/data/attributes/${pointer}` },
+    });
+  if (a["target-addrs"] !== undefined && a["target-addrs"].length > 0) throw refuse("-target", "target-addrs");
+  if (a["replace-addrs"] !== undefined && a["replace-addrs"].length > 0) throw refuse("-replace", "replace-addrs");
+  if (a["refresh-only"] === true) throw refuse("-refresh-only", "refresh-only");
+  if (a.refresh === false) throw refuse("-refresh=false", "refresh");
+}

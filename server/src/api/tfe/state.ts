@@ -10,7 +10,7 @@ import { createStateVersion, mayReadRawState, readStateBytes, stateUploadUrls, u
 import { redactedOutputValues } from "../../commands/state-output-values.ts";
 import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
 import { loadWorkspaceForCli } from "./access.ts";
-import { workspaceResource, workspaceResources } from "./workspaces.ts";
+import { workspaceResource } from "./workspaces.ts";
 import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput } from "./presenters.ts";
 
 type H = Handlers<RequestContext>;
@@ -66,12 +66,6 @@ async function loadStateVersion(ctx: RequestContext, id: string): Promise<StateV
  * lock (and fence) behind the runner's back.
  */
 export const stateHandlers = {
-  async getWorkspace({ path, query, ctx }) {
-    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
-    const { data, included } = await workspaceResources(ctx, [workspace], query.include);
-    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
-  },
-
   async lockWorkspace({ path, body, ctx }) {
     const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:write");
     const principal = principalOf(ctx);

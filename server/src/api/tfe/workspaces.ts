@@ -5,11 +5,21 @@ import { DomainError } from "../../domain/errors.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import { AUTO_APPLY_FORBIDDEN_DETAIL, DESTROY_FORBIDDEN_DETAIL, isTerminalRunStatus } from "../../domain/run.ts";
 import type { Run, Workspace } from "../../domain/records.ts";
-import { addWorkspaceTags, deleteWorkspace, removeWorkspaceTags, type WorkspaceDeletion } from "../../commands/workspaces.ts";
+import {
+  addWorkspaceTags,
+  createWorkspace,
+  deleteWorkspace,
+  removeWorkspaceTags,
+  resolveOpenTofuVersion,
+  setStructuredRunOutput,
+  updateWorkspaceSettings,
+  type WorkspaceDeletion,
+} from "../../commands/workspaces.ts";
+import { inTransaction } from "../../store/index.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { loadOrganization, loadWorkspace } from "../lookup.ts";
-import { organizationOf } from "./access.ts";
+import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
+import { loadOrganizationForCli, loadWorkspaceForCli, organizationOf, runMaySee } from "./access.ts";
 import { paginate, presentRun, presentWorkspace } from "./presenters.ts";
 import { refuseUnknownFilters } from "./query.ts";
 import { timelineOf } from "./timeline.ts";
@@ -203,8 +213,85 @@ function tagNames(items: S["WorkspaceTagList"]["data"]): string[] {
   return items.map((tag) => tag.attributes.name);
 }
 
-/** Listing workspaces (the tags strategy selects here), and adding, listing and removing tags. */
-export const workspaceTagHandlers = {
+/** Workspaces: reading (by id and by name), creating, updating, listing (the tags strategy selects here), their tags, and deleting. */
+export const workspaceHandlers = {
+  async getWorkspaceByName({ path, query, ctx }) {
+    const organization = await loadOrganizationForCli(ctx, path.organization_name);
+    const workspace = await ctx.services.stores.workspaces.getByName(organization.id, path.workspace_name);
+    if (!workspace) throw notFound(`Workspace '${path.workspace_name}'`);
+    if (!runMaySee(ctx, workspace)) {
+      authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
+    }
+    const { data, included } = await workspaceResources(ctx, [workspace], query.include, organization.name);
+    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
+  },
+
+  async getWorkspace({ path, query, ctx }) {
+    const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
+    const { data, included } = await workspaceResources(ctx, [workspace], query.include);
+    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
+  },
+
+  async createWorkspace({ path, body, ctx }) {
+    const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
+    const project = await loadProjectForNewWorkspace(ctx, organization, body.data.relationships?.project?.data?.id);
+    const a = body.data.attributes;
+    refuseFixedWorkspaceSettings(a);
+    const workspace = await createWorkspace(ctx.services, principalOf(ctx), organization, project, {
+      name: a.name,
+      description: a.description,
+      workingDirectory: a["working-directory"],
+      opentofuVersion: a["terraform-version"],
+      structuredRunOutputEnabled: a["structured-run-output-enabled"],
+      tags: body.data.relationships?.tags?.data.map((tag) => tag.attributes.name),
+    });
+    return { status: 201, body: { data: await workspaceResource(ctx, workspace, organization.name) } };
+  },
+
+  async updateWorkspace({ path, body, ctx }) {
+    let workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
+    const a = body?.data?.attributes ?? {};
+    refuseFixedWorkspaceSettings(a);
+    workspace = await updateWorkspaceSettings(ctx.services, principalOf(ctx), workspace, {
+      name: a.name,
+      description: a.description,
+      workingDirectory: a["working-directory"],
+    });
+    const structured = a["structured-run-output-enabled"];
+    if (structured !== undefined) workspace = await setStructuredRunOutput(ctx.services, principalOf(ctx), workspace, structured);
+    const requested = a["terraform-version"];
+    if (requested !== undefined) {
+      // The CLI PATCHes its own version right after creating a workspace and only warns on a
+      // failure: a version this deployment provides becomes the pin, anything else keeps it.
+      let resolved: string | undefined;
+      try {
+        resolved = resolveOpenTofuVersion(requested, ctx.services.opentofuVersions);
+      } catch {
+        resolved = undefined;
+      }
+      if (resolved !== undefined && resolved !== workspace.opentofuVersion) {
+        const now = ctx.services.clock();
+        const actor = principalOf(ctx);
+        const before = workspace.opentofuVersion;
+        workspace = await inTransaction(ctx.services.db, async (stores) => {
+          const updated = await stores.workspaces.updateOpentofuVersion(workspace.id, resolved, now);
+          if (!updated) throw notFound(`Workspace ${workspace.id}`);
+          await stores.audit.record({
+            organizationId: workspace.organizationId,
+            actorId: actor.id,
+            action: "workspace.opentofu_version_changed",
+            targetType: "workspaces",
+            targetId: workspace.id,
+            data: { from: before, to: resolved, requested },
+            createdAt: now,
+          });
+          return updated;
+        });
+      }
+    }
+    return { status: 200, body: { data: await workspaceResource(ctx, workspace) } };
+  },
+
   async listWorkspaces({ path, query, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "workspace:read");
     const principal = principalOf(ctx);
@@ -272,6 +359,10 @@ export const workspaceTagHandlers = {
   },
 } satisfies Pick<
   H,
+  | "getWorkspaceByName"
+  | "getWorkspace"
+  | "createWorkspace"
+  | "updateWorkspace"
   | "listWorkspaceTags"
   | "removeWorkspaceTags"
   | "listWorkspaces"
