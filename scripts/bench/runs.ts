@@ -16,10 +16,9 @@ const bench = await startBenchStackShip({ concurrency: 1 });
 const { stackship, runner, base, token, timings } = bench;
 try {
   process.stdout.write(`[bench] runs: ${RUNS} speculative plans through StackShip vs local tofu (load ${load()})…\n`);
-  const workspaceId = await bench.workspace("w");
-  const workspace = { id: workspaceId };
-  const structured = { id: await bench.workspace("s") };
-  await api(base, token, "PATCH", `/v1/workspaces/${structured.id}`, { data: { type: "workspaces", attributes: { structured_run_output_enabled: true } } });
+  // Structured run output is on by default for new workspaces: the baseline turns it off.
+  const workspace = { id: await bench.workspace("w", { structured_run_output_enabled: false }) };
+  const structured = { id: await bench.workspace("s", { structured_run_output_enabled: true }) };
 
   // Neither side's first plan counts: the local one warms the page cache for both, the StackShip
   // one the server's code paths (its first run compiles what every later one reuses).

@@ -106,8 +106,8 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     token,
     timings,
     /** A workspace whose current configuration version is CONFIG. */
-    async workspace(name: string): Promise<string> {
-      const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name } } })).data;
+    async workspace(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
+      const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name, ...attributes } } })).data;
       const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
       const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: tarball });
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
