@@ -7,22 +7,11 @@ import { base } from "../ui/tokens.ts";
 import { asFailure, unwrap } from "./api-result.ts";
 import { liveContext, type LiveHandle } from "./live-context.ts";
 import type { LiveChunk, PhaseListener } from "./live-feed.ts";
+import { hideHighlights, scrollToRange, showHighlights, textRange } from "./run-console-highlights.ts";
+import { CAPTIONS, CONSOLE_MAX_CHARS, ERROR_LINE, findMatches, isLow, LOG_WINDOW, MAX_MATCHES, newlines, numbers } from "./run-console-model.ts";
 import { runConsoleStyles } from "./run-console.styles.ts";
 
-/** The newest decoded log text a console keeps (UTF-16 code units, as the log route counts). */
-export const CONSOLE_MAX_CHARS = 512 * 1024;
-/** One HTTP log window. */
-const WINDOW = 1024 * 1024;
-const CAPTIONS = { plan: "Plan log", policy: "Policy log", apply: "Apply log" } as const;
-
-/** `text` cut to its newest `max` code units, never starting inside a surrogate pair. */
-export function keepNewest(text: string, max = CONSOLE_MAX_CHARS): { text: string; cut: boolean } {
-  if (text.length <= max) return { text, cut: false };
-  let start = text.length - max;
-  const first = text.charCodeAt(start);
-  if (first >= 0xdc00 && first <= 0xdfff) start++;
-  return { text: text.slice(start), cut: true };
-}
+export { CONSOLE_MAX_CHARS, keepNewest } from "./run-console-model.ts";
 
 /**
  * One phase's inline console. Created on its stage's first expansion, it reads its window from
@@ -187,13 +176,13 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       do {
         this.again = false;
         for (let windows = 0; windows < 64; windows++) {
-          const window = unwrap(await getRunLog({ client: this.client, path: { run_id: this.runId, phase: this.phase }, query: { offset: this.offset, limit: WINDOW } })).data
+          const window = unwrap(await getRunLog({ client: this.client, path: { run_id: this.runId, phase: this.phase }, query: { offset: this.offset, limit: LOG_WINDOW } })).data
             .attributes;
           const moved = window.next_offset !== this.offset;
           if (window.next_offset > this.offset) this.appendText(window.text);
           this.offset = Math.max(this.offset, window.next_offset);
           this.complete = window.complete;
-          if (window.complete || !moved || window.text.length < WINDOW) break; // a short window is the stored end
+          if (window.complete || !moved || window.text.length < LOG_WINDOW) break; // a short window is the stored end
         }
       } while (this.again);
       this.loaded = true;
@@ -333,37 +322,11 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     if (s) s.scrollTop = s.scrollHeight;
   }
 
-  /** A Range over kept text [start, end) across the text nodes. */
-  private rangeOf(start: number, end: number): Range | null {
-    const range = document.createRange();
-    let at = 0;
-    let started = false;
-    for (const piece of this.pieces) {
-      const next = at + piece.length;
-      if (!started && start < next) {
-        range.setStart(piece, start - at);
-        started = true;
-      }
-      if (started && end <= next) {
-        range.setEnd(piece, end - at);
-        return range;
-      }
-      at = next;
-    }
-    return null;
-  }
-
   /** Scrolls the console so the text at `index` is in view (near the top for "start", centred otherwise). */
   private reveal(index: number, where: "start" | "center") {
     const scroller = this.scroller;
-    const range = this.rangeOf(index, Math.min(index + 1, this.kept));
-    if (!scroller || !range) return;
-    const rect = range.getBoundingClientRect();
-    const box = scroller.getBoundingClientRect();
-    const top = scroller.scrollTop + rect.top - box.top;
-    scroller.scrollTop = where === "start" ? Math.max(0, top - 2 * rect.height) : Math.max(0, top - scroller.clientHeight / 2);
-    const left = scroller.scrollLeft + rect.left - box.left;
-    if (left < scroller.scrollLeft || left > scroller.scrollLeft + scroller.clientWidth - 40) scroller.scrollLeft = Math.max(0, left - 40);
+    const range = textRange(this.pieces, index, Math.min(index + 1, this.kept));
+    if (scroller && range) scrollToRange(scroller, range, where);
   }
 
   /** Finds every match of the query (case-insensitively), highlights them, and keeps or resets the current one. */
@@ -376,26 +339,15 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       this.current = -1;
       return;
     }
-    const hay = this.text.toLowerCase();
-    const found: number[] = [];
-    for (let at = hay.indexOf(needle); at !== -1 && found.length < MAX_MATCHES; at = hay.indexOf(needle, at + needle.length)) found.push(at);
+    const found = findMatches(this.text, needle);
     this.hits = found;
     if (reset || this.current >= found.length) this.current = found.length ? 0 : -1;
-    this.ranges = found.map((at) => this.rangeOf(at, at + needle.length)).filter((r): r is Range => r !== null);
-    this.highlight();
-  }
-
-  private highlight() {
-    const registry = highlights();
-    if (!registry) return;
-    const all = registry.get("ss-console-match")!;
-    const current = registry.get("ss-console-current")!;
-    this.ranges.forEach((range, i) => (i === this.current ? current : all).add(range));
+    this.ranges = found.map((at) => textRange(this.pieces, at, at + needle.length)).filter((r): r is Range => r !== null);
+    showHighlights(this.ranges, this.current);
   }
 
   private clearHighlights() {
-    const registry = highlights();
-    if (registry) for (const range of this.ranges) for (const name of ["ss-console-match", "ss-console-current"]) registry.get(name)!.delete(range);
+    hideHighlights(this.ranges);
     this.ranges = [];
   }
 
@@ -405,8 +357,8 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     this.current = (this.current + by + this.hits.length) % this.hits.length;
     this.clearHighlights();
     const needle = this.query.length;
-    this.ranges = this.hits.map((at) => this.rangeOf(at, at + needle)).filter((r): r is Range => r !== null);
-    this.highlight();
+    this.ranges = this.hits.map((at) => textRange(this.pieces, at, at + needle)).filter((r): r is Range => r !== null);
+    showHighlights(this.ranges, this.current);
     this.following = false;
     this.reveal(this.hits[this.current]!, "center");
   }
@@ -484,36 +436,6 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       }
     </div>`;
   }
-}
-
-/** The first line tofu (or the runner) reports an error on: "Error: …", also inside tofu's "│ " box. */
-const ERROR_LINE = /^(│ |\| )?Error: /m;
-/** Matches highlighted per search at most. */
-const MAX_MATCHES = 5000;
-
-function newlines(text: string): number {
-  let count = 0;
-  for (let at = text.indexOf("\n"); at !== -1; at = text.indexOf("\n", at + 1)) count++;
-  return count;
-}
-
-/** Line numbers `from`..`to`, one a line ("\n"-joined; with `leading`, starting with a newline). */
-function numbers(from: number, to: number, leading = false): string {
-  const out: string[] = [];
-  for (let n = from; n <= to; n++) out.push(String(n));
-  return (leading && out.length ? "\n" : "") + out.join("\n");
-}
-
-/** The document's two search highlights (CSS Custom Highlight API), created once; null where unsupported. */
-function highlights(): HighlightRegistry | null {
-  if (typeof Highlight === "undefined" || !CSS.highlights) return null;
-  for (const name of ["ss-console-match", "ss-console-current"]) if (!CSS.highlights.has(name)) CSS.highlights.set(name, new Highlight());
-  return CSS.highlights;
-}
-
-function isLow(text: string) {
-  const first = text.charCodeAt(0);
-  return first >= 0xdc00 && first <= 0xdfff;
 }
 
 declare global {
