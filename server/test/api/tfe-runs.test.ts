@@ -164,6 +164,12 @@ testEachServer(runs, "run actions take {} or a comment with any content type, or
 
 testEachServer(runs, "log-read-url: absolute, signed in the path, no Authorization; byte windows of STX log ETX; 200 empty past the end; a forged token is 404", async (server) => {
   const { token, workspace } = await setUp(server);
+  // The human log form (structured output, on by default, serves plan_json: structured-logs.test.ts).
+  assert.is(
+    (await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes: { "structured-run-output-enabled": false } } })))
+      .status,
+    200,
+  );
   const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
   const plan = await api(server, token, "GET", `/plans/${phaseId(run.id, "plan")}`);
   assert.is(plan.status, 200);
