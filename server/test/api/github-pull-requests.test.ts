@@ -7,7 +7,7 @@ import { testEachServer } from "../support/test-server.ts";
 import { auditOf, githubServerOptions, MAIN_TF, runOf, sourceOf } from "../support/github-source.ts";
 
 // Pull requests and installations through the GitHub App pipeline, against a local GitHub API double
-// (no runner: runs stay pending). Pushes and the webhook intake are github-source.test.ts.
+// (no runner: runs stay pending). The webhook intake is github-source.test.ts, pushes github-push-runs.test.ts.
 
 const double = new GitHubDouble();
 const GITHUB = githubServerOptions(double);

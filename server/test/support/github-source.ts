@@ -1,4 +1,4 @@
-// Shared by the GitHub source suites (github-source.test.ts, github-pull-requests.test.ts): the
+// Shared by the GitHub source suites (github-source, github-push-runs and github-pull-requests tests): the
 // servers' GitHub settings against a local API double, and small readers of what the API shows.
 import * as assert from "uvu/assert";
 import type { GitHubDouble } from "./github-double.ts";
