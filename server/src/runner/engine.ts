@@ -428,9 +428,16 @@ export class RunnerEngine {
   private async handleLost(job: RunJob, classification: string, reason: string): Promise<void> {
     const now = this.services.clock();
     const attempts = await this.services.stores.attempts.listByRun(job.runId);
+    let running = 0;
+    let ended = 0;
     for (const attempt of attempts) {
-      if (attempt.status === "running" && attempt.phase === job.phase) await this.services.stores.attempts.finish(attempt.id, "lost", classification, now);
+      if (attempt.status !== "running" || attempt.phase !== job.phase) continue;
+      running++;
+      if (await this.services.stores.attempts.finish(attempt.id, "lost", classification, now)) ended++;
     }
+    // Its runner ended the attempt itself between the listing and here (it was slow, not lost):
+    // that runner records the outcome, so nothing is requeued or failed behind its back.
+    if (running > 0 && ended === 0) return;
     const run = await this.services.stores.runs.getById(job.runId);
     if (!run) return;
     if (job.phase === "plan" && run.status === "pending") {

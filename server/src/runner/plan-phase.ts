@@ -169,7 +169,7 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     await failPlan(services, run);
     return "done";
   }
-  const summary = reused?.summary ?? summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
+  const summary = reused?.summary ?? summarizePlan(planJson);
   if (summary.errored) {
     log.write("\nOpenTofu reported the plan as errored; it cannot be applied.\n");
     await log.close();
@@ -205,7 +205,12 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     log.close(),
   ]);
   const storedAt = now();
-  await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock());
+  if (!(await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock()))) {
+    // A sweep declared this attempt lost meanwhile (this runner stopped heartbeating) and the run
+    // was planned again or failed: this attempt's plan is never bound, and the run is not ours to release.
+    services.logger.warn({ runId: run.id, attempt: attempt.id }, "the plan finished after its attempt was declared lost; its result is not recorded");
+    return "done";
+  }
 
   const planned = await moveRun(
     services,
@@ -259,7 +264,7 @@ interface StoredPlan {
 async function storePlanEarly(services: Services, run: Run, planState: PlanState, planFile: Buffer, planJsonBytes: Buffer): Promise<StoredPlan | undefined> {
   try {
     const planJson: unknown = JSON.parse(planJsonBytes.toString("utf8"));
-    const summary = summarizePlan(planJson as Parameters<typeof summarizePlan>[0]);
+    const summary = summarizePlan(planJson);
     if (summary.errored) return undefined;
     const forApply = await planForApply(services, run, planFile, planState);
     const [planArtifact, planJsonArtifact] = await Promise.all([writeRunArtifact(services, run, "plan", forApply), storePlanJson(services, run, planJsonBytes)]);
