@@ -48,17 +48,17 @@ function resume(stream: Stream): void {
 
 /** A slot's worth of verified plaintext waits to be sent: no more reads until some has gone out. */
 function full(stream: Stream): boolean {
-  return stream.queued >= stream.slots[0]!.length;
+  return stream.queued >= stream.slots[0].length;
 }
 
 /** Fills free slots from the queue and sends them; once the reads are over and nothing waits, says `done`. */
 function flush(stream: Stream): void {
   while (stream.sent - stream.acknowledged < stream.slots.length && stream.queued > 0) {
     const index = stream.sent % stream.slots.length;
-    const slot = stream.slots[index]!;
+    const slot = stream.slots[index];
     let length = 0;
     while (length < slot.length && stream.queue.length > 0) {
-      const head = stream.queue[0]!;
+      const head = stream.queue[0];
       const copied = head.copy(slot, length, stream.offset);
       length += copied;
       stream.offset += copied;
@@ -96,7 +96,7 @@ async function pump(stream: Stream, request: Open): Promise<void> {
     // One read buffer per stream, reused (and by later streams): the verifier keeps no reference
     // to what it is given.
     const spare = spareReadBuffers.findIndex((buffer) => buffer.length === request.readBytes);
-    buffer = spare >= 0 ? spareReadBuffers.splice(spare, 1)[0]! : Buffer.allocUnsafeSlow(request.readBytes);
+    buffer = spare >= 0 ? spareReadBuffers.splice(spare, 1)[0] : Buffer.allocUnsafeSlow(request.readBytes);
     let position = request.start;
     for (;;) {
       while (full(stream) && !stream.canceled) await new Promise<void>((resolve) => (stream.wake = resolve));

@@ -80,7 +80,7 @@ test("concurrent streams through the worker are each byte-exact; sizes around ba
   const results = await Promise.all(objects.map(async (o) => drain(await context.store.openFramed(o.descriptor.key, KIND, o.expected))));
   results.forEach((result, i) => {
     assert.is(result.error, null, `size ${sizes[i]}`);
-    assert.ok(result.bytes.equals(objects[i]!.plaintext), `size ${sizes[i]} differs`);
+    assert.ok(result.bytes.equals(objects[i].plaintext), `size ${sizes[i]} differs`);
   });
   assert.is(context.store.reader.active, 0);
   for (const o of objects) await until(() => openDescriptors(o.file) === 0, "an object stayed open");

@@ -92,7 +92,7 @@ class WorkerStream extends Readable {
     readonly slots: SharedArrayBuffer[],
     lend: boolean,
   ) {
-    super({ highWaterMark: slots[0]!.byteLength });
+    super({ highWaterMark: slots[0].byteLength });
     if (lend) this[lendChunks] = () => (chunk) => this.giveBack(chunk);
   }
 
@@ -100,11 +100,11 @@ class WorkerStream extends Readable {
     if (this.destroyed) return;
     if (this[lendChunks]) {
       this.lent.push(length);
-      this.push(Buffer.from(this.slots[slot]!, 0, length));
+      this.push(Buffer.from(this.slots[slot], 0, length));
       return;
     }
     const chunk = Buffer.allocUnsafe(length);
-    chunk.set(new Uint8Array(this.slots[slot]!, 0, length));
+    chunk.set(new Uint8Array(this.slots[slot], 0, length));
     if (this.push(chunk)) this.reader.send({ type: "ack", id: this.id });
     else this.owed += 1;
   }
@@ -118,9 +118,9 @@ class WorkerStream extends Readable {
   private giveBack(chunk: Buffer): void {
     let bytes = chunk.length;
     while (bytes > 0 && this.lent.length > 0) {
-      const taken = Math.min(bytes, this.lent[0]!);
+      const taken = Math.min(bytes, this.lent[0]);
       bytes -= taken;
-      this.lent[0]! -= taken;
+      this.lent[0] -= taken;
       if (this.lent[0] === 0) {
         this.lent.shift();
         if (!this.settled) this.reader.send({ type: "ack", id: this.id });
@@ -159,8 +159,8 @@ export class FramedReadWorker {
     const id = this.nextId++;
     // A slot holds the plaintext of one read of whole frames.
     const slotBytes = Math.floor(readBytes / (options.frameSize + 16)) * options.frameSize;
-    const spare = this.spare.findIndex((set) => set[0]!.byteLength === slotBytes);
-    const slots = spare >= 0 ? this.spare.splice(spare, 1)[0]! : Array.from({ length: WINDOW }, () => new SharedArrayBuffer(slotBytes));
+    const spare = this.spare.findIndex((set) => set[0].byteLength === slotBytes);
+    const slots = spare >= 0 ? this.spare.splice(spare, 1)[0] : Array.from({ length: WINDOW }, () => new SharedArrayBuffer(slotBytes));
     const stream = new WorkerStream(this, id, file, slots, lend);
     this.streams.set(id, stream);
     if (this.streams.size === 1) worker.ref();

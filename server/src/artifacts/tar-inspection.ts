@@ -41,10 +41,10 @@ function cString(block: Uint8Array, start: number, length: number): string {
 
 /** A numeric header field: octal text (space or NUL terminated), or GNU base-256 when the top bit is set. */
 function number(block: Uint8Array, start: number, length: number): number {
-  if (block[start]! & 0x80) {
+  if (block[start] & 0x80) {
     if (block[start] === 0xff) return NaN; // negative
-    let value = block[start]! & 0x7f;
-    for (let i = start + 1; i < start + length; i += 1) value = value * 256 + block[i]!;
+    let value = block[start] & 0x7f;
+    for (let i = start + 1; i < start + length; i += 1) value = value * 256 + block[i];
     return Number.isSafeInteger(value) ? value : NaN;
   }
   const text = cString(block, start, length).trim();
@@ -57,7 +57,7 @@ function checksumMatches(block: Uint8Array): boolean {
   let unsigned = 0;
   let signed = 0;
   for (let i = 0; i < BLOCK; i += 1) {
-    const byte = i >= 148 && i < 156 ? 0x20 : block[i]!;
+    const byte = i >= 148 && i < 156 ? 0x20 : block[i];
     unsigned += byte;
     signed += byte > 127 ? byte - 256 : byte;
   }
@@ -183,7 +183,7 @@ export class TarInspector {
     if (magic !== "ustar" || !checksumMatches(block)) throw new UploadRefusal("the decompressed data is not a tar archive");
     const size = number(block, 124, 12);
     if (!Number.isFinite(size) || size < 0) throw new UploadRefusal("the decompressed data is not a tar archive (an entry has no valid size)");
-    const type = String.fromCharCode(block[156]!);
+    const type = String.fromCharCode(block[156]);
     if (type === "x" || type === "g" || type === "L" || type === "K") {
       if (size > MAX_EXTENDED_HEADER_BYTES) throw new UploadRefusal(`an extended tar header is larger than ${MAX_EXTENDED_HEADER_BYTES} bytes`);
       this.extended = { type, size, chunks: [], have: 0 };

@@ -7,7 +7,7 @@ import { pipeline } from "node:stream/promises";
 import type { MessagePort } from "node:worker_threads";
 import { createGunzip } from "node:zlib";
 import { TarInspector, UploadRefusal } from "./tar-inspection.ts";
-import type { InspectionLimits, InspectionReply, InspectionRequest, InspectionResult } from "./upload-inspection.ts";
+import type { InspectionLimits, InspectionRequest, InspectionResult } from "./upload-inspection.ts";
 
 const SLICE = 64 * 1024;
 
@@ -63,8 +63,6 @@ export async function inspectUpload(bytes: Uint8Array, limits: InspectionLimits)
 
 export function serveUploadInspections(port: MessagePort): void {
   port.on("message", (request: InspectionRequest) => {
-    void inspectUpload(new Uint8Array(request.bytes, request.byteOffset, request.byteLength), request.limits).then((reply) =>
-      port.postMessage({ id: request.id, ...reply } as InspectionReply),
-    );
+    void inspectUpload(new Uint8Array(request.bytes, request.byteOffset, request.byteLength), request.limits).then((reply) => port.postMessage({ id: request.id, ...reply }));
   });
 }

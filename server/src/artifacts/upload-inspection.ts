@@ -152,7 +152,7 @@ export class UploadInspector {
         if (this.closed) void worker.terminate();
         else this.idle.push(worker);
         const { id: _, ...result } = reply;
-        resolve(result as InspectionResult);
+        resolve(result);
       };
       const onLost = (error: Error) => {
         done();

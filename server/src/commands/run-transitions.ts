@@ -77,7 +77,7 @@ export async function moveRun(
 function stripLifecycle(facts: RunFacts): RunFacts {
   const out: Record<string, unknown> = { ...facts };
   for (const field of LIFECYCLE_FIELDS) delete out[field];
-  return out as RunFacts;
+  return out;
 }
 
 /** Releases what a run that ended holds: its run tokens and (plan_and_apply runs) the workspace lock. */

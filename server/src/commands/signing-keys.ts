@@ -114,7 +114,7 @@ const imported = new Map<string, Promise<CryptoKey>>();
 function privateKeyOf(services: Services, key: StoredSigningKey): Promise<CryptoKey> {
   let found = imported.get(key.kid);
   if (!found) {
-    found = importPKCS8(services.keys.signingKeys.openText(key.privateKeySealed), SIGNING_ALGORITHM) as Promise<CryptoKey>;
+    found = importPKCS8(services.keys.signingKeys.openText(key.privateKeySealed), SIGNING_ALGORITHM);
     found.catch(() => imported.delete(key.kid));
     imported.set(key.kid, found);
   }

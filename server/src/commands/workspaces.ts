@@ -187,7 +187,7 @@ export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipa
     if (active.runs.length > 0) {
       throw new DomainError(
         "CONSTRAINT_VIOLATION",
-        `Workspace ${workspace.name} has run ${active.runs[0]!.id} in progress (${active.runs[0]!.status}); cancel or finish it before deleting the workspace.`,
+        `Workspace ${workspace.name} has run ${active.runs[0].id} in progress (${active.runs[0].status}); cancel or finish it before deleting the workspace.`,
       );
     }
     if (mode === "safe" && (await stores.stateVersions.current(workspace.id))) {

@@ -196,7 +196,7 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
   }
   const entries = readTar(tar);
   if (entries.length === 0) throw new TarballRefused("tarball_invalid", "The commit's tarball is empty.");
-  const top = entries[0]!.name.split("/")[0]!;
+  const top = entries[0].name.split("/")[0];
   // A name outside the top-level folder is kept as it is: the inspection refuses it if it is
   // absolute or goes through `..`, and it is refused as out of place otherwise.
   const prefix = top === "" || top === "." || top === ".." ? null : `${top}/`;

@@ -33,7 +33,7 @@ open("opens an in-memory SQLite database with foreign keys on", async () => {
   try {
     assert.is(db.dialect, "sqlite");
     assert.is(dialectOf(db.knex), "sqlite");
-    const [foreignKeys] = (await db.knex.raw("pragma foreign_keys")) as Array<{ foreign_keys: number }>;
+    const [foreignKeys] = await db.knex.raw<Array<{ foreign_keys: number }>>("pragma foreign_keys");
     assert.is(foreignKeys.foreign_keys, 1);
   } finally {
     await db.close();
@@ -47,11 +47,11 @@ open("opens an absolute SQLite path, creating its directory, with WAL and a busy
     const db = await openDatabase(`sqlite://${file}`);
     try {
       assert.ok(existsSync(file));
-      const [journal] = (await db.knex.raw("pragma journal_mode")) as Array<{ journal_mode: string }>;
+      const [journal] = await db.knex.raw<Array<{ journal_mode: string }>>("pragma journal_mode");
       assert.is(journal.journal_mode, "wal");
-      const [busy] = (await db.knex.raw("pragma busy_timeout")) as Array<{ timeout: number }>;
+      const [busy] = await db.knex.raw<Array<{ timeout: number }>>("pragma busy_timeout");
       assert.is(busy.timeout, 5000);
-      const [foreignKeys] = (await db.knex.raw("pragma foreign_keys")) as Array<{ foreign_keys: number }>;
+      const [foreignKeys] = await db.knex.raw<Array<{ foreign_keys: number }>>("pragma foreign_keys");
       assert.is(foreignKeys.foreign_keys, 1);
     } finally {
       await db.close();
@@ -87,10 +87,10 @@ open("refuses unknown schemes and empty SQLite paths", async () => {
 
 async function tableNames(db: Awaited<ReturnType<typeof openDatabase>>): Promise<string[]> {
   if (db.dialect === "sqlite") {
-    const rows = (await db.knex.raw("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'knex_%'")) as Array<{ name: string }>;
+    const rows = await db.knex.raw<Array<{ name: string }>>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'knex_%'");
     return rows.map((row) => row.name).sort();
   }
-  const result = (await db.knex.raw("select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%'")) as { rows: Array<{ tablename: string }> };
+  const result = await db.knex.raw<{ rows: Array<{ tablename: string }> }>("select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%'");
   return result.rows.map((row) => row.tablename).sort();
 }
 
@@ -120,7 +120,7 @@ testEachDatabase(
     assert.equal(await tableNames(db), all);
     if (db.dialect === "sqlite") {
       // Dropping columns makes SQLite rebuild the table; the invariant's CHECKs must survive it.
-      const [table] = (await db.knex.raw("select sql from sqlite_master where name = 'runs'")) as Array<{ sql: string }>;
+      const [table] = await db.knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where name = 'runs'");
       assert.match(table.sql, "runs_auto_apply_false");
       assert.match(table.sql, "runs_is_destroy_false");
     }
@@ -134,22 +134,22 @@ testEachDatabase(
 
 testEachDatabase(migrations, "creates the run indexes and named CHECK constraints", async (db) => {
   if (db.dialect === "sqlite") {
-    const indexes = (await db.knex.raw("select name from sqlite_master where type = 'index' and tbl_name = 'runs'")) as Array<{ name: string }>;
+    const indexes = await db.knex.raw<Array<{ name: string }>>("select name from sqlite_master where type = 'index' and tbl_name = 'runs'");
     const names = indexes.map((index) => index.name);
     assert.ok(names.includes("runs_org_created_id"));
     assert.ok(names.includes("runs_ws_created_id"));
-    const [table] = (await db.knex.raw("select sql from sqlite_master where name = 'runs'")) as Array<{ sql: string }>;
+    const [table] = await db.knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where name = 'runs'");
     assert.match(table.sql, "constraint runs_auto_apply_false check (`auto_apply` = false)");
     assert.match(table.sql, "constraint runs_is_destroy_false check (`is_destroy` = false)");
     return;
   }
-  const indexes = (await db.knex.raw("select indexname, indexdef from pg_indexes where tablename = 'runs'")) as { rows: Array<{ indexname: string; indexdef: string }> };
+  const indexes = await db.knex.raw<{ rows: Array<{ indexname: string; indexdef: string }> }>("select indexname, indexdef from pg_indexes where tablename = 'runs'");
   const byName = new Map(indexes.rows.map((row) => [row.indexname, row.indexdef]));
   assert.match(byName.get("runs_org_created_id") ?? "", "(organization_id, created_at, id)");
   assert.match(byName.get("runs_ws_created_id") ?? "", "(workspace_id, created_at, id)");
-  const checks = (await db.knex.raw("select conname, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'runs'::regclass and contype = 'c'")) as {
+  const checks = await db.knex.raw<{
     rows: Array<{ conname: string; definition: string }>;
-  };
+  }>("select conname, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'runs'::regclass and contype = 'c'");
   const definitions = new Map(checks.rows.map((row) => [row.conname, row.definition]));
   assert.is(definitions.get("runs_auto_apply_false"), "CHECK ((auto_apply = false))");
   assert.is(definitions.get("runs_is_destroy_false"), "CHECK ((is_destroy = false))");
@@ -157,9 +157,9 @@ testEachDatabase(migrations, "creates the run indexes and named CHECK constraint
 
 testEachDatabase(migrations, "stores timestamps as timestamptz(3) on PostgreSQL and ISO text on SQLite", async (db) => {
   if (db.dialect === "postgres") {
-    const result = (await db.knex.raw("select data_type, datetime_precision from information_schema.columns where table_name = 'runs' and column_name = 'created_at'")) as {
+    const result = await db.knex.raw<{
       rows: Array<{ data_type: string; datetime_precision: number }>;
-    };
+    }>("select data_type, datetime_precision from information_schema.columns where table_name = 'runs' and column_name = 'created_at'");
     assert.equal({ ...result.rows[0] }, { data_type: "timestamp with time zone", datetime_precision: 3 });
     return;
   }

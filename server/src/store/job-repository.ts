@@ -102,7 +102,7 @@ export class JobRepository extends Repository {
   async claim(runnerId: string, now: Date | string): Promise<RunJob | undefined> {
     const at = isoForWrite(now);
     return translating(this.dialect, async () => {
-      const candidates = (await this.db("run_jobs as j")
+      const candidates = await this.db("run_jobs as j")
         .where("j.status", "queued")
         .where("j.available_at", "<=", at)
         .where((q) => {
@@ -115,7 +115,7 @@ export class JobRepository extends Repository {
           { column: "j.id", order: "asc" },
         ])
         .limit(5)
-        .select("j.*")) as JobRow[];
+        .select<JobRow[]>("j.*");
       for (const candidate of candidates) {
         const changed = await this.db("run_jobs")
           .where({ id: candidate.id, status: "queued" })

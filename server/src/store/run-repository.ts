@@ -187,7 +187,7 @@ export class RunRepository extends Repository {
   /** How many runs are in each status (statuses without runs are absent). */
   async countByStatus(): Promise<Map<RunStatus, number>> {
     return translating(this.dialect, async () => {
-      const rows = (await this.db("runs").select("status").count({ n: "*" }).groupBy("status")) as Array<{ status: RunStatus; n: number | string }>;
+      const rows = await this.db("runs").select("status").count({ n: "*" }).groupBy<Array<{ status: RunStatus; n: number | string }>>("status");
       return new Map(rows.map((row) => [row.status, numberFromRow(row.n)]));
     });
   }

@@ -72,11 +72,13 @@ export class RunTokenRepository extends Repository {
   /** The token with this hash (revoked and expired ones included: the caller decides), with its run's workspace. */
   async findByTokenHash(tokenHash: string): Promise<FoundRunToken | undefined> {
     return translating(this.dialect, async () => {
-      const row = (await this.db<RunTokenRow>("run_tokens")
+      const row = await this.db<RunTokenRow>("run_tokens")
         .join<RunRow>("runs", "runs.id", "run_tokens.run_id")
         .where("run_tokens.token_hash", tokenHash)
-        .first("run_tokens.*", { workspace_id: "runs.workspace_id", organization_id: "runs.organization_id" })) as
-        (RunTokenRow & { workspace_id: string; organization_id: string }) | undefined;
+        .first<(RunTokenRow & { workspace_id: string; organization_id: string }) | undefined>("run_tokens.*", {
+          workspace_id: "runs.workspace_id",
+          organization_id: "runs.organization_id",
+        });
       if (row === undefined) return undefined;
       return { token: toRunToken(row), workspaceId: row.workspace_id, organizationId: row.organization_id };
     });

@@ -19,7 +19,7 @@ function run(id: string, createdAt: string, status = "applied"): Run {
       configuration_version: { data: { type: "configuration-versions", id: "cv-1" } },
     },
     links: { self: `/v1/runs/${id}` },
-  } as Run;
+  };
 }
 
 describe("routes and next", () => {

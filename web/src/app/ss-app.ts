@@ -127,9 +127,9 @@ export class SsApp extends LitElement {
     interceptLinks(document);
     window.addEventListener("popstate", this.onLocation);
     window.addEventListener(NAVIGATE_EVENT, this.onLocation);
-    this.addEventListener("ss-signed-in", (event) => void this.signedIn((event as CustomEvent<SignedInDetail>).detail));
+    this.addEventListener("ss-signed-in", (event) => void this.signedIn(event.detail));
     this.addEventListener("ss-organizations-changed", () => void this.loadSession());
-    this.addEventListener("ss-organization-change", (event) => this.switchOrganization((event as CustomEvent<string>).detail));
+    this.addEventListener("ss-organization-change", (event) => this.switchOrganization(event.detail));
     void this.loadSession();
   }
 

@@ -17,7 +17,7 @@ export interface SdkResult<T> {
 /** The data of a successful SDK call, or throws RequestFailed with the server's own words. */
 export function unwrap<T>(result: SdkResult<T>): T {
   const status = result.response?.status ?? 0;
-  if (result.response?.ok && result.data !== undefined) return result.data as T;
+  if (result.response?.ok && result.data !== undefined) return result.data;
   throw failure(status, result.error);
 }
 

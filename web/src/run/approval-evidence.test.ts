@@ -14,7 +14,7 @@ function approved(patch: Partial<ApprovalStage> = {}): ApprovalStage {
     decided_at: "2026-12-03T10:01:00.000Z",
     attestations: [{ id: "atst-0000000000000001", stage: "decision", envelope_sha256: ENVELOPE_DIGEST, key_id: "k".repeat(64), created_at: "2026-12-03T10:01:00.000Z" }],
     ...patch,
-  } as ApprovalStage;
+  };
 }
 
 describe("ss-approval-evidence", () => {

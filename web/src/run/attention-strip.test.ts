@@ -1,5 +1,4 @@
 import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
-import type { SsAttentionStrip } from "./attention-strip.ts";
 import "./attention-strip.ts";
 
 function strip(server: FakeServer, destroy: number, actions = ["approve", "discard", "cancel"] as const) {
@@ -7,7 +6,7 @@ function strip(server: FakeServer, destroy: number, actions = ["approve", "disca
     if (r.attributes.stages.plan.summary.state === "recorded") r.attributes.stages.plan.summary.counts = { create: 2, change: 3, destroy };
     r.attributes.stages.approval.destroy_confirmation_required = destroy > 0;
   });
-  const el = document.createElement("ss-attention-strip") as SsAttentionStrip;
+  const el = document.createElement("ss-attention-strip");
   el.runId = RUN_ID;
   el.actions = [...actions];
   el.approval = review.attributes.stages.approval;
@@ -16,7 +15,7 @@ function strip(server: FakeServer, destroy: number, actions = ["approve", "disca
   return mount(server, el);
 }
 
-const button = (el: HTMLElement, label: string) => [...el.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent!.trim() === label);
+const button = (el: HTMLElement, label: string) => [...el.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent.trim() === label);
 
 describe("ss-attention-strip", () => {
   afterEach(cleanup);

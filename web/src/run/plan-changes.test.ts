@@ -5,7 +5,7 @@ import type { SsPlanChanges } from "./plan-changes.ts";
 import "./plan-changes.ts";
 
 async function changes(server: FakeServer) {
-  const el = document.createElement("ss-plan-changes") as SsPlanChanges;
+  const el = document.createElement("ss-plan-changes");
   el.runId = RUN_ID;
   await mount(server, el);
   await el.changes.taskComplete.catch(() => undefined);
@@ -430,7 +430,7 @@ describe("ss-plan-changes", () => {
         ok(a.left <= action.getBoundingClientRect().left && a.left - row.getBoundingClientRect().left < 16, `${text(address)} first`);
         ok(row.getBoundingClientRect().right <= innerWidth);
       }
-      await open(el, resourceRows(el)[1].querySelector(".address")!.textContent!);
+      await open(el, resourceRows(el)[1].querySelector(".address")!.textContent);
       const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!;
       ok(detail.getBoundingClientRect().top >= el.shadowRoot!.querySelector('[data-testid="changes-viewport"]')!.getBoundingClientRect().bottom);
       ok(document.documentElement.scrollWidth <= innerWidth, `scrollWidth ${document.documentElement.scrollWidth} > ${innerWidth}`);

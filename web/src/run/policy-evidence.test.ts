@@ -19,7 +19,7 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
       expires_at: "2026-12-04T10:00:00.000Z",
     },
     ...patch,
-  } as PolicyStage;
+  };
 }
 
 const evidence = (server: FakeServer, policy: PolicyStage, actions: Action[]) => mountForRun(server, "ss-policy-evidence", { policy, actions });

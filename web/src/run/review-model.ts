@@ -60,7 +60,7 @@ export type PlanChangeAction = (typeof PLAN_CHANGE_ACTIONS)[number];
 
 /** Narrows `value` to the closed set, or returns null for anything outside it (rendered as an error by the caller). */
 export function known<const T extends readonly string[]>(set: T, value: unknown): T[number] | null {
-  return typeof value === "string" && (set as readonly string[]).includes(value) ? (value as T[number]) : null;
+  return typeof value === "string" && (set as readonly string[]).includes(value) ? value : null;
 }
 
 /** A terminal run never changes again on its own: no polling, final durations. */

@@ -61,7 +61,7 @@ function server(patch: (r: Review) => void, log: { stored: string; complete: boo
 }
 
 async function page(s: FakeServer) {
-  const el = document.createElement("ss-run-page") as SsRunPage;
+  const el = document.createElement("ss-run-page");
   el.runId = RUN_ID;
   await mount(s, el);
   await until(() => deep(el, "ss-stage-timeline"), 3000, "the review");

@@ -227,14 +227,14 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     const breaks = newlines(chunk);
     this.lines += breaks + (this.endsWithNewline ? 1 : 0) - (chunk.endsWith("\n") ? 1 : 0);
     this.endsWithNewline = chunk.endsWith("\n");
-    while (this.pieces.length > 1 && this.kept - this.pieces[0]!.length >= CONSOLE_MAX_CHARS) {
+    while (this.pieces.length > 1 && this.kept - this.pieces[0].length >= CONSOLE_MAX_CHARS) {
       const dropped = this.pieces.shift()!;
       this.kept -= dropped.length;
       this.dropLines(newlines(dropped.data));
       dropped.remove();
       this.clipped = true;
     }
-    const first = this.pieces[0]!;
+    const first = this.pieces[0];
     if (this.kept > CONSOLE_MAX_CHARS) {
       this.dropLines(newlines(first.data.slice(0, this.kept - CONSOLE_MAX_CHARS)));
       first.deleteData(0, this.kept - CONSOLE_MAX_CHARS);
@@ -272,7 +272,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       this.gutterFrom = -1;
     } else {
       let from = this.pieces.length;
-      while (from > 0 && this.pieces[from - 1]!.parentNode !== pre) from--;
+      while (from > 0 && this.pieces[from - 1].parentNode !== pre) from--;
       if (from < this.pieces.length) pre.append(...this.pieces.slice(from));
     }
     this.paintGutter();
@@ -360,7 +360,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     this.ranges = this.hits.map((at) => textRange(this.pieces, at, at + needle)).filter((r): r is Range => r !== null);
     showHighlights(this.ranges, this.current);
     this.following = false;
-    this.reveal(this.hits[this.current]!, "center");
+    this.reveal(this.hits[this.current], "center");
   }
 
   private onQuery(event: Event) {
@@ -368,7 +368,7 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     this.search(true);
     if (this.hits.length) {
       this.following = false;
-      this.reveal(this.hits[0]!, "center");
+      this.reveal(this.hits[0], "center");
     }
   }
 

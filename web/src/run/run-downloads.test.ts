@@ -1,10 +1,9 @@
 import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "../../test/support/components.ts";
-import type { SsRunDownloads } from "./run-downloads.ts";
 import type { Downloads } from "./review-model.ts";
 import "./run-downloads.ts";
 
 function downloads(value: Downloads) {
-  const el = document.createElement("ss-run-downloads") as SsRunDownloads;
+  const el = document.createElement("ss-run-downloads");
   el.runId = RUN_ID;
   el.downloads = value;
   return mount(new FakeServer(), el);

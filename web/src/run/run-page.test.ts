@@ -26,7 +26,7 @@ SsRunPage.liveDefaults = { createSocket: FakeSocket.create };
 const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
 
 async function page(server: FakeServer) {
-  const el = document.createElement("ss-run-page") as SsRunPage;
+  const el = document.createElement("ss-run-page");
   el.runId = RUN_ID;
   await mount(server, el);
   await until(() => el.reviewTask.status >= 2, 3000, "the review read");
@@ -328,7 +328,7 @@ describe("ss-run-page", () => {
     );
     const tail = deep(failed, '[data-testid="log-tail"]')!;
     equal(text(tail.querySelector("figcaption")), "The last lines of the plan log");
-    equal(tail.querySelector("pre")!.textContent!.split("\n").length, 8);
+    equal(tail.querySelector("pre")!.textContent.split("\n").length, 8);
     ok(tail.querySelector("pre")!.classList.contains("ink"));
   });
 });

@@ -1,7 +1,7 @@
 import type { Session } from "../app/session.ts";
 import { NAVIGATE_EVENT } from "../app/router.ts";
 import { afterEach, cleanup, deep, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
-import { ATTENTION_LIMIT, type SsAttentionCount } from "./attention-count.ts";
+import { ATTENTION_LIMIT } from "./attention-count.ts";
 import "./attention-count.ts";
 
 const RUNS = "GET /v1/organizations/acme/runs";
@@ -10,7 +10,7 @@ const session = (organization: string): Session => ({
   csrfToken: "csrf",
   expiresAt: "2027-01-01T00:00:00.000Z",
   stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false } as Session["user"],
+  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
   organizations: [
     { id: "org-1", name: "acme" },
     { id: "org-2", name: "beta" },
@@ -22,7 +22,7 @@ const session = (organization: string): Session => ({
 const runs = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "runs", id: `run-${String(i).padStart(16, "0")}` }));
 
 async function count(server: FakeServer, organization = "acme") {
-  const el = document.createElement("ss-attention-count") as SsAttentionCount;
+  const el = document.createElement("ss-attention-count");
   el.session = session(organization);
   return mount(server, el);
 }

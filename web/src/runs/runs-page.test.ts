@@ -3,7 +3,7 @@ import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
 import { navigate } from "../app/router.ts";
 import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
-import { PAGE_SIZE, SEARCH_BUDGET, type SsRunsPage } from "./runs-page.ts";
+import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token
 // remains, the page reads on through the same forward pagination until a page of runs match or
@@ -16,7 +16,7 @@ const session: Session = {
   csrfToken: "csrf",
   expiresAt: "2027-01-01T00:00:00.000Z",
   stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false } as Session["user"],
+  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
   organizations: [{ id: "org-1", name: "acme" }],
   organization: "acme",
   organizationAdmin: false,
@@ -59,7 +59,7 @@ function server(runs: Run[]) {
 
 async function page(s: FakeServer, search = "") {
   history.replaceState(null, "", `${location.pathname}${search}`);
-  const el = document.createElement("ss-runs-page") as SsRunsPage;
+  const el = document.createElement("ss-runs-page");
   el.session = session;
   el.refreshMs = 60_000;
   await mount(s, el);
@@ -182,7 +182,7 @@ describe("the runs page's rows and the way back", () => {
     document.body.style.minHeight = "6000px";
     const s = server(runsHistory(100));
     history.replaceState(null, "", `${location.pathname}`);
-    const first = document.createElement("ss-runs-page") as SsRunsPage;
+    const first = document.createElement("ss-runs-page");
     first.session = session;
     first.refreshMs = 60_000;
     await mount(s, first);
@@ -208,7 +208,7 @@ describe("the runs page's rows and the way back", () => {
     history.pushState(null, "", `${location.pathname}?away`);
     history.replaceState(entry, "", location.pathname);
     const readsBefore = s.count(RUNS);
-    const back = document.createElement("ss-runs-page") as SsRunsPage;
+    const back = document.createElement("ss-runs-page");
     back.session = session;
     back.refreshMs = 60_000;
     await mount(s, back);
@@ -242,7 +242,7 @@ describe("the runs page under a link to itself", () => {
     const runs = runsHistory(6, [2]);
     const s = server(runs);
     history.replaceState(null, "", "/runs");
-    const el = document.createElement("ss-runs-page") as SsRunsPage;
+    const el = document.createElement("ss-runs-page");
     el.session = session;
     el.refreshMs = 60_000;
     await mount(s, el);

@@ -127,7 +127,7 @@ export class SsRunsPage extends LitElement {
     this.ignoredStatus = requested !== "" && !isStatusFilter(requested) ? requested : null;
     if (next !== this.statusFilter) {
       this.filterChanged();
-      this.statusFilter = next as StatusFilter;
+      this.statusFilter = next;
     }
   };
 
@@ -345,7 +345,7 @@ export class SsRunsPage extends LitElement {
       ${
         contract
           ? html`<p>The server answered with something this dashboard does not recognise, so it shows nothing rather than guess.</p>
-            <p class="mono">${(error as Error).message}</p>`
+            <p class="mono">${error.message}</p>`
           : html`<p>The runs could not be read${failed ? html` (<span class="mono">${failed.summary}</span>)` : nothing}. This is not an empty history: try again in a moment.</p>
             ${failed?.message ? html`<p class="muted">${failed.message}</p>` : nothing}`
       }

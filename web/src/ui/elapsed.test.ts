@@ -12,14 +12,14 @@ describe("ss-elapsed", () => {
     equal(span.textContent, "1m 05s");
     const textNode = a.firstChild;
     const spans = [...host.querySelectorAll("span")];
-    const seen = new Set<string>([span.textContent!]);
+    const seen = new Set<string>([span.textContent]);
     const deadline = Date.now() + 2500;
     while (Date.now() < deadline && seen.size < 2) {
       await new Promise((r) => setTimeout(r, 100));
-      seen.add(span.textContent!);
+      seen.add(span.textContent);
     }
     ok(seen.size >= 2, `the duration moved: ${[...seen].join(", ")}`);
-    ok(/^1m 0[6-9]s$/.test(span.textContent!), span.textContent!);
+    ok(/^1m 0[6-9]s$/.test(span.textContent), span.textContent);
     ok(textNode !== null, "painted");
     equal([...host.querySelectorAll("span")], spans, "the surrounding elements were not re-rendered");
     a.setAttribute("since", "not a date");

@@ -1,11 +1,10 @@
 import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
-import type { SsWorkspaceDelete } from "./workspace-delete.ts";
 import "./workspace-delete.ts";
 
 const DELETE = `POST /v1/workspaces/${WS_ID}/actions/delete`;
 
 async function control(server: FakeServer) {
-  const el = Object.assign(document.createElement("ss-workspace-delete"), { workspaceId: WS_ID, workspaceName: "net-prod" }) as SsWorkspaceDelete;
+  const el = Object.assign(document.createElement("ss-workspace-delete"), { workspaceId: WS_ID, workspaceName: "net-prod" });
   return mount(server, el);
 }
 

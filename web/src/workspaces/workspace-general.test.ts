@@ -49,10 +49,9 @@ describe("ss-workspace-general", () => {
   });
 
   it("should treat an empty description as none and a leading ./ as the root-relative directory", () => {
-    equal(
-      generalChanges({ ...workspace, attributes: { ...workspace.attributes, description: "old" } } as Workspace, { name: "app", description: "  ", workingDirectory: "./infra" }),
-      { description: null },
-    );
+    equal(generalChanges({ ...workspace, attributes: { ...workspace.attributes, description: "old" } }, { name: "app", description: "  ", workingDirectory: "./infra" }), {
+      description: null,
+    });
     equal(generalChanges(workspace, { name: "app", description: "", workingDirectory: "" }), { working_directory: "" });
   });
   it("should offer the project only to an organization administrator, and send a move", async () => {

@@ -34,7 +34,7 @@ function throwsContract(fn: () => unknown, pattern: RegExp): void {
     fn();
   } catch (error) {
     ok(error instanceof ContractError, `a ContractError, got ${String(error)}`);
-    ok(pattern.test((error as Error).message), (error as Error).message);
+    ok(pattern.test(error.message), error.message);
     return;
   }
   throw new Error("expected a ContractError");

@@ -1,7 +1,7 @@
 import type { Workspace } from "@stackship/client";
 import type { Session } from "../app/session.ts";
 import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
-import { FILTER_DEBOUNCE_MS, PAGE_SIZE, type SsWorkspacesPage } from "./workspaces-page.ts";
+import { FILTER_DEBOUNCE_MS, PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 
 const WORKSPACES = "GET /v1/organizations/acme/workspaces";
@@ -10,7 +10,7 @@ const session: Session = {
   csrfToken: "csrf",
   expiresAt: "2027-01-01T00:00:00.000Z",
   stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false } as Session["user"],
+  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
   organizations: [{ id: "org-1", name: "acme" }],
   organization: "acme",
   organizationAdmin: false,
@@ -44,7 +44,7 @@ function server(names: string[]) {
 }
 
 async function page(s: FakeServer) {
-  const el = document.createElement("ss-workspaces-page") as SsWorkspacesPage;
+  const el = document.createElement("ss-workspaces-page");
   el.session = session;
   return mount(s, el);
 }

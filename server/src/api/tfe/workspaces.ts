@@ -187,8 +187,8 @@ const WORKSPACE_LIST_FILTERS = ["search[name]", "search[wildcard-name]", "search
 export function matchesWildcard(name: string, pattern: string): boolean {
   const parts = pattern.split("*");
   if (parts.length === 1) return name === pattern;
-  const first = parts[0]!;
-  const last = parts[parts.length - 1]!;
+  const first = parts[0];
+  const last = parts[parts.length - 1];
   if (name.length < first.length + last.length || !name.startsWith(first) || !name.endsWith(last)) return false;
   let at = first.length;
   const end = name.length - last.length;
@@ -223,13 +223,13 @@ export const workspaceHandlers = {
       authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
     }
     const { data, included } = await workspaceResources(ctx, [workspace], query.include, organization.name);
-    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
+    return { status: 200, body: included ? { data: data[0], included } : { data: data[0] } };
   },
 
   async getWorkspace({ path, query, ctx }) {
     const workspace = await loadWorkspaceForCli(ctx, path.workspace_id, "workspace:read");
     const { data, included } = await workspaceResources(ctx, [workspace], query.include);
-    return { status: 200, body: included ? { data: data[0]!, included } : { data: data[0]! } };
+    return { status: 200, body: included ? { data: data[0], included } : { data: data[0] } };
   },
 
   async createWorkspace({ path, body, ctx }) {

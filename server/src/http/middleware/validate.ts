@@ -88,7 +88,7 @@ export function parseJson(raw: Buffer): unknown {
 export function firstInvalidUtf8(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length) {
-    const b = bytes[i]!;
+    const b = bytes[i];
     if (b < 0x80) {
       i += 1;
       continue;
@@ -107,9 +107,9 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
       if (b === 0xf4) max = 0x8f; // nothing above U+10FFFF
     } else return i;
     if (i + length > bytes.length) return i;
-    const second = bytes[i + 1]!;
+    const second = bytes[i + 1];
     if (second < min || second > max) return i;
-    for (let k = 2; k < length; k += 1) if ((bytes[i + k]! & 0xc0) !== 0x80) return i;
+    for (let k = 2; k < length; k += 1) if ((bytes[i + k] & 0xc0) !== 0x80) return i;
     i += length;
   }
   return i;
@@ -126,7 +126,7 @@ export function pointerAtEnd(prefix: string): string {
   const path = (frames: Frame[]) => frames.map((f) => "/" + escapePointer(f.array ? String(f.index) : (f.key ?? ""))).join("");
   let i = 0;
   while (i < prefix.length) {
-    const c = prefix[i]!;
+    const c = prefix[i];
     const top = stack[stack.length - 1];
     if (c === "{" || c === "[") {
       stack.push({ array: c === "[", index: 0, key: null, expectingKey: c === "{" });

@@ -41,11 +41,13 @@ async function setArtifactKinds(knex: Knex, from: string, to: string): Promise<v
     await knex.raw(`alter table artifacts add constraint artifacts_kind_check check (kind in (${to}))`);
     return;
   }
-  const [table] = (await knex.raw("select sql from sqlite_master where type = 'table' and name = 'artifacts'")) as Array<{ sql: string }>;
-  const indexes = (await knex.raw("select name, sql from sqlite_master where type = 'index' and tbl_name = 'artifacts' and sql is not null")) as Array<{
-    name: string;
-    sql: string;
-  }>;
+  const [table] = await knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where type = 'table' and name = 'artifacts'");
+  const indexes = await knex.raw<
+    Array<{
+      name: string;
+      sql: string;
+    }>
+  >("select name, sql from sqlite_master where type = 'index' and tbl_name = 'artifacts' and sql is not null");
   if (!table || !table.sql.includes(`in (${from})`)) throw new Error("artifacts: the kind check is not the expected one");
   const next = table.sql.replace(`in (${from})`, `in (${to})`).replace(/^create table [`"]?artifacts[`"]?/i, "create table `artifacts_next`");
   await knex.raw(next);

@@ -42,11 +42,13 @@ async function setLogPhases(knex: Knex, from: string, to: string): Promise<void>
     await knex.raw(`alter table run_log_chunks add constraint run_log_chunks_phase_check check (phase in (${to}))`);
     return;
   }
-  const [table] = (await knex.raw("select sql from sqlite_master where type = 'table' and name = 'run_log_chunks'")) as Array<{ sql: string }>;
-  const indexes = (await knex.raw("select name, sql from sqlite_master where type = 'index' and tbl_name = 'run_log_chunks' and sql is not null")) as Array<{
-    name: string;
-    sql: string;
-  }>;
+  const [table] = await knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where type = 'table' and name = 'run_log_chunks'");
+  const indexes = await knex.raw<
+    Array<{
+      name: string;
+      sql: string;
+    }>
+  >("select name, sql from sqlite_master where type = 'index' and tbl_name = 'run_log_chunks' and sql is not null");
   // The set as written, whatever the spacing (a table knex rebuilt to drop a column spells it its own way).
   const pattern = new RegExp(`in\\s*\\(\\s*${from.split(",").join("\\s*,\\s*")}\\s*\\)`, "i");
   if (!table || !pattern.test(table.sql)) throw new Error("run_log_chunks: the phase check is not the expected one");
