@@ -42,7 +42,10 @@ export class AttemptRepository extends Repository {
     provenance?: AttemptProvenance;
   }): Promise<RunAttempt> {
     return translating(this.dialect, async () => {
-      const last = await this.db<AttemptRow>("run_attempts").where({ run_id: input.runId, phase: input.phase }).max({ n: "attempt_number" }).first();
+      const last = await this.db<AttemptRow>("run_attempts")
+        .where({ run_id: input.runId, phase: input.phase })
+        .max({ n: "attempt_number" })
+        .first<{ n: number | string | null } | undefined>();
       const now = isoForWrite(input.now);
       const row: AttemptRow = {
         id: newId("attempt"),

@@ -32,7 +32,7 @@ testEachDatabase(audit, "record and listByOrganization round-trip, oldest first,
   assert.ok(isId("auditEvent", later.id));
   assert.equal(earlier, { id: earlier.id, ...earlierInput, data: {} });
   assert.equal(await stores.audit.listByOrganization("org-aaaaaaaaaaaaaaaa"), [earlier, later]);
-  const [row] = await db.knex("audit_events").where({ id: later.id }).select("data");
+  const [row] = await db.knex("audit_events").where({ id: later.id }).select<Array<{ data: string }>>("data");
   assert.is(row.data, '{"kind":"plan_and_apply","nested":{"a":[1,"x"],"b":2}}');
 });
 

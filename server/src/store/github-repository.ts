@@ -169,7 +169,7 @@ export class GitHubRepository extends GitHubConnectionRepository {
         .andWhere((q) => void q.whereNull("github_delivery_id").orWhereNot("github_delivery_id", exceptDeliveryId));
       const row = await (
         "ref" in of ? query.andWhere({ source: "github_push", commit_ref: of.ref }) : query.andWhere({ source: "github_pull_request", pull_request_number: of.pullRequestNumber })
-      ).first("id");
+      ).first<{ id: string } | undefined>("id");
       return row !== undefined;
     });
   }

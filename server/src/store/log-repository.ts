@@ -75,7 +75,7 @@ export class LogRepository extends Repository {
   async append(runId: string, phase: StoredLogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const last = await db("run_log_chunks").where({ run_id: runId, phase }).orderBy("seq", "desc").first("seq", "char_end", "byte_end");
+        const last = await db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).orderBy("seq", "desc").first("seq", "char_end", "byte_end");
         const seq = last === undefined ? 0 : numberFromRow(last.seq) + 1;
         const charStart = last === undefined ? 0 : numberFromRow(last.char_end);
         const byteStart = last === undefined ? 0 : numberFromRow(last.byte_end);
@@ -102,7 +102,7 @@ export class LogRepository extends Repository {
     return translating(this.dialect, async () =>
       (
         await this.db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).where("seq", ">=", fromSeq).orderBy("seq", "asc").limit(limit).select("seq", "text", "final")
-      ).map((r) => ({ seq: numberFromRow(r.seq), text: r.text as string, final: booleanFromRow(r.final) })),
+      ).map((r) => ({ seq: numberFromRow(r.seq), text: r.text, final: booleanFromRow(r.final) })),
     );
   }
 
@@ -126,12 +126,12 @@ export class LogRepository extends Repository {
         plan_json: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
         apply_json: { nextSeq: 0, nextOffset: 0, byteLength: 0, complete: false },
       };
-      const rows = (await this.db<LogChunkRow>("run_log_chunks")
+      const rows = await this.db<LogChunkRow>("run_log_chunks")
         .where({ run_id: runId })
         .groupBy("phase")
         .select("phase")
         .max({ seq: "seq", char_end: "char_end", byte_end: "byte_end" })
-        .select(this.db.raw("max(case when ?? then 1 else 0 end) as ??", ["final", "final"]))) as LogPositionRow[];
+        .select<LogPositionRow[]>(this.db.raw("max(case when ?? then 1 else 0 end) as ??", ["final", "final"]));
       for (const row of rows) {
         const position = out[row.phase as StoredLogPhase] as LogPosition | undefined;
         if (!position) continue;
@@ -152,7 +152,7 @@ export class LogRepository extends Repository {
     const rows = await this.overlapping(runId, phase, "char", offset, end);
     const first = rows.length === 0 ? offset : numberFromRow(rows[0].char_start);
     const text = rows
-      .map((r) => r.text as string)
+      .map((r) => r.text)
       .join("")
       .slice(offset - first, end - first);
     return { text, nextOffset: offset + text.length, complete: position.complete && offset + text.length >= position.nextOffset };
@@ -164,7 +164,7 @@ export class LogRepository extends Repository {
     const rows = await this.overlapping(runId, phase, "byte", start, end);
     if (rows.length === 0) return Buffer.alloc(0);
     const first = numberFromRow(rows[0].byte_start);
-    const bytes = Buffer.from(rows.map((r) => r.text as string).join(""), "utf8");
+    const bytes = Buffer.from(rows.map((r) => r.text).join(""), "utf8");
     return bytes.subarray(start - first, end - first);
   }
 
@@ -180,7 +180,7 @@ export class LogRepository extends Repository {
         if (rows.length === 0) break;
         text =
           rows
-            .map((r) => r.text as string)
+            .map((r) => r.text)
             .reverse()
             .join("") + text;
         beforeSeq = numberFromRow(rows[rows.length - 1].seq);

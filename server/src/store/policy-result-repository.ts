@@ -1,6 +1,6 @@
 import { canonicalize } from "../domain/canonical-json.ts";
 import { newId } from "../domain/ids.ts";
-import type { PinnedPolicySetVersion, PolicyFinding } from "../domain/policy/index.ts";
+import type { EnforcementLevel, PinnedPolicySetVersion, PolicyFinding } from "../domain/policy/index.ts";
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
@@ -8,7 +8,32 @@ import { isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 import type { DbTimestamp } from "./rows.ts";
 
-type Row = Record<string, any>;
+/** run_policy_evaluations */
+interface EvaluationRow {
+  run_id: string;
+  outcome: PolicyOutcome;
+  result_digest: string;
+  opa_version: string | null;
+  opa_build_commit: string | null;
+  /** Canonical JSON: [{ policy_set_id, version, digest }]. */
+  policy_set_versions: string;
+  error: string | null;
+  evaluated_at: DbTimestamp;
+}
+
+/** run_policy_findings */
+interface FindingRow {
+  id: string;
+  run_id: string;
+  seq: number | string;
+  policy_set_id: string;
+  policy_set_version: number | string;
+  policy_name: string;
+  enforcement_level: EnforcementLevel;
+  title: string;
+  message: string;
+  address: string | null;
+}
 
 /** The persisted result of a run's policy stage (findings are stored beside it). */
 export interface PolicyEvaluation {
@@ -35,7 +60,7 @@ export interface PolicyOverride {
   expiresAt: string;
 }
 
-function toEvaluation(row: Row): PolicyEvaluation {
+function toEvaluation(row: EvaluationRow): PolicyEvaluation {
   const versions = JSON.parse(row.policy_set_versions) as Array<{ policy_set_id: string; version: number; digest: string }>;
   return {
     runId: row.run_id,
@@ -49,7 +74,7 @@ function toEvaluation(row: Row): PolicyEvaluation {
   };
 }
 
-function toFinding(row: Row): PolicyFinding {
+function toFinding(row: FindingRow): PolicyFinding {
   return {
     policySetId: row.policy_set_id,
     policySetVersion: numberFromRow(row.policy_set_version),
@@ -109,14 +134,14 @@ export class PolicyResultRepository extends Repository {
 
   async getEvaluation(runId: string): Promise<PolicyEvaluation | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db("run_policy_evaluations").where({ run_id: runId }).first();
+      const row = await this.db<EvaluationRow>("run_policy_evaluations").where({ run_id: runId }).first();
       return row ? toEvaluation(row) : undefined;
     });
   }
 
   async listFindings(runId: string): Promise<PolicyFinding[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db("run_policy_findings").where({ run_id: runId }).orderBy("seq", "asc");
+      const rows = await this.db<FindingRow>("run_policy_findings").where({ run_id: runId }).orderBy("seq", "asc");
       return rows.map(toFinding);
     });
   }

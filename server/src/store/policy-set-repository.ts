@@ -3,9 +3,32 @@ import { newId } from "../domain/ids.ts";
 import type { EnforcementLevel, PolicyModule } from "../domain/policy/index.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
+import type { DbBoolean, DbTimestamp } from "./rows.ts";
 import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow } from "./values.ts";
 
-type Row = Record<string, any>;
+/** policy_sets */
+interface PolicySetRow {
+  id: string;
+  organization_id: string;
+  name: string;
+  description: string | null;
+  global: DbBoolean;
+  /** Canonical JSON: { project_ids: [...], workspace_ids: [...] }. */
+  attachments: string;
+  current_version_id: string | null;
+  created_at: DbTimestamp;
+}
+
+/** policy_set_versions */
+interface PolicySetVersionRow {
+  id: string;
+  policy_set_id: string;
+  version: number | string;
+  digest: string;
+  /** Canonical JSON: the policies with their names, levels, packages and sources. */
+  policies: string;
+  created_at: DbTimestamp;
+}
 
 /** An immutable, digested version of a policy set. */
 export interface PolicySetVersion {
@@ -33,7 +56,7 @@ export interface PolicySet {
 /** What creating a policy set needs. */
 export type CreatePolicySetInput = Omit<PolicySet, "id" | "currentVersionId" | "createdAt"> & { now: Date | string };
 
-function toSet(row: Row): PolicySet {
+function toSet(row: PolicySetRow): PolicySet {
   const attachments = JSON.parse(row.attachments) as { project_ids: string[]; workspace_ids: string[] };
   return {
     id: row.id,
@@ -48,7 +71,7 @@ function toSet(row: Row): PolicySet {
   };
 }
 
-function toVersion(row: Row): PolicySetVersion {
+function toVersion(row: PolicySetVersionRow): PolicySetVersion {
   const policies = JSON.parse(row.policies) as Array<{ name: string; enforcement_level: EnforcementLevel; package: string; source: string; source_sha256: string }>;
   return {
     id: row.id,
@@ -83,7 +106,7 @@ export class PolicySetRepository extends Repository {
   /** Adds the next immutable version and makes it current. */
   async addVersion(policySetId: string, policies: readonly PolicyModule[], digest: string, now: Date | string): Promise<PolicySetVersion> {
     return translating(this.dialect, async () => {
-      const last = await this.db("policy_set_versions").where({ policy_set_id: policySetId }).max({ n: "version" }).first();
+      const last = await this.db("policy_set_versions").where({ policy_set_id: policySetId }).max({ n: "version" }).first<{ n: number | string | null } | undefined>();
       const row = {
         id: newId("policySetVersion"),
         policy_set_id: policySetId,
@@ -100,21 +123,21 @@ export class PolicySetRepository extends Repository {
 
   async getById(id: string): Promise<PolicySet | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db("policy_sets").where({ id }).first();
+      const row = await this.db<PolicySetRow>("policy_sets").where({ id }).first();
       return row ? toSet(row) : undefined;
     });
   }
 
   async getByName(organizationId: string, name: string): Promise<PolicySet | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db("policy_sets").where({ organization_id: organizationId, name }).first();
+      const row = await this.db<PolicySetRow>("policy_sets").where({ organization_id: organizationId, name }).first();
       return row ? toSet(row) : undefined;
     });
   }
 
   async getVersion(id: string): Promise<PolicySetVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db("policy_set_versions").where({ id }).first();
+      const row = await this.db<PolicySetVersionRow>("policy_set_versions").where({ id }).first();
       return row ? toVersion(row) : undefined;
     });
   }
@@ -122,7 +145,7 @@ export class PolicySetRepository extends Repository {
   /** The organization's policy sets by name. */
   async listByOrganization(organizationId: string): Promise<PolicySet[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db("policy_sets").where({ organization_id: organizationId }).orderBy("name", "asc");
+      const rows = await this.db<PolicySetRow>("policy_sets").where({ organization_id: organizationId }).orderBy("name", "asc");
       return rows.map(toSet);
     });
   }

@@ -5,8 +5,9 @@ import { decodeRunCursor, encodeRunCursor } from "../domain/cursor.ts";
 import { isId } from "../domain/ids.ts";
 import type { Run } from "../domain/records.ts";
 import type { Database } from "./db.ts";
+import type { DbBoolean } from "./rows.ts";
 import { createStores, inTransaction } from "./index.ts";
-import { RunRepository, type CreateRunInput } from "./run-repository.ts";
+import { RunRepository } from "./run-repository.ts";
 import { assertDomainError, assertRejects, at, countRows, runInput, seedRunPrerequisites, type RunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { runExecution } from "../../test/support/domain-fixtures.ts";
 import { translateError } from "./translate-error.ts";
@@ -78,7 +79,7 @@ testEachDatabase(runs, "create and getById round-trip with exact timestamps; the
   );
   assert.equal(await stores.runs.getById(run.id), run);
   assert.is(await stores.runs.getById("run-0000000000000000"), undefined);
-  const [row] = await db.knex("runs").where({ id: run.id }).select("auto_apply", "is_destroy");
+  const [row] = await db.knex("runs").where({ id: run.id }).select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
   assert.not.ok(row.auto_apply);
   assert.not.ok(row.is_destroy);
 });
@@ -133,7 +134,7 @@ testEachDatabase(runs, "create refuses auto-apply, destroy and unknown kinds bef
   db.knex.on("query", listener);
   try {
     for (const [label, overrides, code] of REFUSED) {
-      const input = { ...runInput(prerequisites), ...overrides } as unknown as CreateRunInput;
+      const input = { ...runInput(prerequisites), ...overrides };
       await assertDomainError(stores.runs.create(input), code as never, label);
     }
   } finally {
@@ -157,7 +158,7 @@ testEachDatabase(runs, "a refused run inside a command transaction leaves no run
           secrets: [],
           createdAt: at(20),
         });
-        await trx.runs.create({ ...runInput(prerequisites, { inputSnapshotId: snapshot.id }), ...overrides } as unknown as CreateRunInput);
+        await trx.runs.create({ ...runInput(prerequisites, { inputSnapshotId: snapshot.id }), ...overrides });
       }),
       code as never,
       label,
@@ -218,7 +219,7 @@ testEachDatabase(runs, "the CHECK constraints refuse a literal true in raw SQL a
     const updateError = await rejectsTranslated(db, db.knex.raw(`update runs set ${column} = true where id = ?`, [existing.id]));
     assert.is((updateError as { code?: string }).code, code);
   }
-  const [row] = await db.knex("runs").where({ id: existing.id }).select("auto_apply", "is_destroy");
+  const [row] = await db.knex("runs").where({ id: existing.id }).select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
   assert.not.ok(row.auto_apply);
   assert.not.ok(row.is_destroy);
 });
@@ -321,12 +322,12 @@ testEachDatabase(runs, "the keyset query is an index range scan, never a sort or
     if (db.dialect === "postgres") {
       // The event carries pg's native $n placeholders; knex.raw wants ?.
       const sql = query.sql.replace(/\$\d+/g, "?");
-      const plan = ((await trx.raw(`explain ${sql}`, bindings)) as { rows: Array<{ "QUERY PLAN": string }> }).rows.map((row) => row["QUERY PLAN"]).join("\n");
+      const plan = (await trx.raw<{ rows: Array<{ "QUERY PLAN": string }> }>(`explain ${sql}`, bindings)).rows.map((row) => row["QUERY PLAN"]).join("\n");
       assert.match(plan, /Index Scan Backward using runs_org_created_id/);
       assert.match(plan, /Index Cond: .*organization_id.*ROW\(created_at, .*\) < ROW\(/);
       assert.not.match(plan, /Sort/);
     } else {
-      const plan = ((await trx.raw(`explain query plan ${query.sql}`, bindings)) as Array<{ detail: string }>).map((row) => row.detail).join("\n");
+      const plan = (await trx.raw<Array<{ detail: string }>>(`explain query plan ${query.sql}`, bindings)).map((row) => row.detail).join("\n");
       assert.match(plan, /runs_org_created_id/);
       assert.not.match(plan, /TEMP B-TREE/);
     }

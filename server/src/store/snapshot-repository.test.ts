@@ -45,10 +45,10 @@ testEachDatabase(snapshots, "stores the canonical document and its secrets, and 
   assert.is(await stores.snapshots.getSecret(secrets[0].handle), "sealed(17)");
   assert.is(await stores.snapshots.getSecret("sec-0000000000000000"), undefined);
 
-  const [row] = await db.knex("input_snapshots").where({ id: created.id }).select("document");
+  const [row] = await db.knex("input_snapshots").where({ id: created.id }).select<Array<{ document: string }>>("document");
   assert.is(row.document, canonicalize(document));
-  assert.is(sha256Hex(row.document as string), inputDigest);
-  assert.not.ok((row.document as string).includes("hunter2"));
+  assert.is(sha256Hex(row.document), inputDigest);
+  assert.not.ok(row.document.includes("hunter2"));
 });
 
 testEachDatabase(snapshots, "writes nothing when a secret fails to insert", async (db) => {

@@ -4,6 +4,14 @@ import type { Knex } from "knex";
 
 const BACKFILL_BATCH = 500;
 
+/** The run_log_chunks columns the backfill reads. */
+interface ChunkRow {
+  run_id: string;
+  phase: string;
+  seq: number | string;
+  text: string;
+}
+
 /**
  * Where each log chunk starts and ends in its phase's log, in JavaScript string units (the `/v1`
  * log route's offsets) and in UTF-8 bytes (the `/api/v2` log-read protocol's offsets), so a read
@@ -17,16 +25,21 @@ export async function up(knex: Knex): Promise<void> {
     t.bigInteger("byte_start").nullable();
     t.bigInteger("byte_end").nullable();
   });
-  const logs = await knex("run_log_chunks").distinct("run_id", "phase");
+  const logs = await knex<ChunkRow>("run_log_chunks").distinct("run_id", "phase");
   for (const { run_id: runId, phase } of logs) {
     let chars = 0;
     let bytes = 0;
     let fromSeq = 0;
     for (;;) {
-      const rows = await knex("run_log_chunks").where({ run_id: runId, phase }).where("seq", ">=", fromSeq).orderBy("seq", "asc").limit(BACKFILL_BATCH).select("seq", "text");
+      const rows = await knex<ChunkRow>("run_log_chunks")
+        .where({ run_id: runId, phase })
+        .where("seq", ">=", fromSeq)
+        .orderBy("seq", "asc")
+        .limit(BACKFILL_BATCH)
+        .select("seq", "text");
       if (rows.length === 0) break;
       for (const row of rows) {
-        const text = row.text as string;
+        const text = row.text;
         const next = { char_start: chars, char_end: chars + text.length, byte_start: bytes, byte_end: bytes + Buffer.byteLength(text, "utf8") };
         await knex("run_log_chunks").where({ run_id: runId, phase, seq: row.seq }).update(next);
         chars = next.char_end;

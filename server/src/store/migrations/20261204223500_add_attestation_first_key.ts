@@ -14,7 +14,7 @@ export async function up(knex: Knex): Promise<void> {
   });
   const oldest = await knex("attestation_keys")
     .orderBy([{ column: "signs_from" }, { column: "kid" }])
-    .first("kid");
+    .first<{ kid: string } | undefined>("kid");
   if (oldest) await knex("attestation_keys").where({ kid: oldest.kid }).update({ first_key: 1 });
 }
 
