@@ -78,8 +78,8 @@ try {
   const latencies: number[] = [];
   let i = 0;
   for (let n = 0; n < EVENTS; n++) {
-    while (i < painted.length && painted[i]![0] < n) i++;
-    if (i < painted.length) latencies.push(painted[i]![1] - sent[n]!);
+    while (i < painted.length && painted[i][0] < n) i++;
+    if (i < painted.length) latencies.push(painted[i][1] - sent[n]);
   }
   console.log(`dashboard-live: ${EVENTS} apply log events at ${RATE}/s through the run page's live socket (Chromium)`);
   console.log(

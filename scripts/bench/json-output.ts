@@ -192,7 +192,7 @@ function fetchAll(url: string, token: string | null, hash: boolean): Promise<{ m
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 const MiB = 1024 * 1024;
@@ -205,10 +205,10 @@ async function main(): Promise<void> {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   try {
-    const ready = (await new Promise((resolve, reject) => {
+    const ready = await new Promise<Ready>((resolve, reject) => {
       child.once("message", resolve);
       child.once("exit", (code) => reject(new Error(`the bench server exited (${code})`)));
-    })) as Ready;
+    });
     const jsonUrl = `${ready.base}/api/v2/plans/${ready.planId}/json-output`;
     const rawUrl = `${ready.base}${RAW_PATH}`;
 
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
       [
         `[bench] json-output  median ${json.toFixed(0)} ms  ${mbps(json).toFixed(0)} MiB/s`,
         `[bench] unencrypted  median ${raw.toFixed(0)} ms  ${mbps(raw).toFixed(0)} MiB/s`,
-        `[bench] server CPU per request: json-output ${median(cpu.json).toFixed(0)} ms, unencrypted ${median(cpu.raw).toFixed(0)} ms (machine load average ${loadavg()[0]!.toFixed(1)} on ${availableParallelism()} cores)`,
+        `[bench] server CPU per request: json-output ${median(cpu.json).toFixed(0)} ms, unencrypted ${median(cpu.raw).toFixed(0)} ms (machine load average ${loadavg()[0].toFixed(1)} on ${availableParallelism()} cores)`,
         `[bench] throughput ratio json-output / unencrypted: ${(raw / json).toFixed(2)}×  (target ≥ 0.5×)`,
         `[bench] server peak RSS growth while streaming: json-output max ${(Math.max(...growth.json) / MiB).toFixed(1)} MiB (median ${(median(growth.json) / MiB).toFixed(1)}), unencrypted max ${(Math.max(...growth.raw) / MiB).toFixed(1)} MiB  (target ≤ 64 MiB)`,
         `[bench] server RSS: ${(last!.initial / MiB).toFixed(0)} MiB before the first streamed request, peak ${(last!.overallPeak / MiB).toFixed(0)} MiB over all ${2 * (REPEATS + 1)} streamed 100 MiB responses (+${((last!.overallPeak - last!.initial) / MiB).toFixed(1)} MiB)`,

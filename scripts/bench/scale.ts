@@ -40,7 +40,7 @@ function startRunner(env: Record<string, string>): Promise<ChildProcess> {
   });
   return new Promise((resolve, reject) => {
     let seen = "";
-    child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+    child.stdout.setEncoding("utf8").on("data", (text: string) => {
       seen += text;
       if (/runner \S+ started/.test(seen)) resolve(child);
     });

@@ -1,5 +1,4 @@
 import Ajv2020 from "ajv/dist/2020.js";
-import type { AnySchema } from "ajv";
 import standaloneCode from "ajv/dist/standalone/index.js";
 import addFormats from "ajv-formats";
 import { writeFileSync } from "node:fs";
@@ -82,7 +81,7 @@ export function emitValidators(surface: Surface, spec: Record<string, any>, oper
       aliases.push([name, ref]);
     } else {
       const id = `${rootId}/inline/${inline++}`;
-      documents.addSchema({ ...(rewriteRefs(schema, rootId) as object), $id: id } as AnySchema);
+      documents.addSchema({ ...(rewriteRefs(schema, rootId) as object), $id: id });
       exportsByName[name] = id;
     }
   };
@@ -112,7 +111,7 @@ export function emitValidators(surface: Surface, spec: Record<string, any>, oper
         required: declared.filter((p) => p.required).map((p) => p.name),
         additionalProperties: where === "path" ? false : !surface.strictQuery,
       };
-      params.addSchema(schema as AnySchema);
+      params.addSchema(schema);
       paramExports[exportName(op.operationId, where === "path" ? "Path" : "Query")] = schema.$id;
     }
   }

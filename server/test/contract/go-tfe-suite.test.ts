@@ -31,7 +31,7 @@ export function allowedTests(text: string): string[] {
     .split("\n")
     .map((line) => line.replace(/#.*/, "").trim())
     .filter((line) => line !== "" && !line.startsWith("-"))
-    .map((line) => line.split(/\s+/)[0]!);
+    .map((line) => line.split(/\s+/)[0]);
 }
 
 interface Outcome {
@@ -82,9 +82,9 @@ async function runSuite(dialect: Dialect): Promise<Map<string, Outcome>> {
         );
         const results = new Map<string, Outcome>();
         for (const match of output.matchAll(/^(PASS|FAIL|SKIP) (\S+) \d+$/gm)) {
-          const name = match[2]!;
+          const name = match[2];
           const log = await readFile(join(logs, `${name}.log`), "utf8").catch(() => "(no log)");
-          results.set(name, { result: match[1]!, log });
+          results.set(name, { result: match[1], log });
         }
         return results;
       } finally {

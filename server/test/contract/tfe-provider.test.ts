@@ -41,7 +41,7 @@ interface Finished {
 async function tofu(dir: string, env: NodeJS.ProcessEnv, args: string[]): Promise<Finished> {
   const [command, ...rest] = args;
   const flags = command === "output" ? ["-no-color"] : ["-no-color", "-input=false"];
-  return run(TOFU, [command!, ...flags, ...rest], { cwd: dir, env, timeoutMs: 300_000 }).then(
+  return run(TOFU, [command, ...flags, ...rest], { cwd: dir, env, timeoutMs: 300_000 }).then(
     ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
     (error: unknown) => ({ code: 1, stdout: "", stderr: error instanceof Error ? error.message : String(error) }),
   );

@@ -23,7 +23,7 @@ testEachInitializedProject(
     }
     assert.ok(mine, "tofu apply created a run");
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "pending");
+    assert.is((await server.services.stores.runs.getById(mine.id))?.status, "pending");
 
     const discarded = await discardRun({
       client: server.v1(project.token),
@@ -36,7 +36,7 @@ testEachInitializedProject(
     assert.is(result.code, 1, transcript(result));
     assert.match(result.stdout, "Plan: 1 to add, 0 to change, 0 to destroy.", transcript(result));
     assert.match(result.stdout + result.stderr, "Apply discarded.", transcript(result));
-    assert.is((await server.services.stores.runs.getById(mine!.id))?.status, "discarded");
+    assert.is((await server.services.stores.runs.getById(mine.id))?.status, "discarded");
   },
   { runner: true },
 );

@@ -11,12 +11,12 @@ testEachCliServer(init, "creates the missing project, then the workspace inside 
     assert.is(first.code, 0, transcript(first));
     const workspace = await project.workspace();
     assert.ok(workspace, "tofu init created the workspace");
-    const created = await server.services.stores.projects.getById(workspace!.projectId);
+    const created = await server.services.stores.projects.getById(workspace.projectId);
     assert.is(created?.name, "platform");
 
     const second = await project.tofu(["init"]);
     assert.is(second.code, 0, transcript(second));
-    const projects = await server.services.stores.projects.listByOrganization(workspace!.organizationId);
+    const projects = await server.services.stores.projects.listByOrganization(workspace.organizationId);
     assert.is(projects.filter((p) => p.name === "platform").length, 1);
   } finally {
     await project.cleanup();

@@ -37,7 +37,7 @@ testEachCliServer(
       assert.is(created.code, 0, transcript(created));
       const web = await server.services.stores.workspaces.getByName(app!.organizationId, "web");
       assert.ok(web, "workspace new created the workspace");
-      assert.equal(await server.services.stores.workspaces.tagsOf(web!.id), ["svc", "team-a"]);
+      assert.equal(await server.services.stores.workspaces.tagsOf(web.id), ["svc", "team-a"]);
 
       const listed = await project.tofu(["workspace", "list"]);
       assert.is(listed.code, 0, transcript(listed));

@@ -14,11 +14,11 @@ testEachCliServer(init, "creates the workspace on the first init and finds it on
     assert.match(first.stdout, "initialized");
     const workspace = await project.workspace();
     assert.ok(workspace, "tofu init created the workspace");
-    assert.is(workspace!.opentofuVersion, pinnedOpenTofuVersion());
+    assert.is(workspace.opentofuVersion, pinnedOpenTofuVersion());
 
     const second = await project.tofu(["init"]);
     assert.is(second.code, 0, transcript(second));
-    assert.is((await project.workspace())!.id, workspace!.id);
+    assert.is((await project.workspace())!.id, workspace.id);
     assert.equal(await project.runs(), []);
   } finally {
     await project.cleanup();

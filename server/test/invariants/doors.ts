@@ -31,7 +31,7 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
   const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
   const workspace = await createWorkspace(server, token, organizationName, { name: "networking" });
   const { configurationVersion } = await uploadConfiguration(server, token, workspace.id);
-  const acceptedRun = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201)!.data;
+  const acceptedRun = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
   const row = await server.db.knex("runs").where({ id: acceptedRun.id }).first();
   assert.ok(row);
   return {
@@ -79,7 +79,7 @@ export async function refusedWithoutWrites(server: TestServer, label: string, at
 /** Asserts a DomainError with the code (the repository door). */
 export function expectDomainError(error: unknown, code: ErrorCode, label: string): void {
   assert.ok(error instanceof DomainError, `${label}: not a DomainError: ${String(error)}`);
-  assert.ok(isDomainError(error, code), `${label}: ${(error as DomainError).code} instead of ${code}`);
+  assert.ok(isDomainError(error, code), `${label}: ${error.code} instead of ${code}`);
 }
 
 /** Asserts that the store's translation of a raw driver error is a DomainError with the code. */

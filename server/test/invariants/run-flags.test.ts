@@ -241,7 +241,7 @@ for (const inv of invariants) {
       }
       // An attribute the compatibility surface does not know cannot turn the flag on.
       const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as any });
-      const run = expectStatus(ignored, 201)!.data;
+      const run = expectStatus(ignored, 201).data;
       assert.is(run.attributes[inv.tfeName], false);
       const row = await server.db.knex("runs").where({ id: run.id }).first(column);
       assert.is(Boolean(row[column]), false);
@@ -252,7 +252,7 @@ for (const inv of invariants) {
     const r = await seedRunnable(server);
     const runs = server.services.stores.runs;
     for (const [label, extra] of inv.repositoryAttempts) {
-      const error = await refusedWithoutWrites(server, label, () => runs.create({ ...r.repositoryInput(), ...extra } as any));
+      const error = await refusedWithoutWrites(server, label, () => runs.create({ ...r.repositoryInput(), ...extra }));
       expectDomainError(error, code, label);
     }
     // Inside a transaction, through the stores a command would use.
@@ -261,9 +261,7 @@ for (const inv of invariants) {
     );
     expectDomainError(inTx, code, "in a transaction");
     // A fresh repository on the raw knex (no service wiring) refuses the same way.
-    const fresh = await refusedWithoutWrites(server, "fresh stores", () =>
-      createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true } as any),
-    );
+    const fresh = await refusedWithoutWrites(server, "fresh stores", () => createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true }));
     expectDomainError(fresh, code, "fresh stores");
     // Control: the same input with the flag false (or absent) is accepted, so the refusals above were about the flag.
     const before = await countRows(server, ["runs"]);
@@ -313,7 +311,7 @@ for (const inv of invariants) {
     expectTranslated(server, viaRaw, code, "raw update");
     const row = await knex("runs").where({ id: r.acceptedRun.id }).first(column);
     assert.is(Boolean(row[column]), false);
-    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
+    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
     assert.is(shown.attributes[column], false);
   });
 }
@@ -331,7 +329,7 @@ testEachServer(approval, "approveRun: a run without a recorded plan cannot be ap
     );
     expectV1Error(result, 409, "RUN_TRANSITION_INVALID");
   }
-  const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
+  const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
   assert.is(shown.attributes.status, "pending");
 });
 
@@ -353,7 +351,7 @@ testEachServer(
       )) as SdkResult;
       assert.is(result.response.status, status, url);
     }
-    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200)!.data;
+    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
     assert.is(shown.attributes.status, "pending");
   },
 );
@@ -364,7 +362,7 @@ testEachServer(suites.get(invariants[1])!, "tfe workspaces never advertise destr
   const workspace = expectStatus(
     await getWorkspaceByName({ client: server.tfe(r.token), path: { organization_name: r.organizationName, workspace_name: "networking" } }),
     200,
-  )!.data;
+  ).data;
   assert.is(workspace.attributes["allow-destroy-plan"], false);
   assert.is(workspace.attributes.permissions["can-queue-destroy"], false);
   assert.is(workspace.attributes.actions["is-destroyable"], false);

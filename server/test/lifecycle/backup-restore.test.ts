@@ -161,7 +161,7 @@ async function stateBytes(baseUrl: string, token: string, stateVersionId: string
   const headers = { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" };
   const meta = await fetch(`${baseUrl}/api/v2/state-versions/${stateVersionId}`, { headers });
   assert.is(meta.status, 200, await meta.clone().text());
-  const url = ((await meta.json()) as any).data.attributes["hosted-state-download-url"] as string;
+  const url = (await meta.json()).data.attributes["hosted-state-download-url"] as string;
   const body = await fetch(url.startsWith("http") ? url : `${baseUrl}${url}`, { headers });
   assert.is(body.status, 200, await body.clone().text());
   return Buffer.from(await body.arrayBuffer());

@@ -47,7 +47,7 @@ testEachServer(
     assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
     assert.equal(planned.attributes.commit, { sha, message: "Greet the world", author: "octocat", ref: "refs/heads/main", repository: connected.repository, fork: false });
 
-    const review = ((await (await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()) as any).data.attributes;
+    const review = (await (await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()).data.attributes;
     assert.is(review.header.title, `GitHub ${sha}`);
     assert.equal(review.header.commit_sha, { state: "recorded", value: sha });
     assert.equal(review.header.commit_message, { state: "recorded", value: "Greet the world" });

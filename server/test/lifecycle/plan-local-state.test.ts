@@ -25,7 +25,7 @@ async function appliedWorkspace(server: TestServer) {
   await planApproveApply(server, token, run.id);
   const state = await server.services.stores.stateVersions.current(workspace.id);
   assert.ok(state?.sha256);
-  return { token, workspace, state: state! };
+  return { token, workspace, state: state };
 }
 
 /** Every state version of the workspace with its stored bytes. */

@@ -243,7 +243,7 @@ testEachServer(
     const result = await evaluation(server, token, run.id);
     assert.is(result.overrides.length, 256);
     assert.is(result.overrides_truncated, true);
-    assert.is(result.overrides[0]!.attributes.reason, "override 256");
+    assert.is(result.overrides[0].attributes.reason, "override 256");
     const audited = await server.db.knex("audit_events").where({ target_id: run.id, action: "policy.overridden" }).count({ n: "*" }).first();
     assert.is(Number(audited!.n), 257);
 
@@ -366,9 +366,9 @@ testEachServer(
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
     const result = await evaluation(server, token, run.id);
     assert.is(result.findings.length, 1, "the policy saw the value");
-    assert.is(result.findings[0]!.message, "greeting is [sensitive value]");
-    assert.is(result.findings[0]!.title, "title [sensitive value]");
-    assert.is(result.findings[0]!.address, "addr.[sensitive value]");
+    assert.is(result.findings[0].message, "greeting is [sensitive value]");
+    assert.is(result.findings[0].title, "title [sensitive value]");
+    assert.is(result.findings[0].address, "addr.[sensitive value]");
     const stored = await databaseText(server);
     for (const form of leakForms(secret)) assert.not.ok(stored.includes(form), `the secret reached the database as ${form}`);
     assert.not.ok((await readLog(server, token, run.id, "policy")).includes(secret));

@@ -18,7 +18,7 @@ async function started(env: Record<string, string>): Promise<{ process: Spawned;
   const [, url] = await process.line(/StackShip is listening on (http:\/\/\S+)/);
   // The cloud instructions come after the setup link (when there is one): the start has said everything.
   await process.line(/use StackShip from the tofu CLI/);
-  return { process, url: url! };
+  return { process, url: url };
 }
 
 const setup = (url: string, token: string) =>
@@ -47,8 +47,8 @@ startup("a link each start while no administrator exists, the older one retired;
       const secondLink = second.process.output.map((line) => line.trim().match(LINK)).find(Boolean);
       assert.ok(secondLink, "a start while no administrator exists prints a link again");
       assert.is.not(secondLink[2], firstLink[2], "a new token each start");
-      assert.is((await setup(second.url, firstLink[2]!)).status, 422, "the earlier start's link no longer works");
-      assert.is((await setup(second.url, secondLink[2]!)).status, 201);
+      assert.is((await setup(second.url, firstLink[2])).status, 422, "the earlier start's link no longer works");
+      assert.is((await setup(second.url, secondLink[2])).status, 201);
     } finally {
       await second.process.kill("SIGTERM");
     }

@@ -119,8 +119,8 @@ testEachServer(
     for (const origin of ["https://stackship.example", "https://dash.example:8443"]) {
       const opened = await openLive(server, run.id, { cookie: viewer.session.cookie, origin });
       assert.ok(opened.client, `${origin}: ${JSON.stringify(opened.refusal)}`);
-      await hello(opened.client!);
-      await disconnect(opened.client!);
+      await hello(opened.client);
+      await disconnect(opened.client);
     }
     for (const origin of ["https://stackship.example.evil", "http://stackship.example", "null"]) {
       assert.is((await openLive(server, run.id, { cookie: viewer.session.cookie, origin })).refusal?.status, 403, origin);

@@ -36,7 +36,7 @@ testEachServer(
     const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "a" {\n  input = "live"\n}\n' });
     const opened = await openLive(server, run.id, { cookie: session.cookie });
     assert.ok(opened.client, `the run ended before the socket opened: ${JSON.stringify(opened.refusal)}`);
-    const client = opened.client!;
+    const client = opened.client;
     const start = await client.waitFor<LiveHelloMessage>((m) => m.type === "hello");
     await client.waitFor<LiveRunMessage>((m) => m.type === "run" && m.run.status === "awaiting_approval", 90_000);
     await assertLogsMatch(server, token, run.id, client, start, "plan");

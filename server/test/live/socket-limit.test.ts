@@ -48,7 +48,7 @@ testEachServer(
     for (let i = 0; i < LIMIT; i++) {
       const opened = await open(server, run.id, viewer.session.cookie);
       assert.ok(opened.client, `socket ${i + 1} of ${LIMIT}: ${JSON.stringify(opened.refusal)}`);
-      clients.push(opened.client!);
+      clients.push(opened.client);
     }
     const over = await openLive(server, run.id, { cookie: viewer.session.cookie });
     assert.is(over.refusal?.status, 429);
@@ -58,7 +58,7 @@ testEachServer(
     const second = await signIn(server, viewer.email, viewer.password);
     const other = await open(server, run.id, second.cookie);
     assert.ok(other.client, "another session is not limited by the first");
-    other.client!.ws.terminate();
+    other.client.ws.terminate();
     // Closing one of the first session's sockets gives its place back; then it is full again.
     clients.pop()!.ws.close(1000, "bye");
     clients.push(await openWhenFreed(server, run.id, viewer.session.cookie));
@@ -102,7 +102,7 @@ testEachServer(
       req.end();
     });
     assert.equal(headers, { status: 429, retryAfter: "5" });
-    first.client!.ws.terminate();
+    first.client.ws.terminate();
   },
   { config: { liveSocketsPerSession: 1 } },
 );

@@ -43,7 +43,7 @@ export function matrixRequest(operation: { operationId: string; path: string }, 
   let body: BodyInit | undefined;
   if (call.rawBody) {
     headers["Content-Type"] = "application/octet-stream";
-    body = Buffer.from(call.rawBody) as unknown as BodyInit;
+    body = Buffer.from(call.rawBody);
   } else if (call.body !== undefined) {
     headers["Content-Type"] = "application/vnd.api+json";
     body = JSON.stringify(call.body);

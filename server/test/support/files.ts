@@ -6,7 +6,7 @@ export async function flipByte(file: string, position: number): Promise<void> {
   try {
     const byte = Buffer.alloc(1);
     await handle.read(byte, 0, 1, position);
-    byte[0]! ^= 0x20;
+    byte[0] ^= 0x20;
     await handle.write(byte, 0, 1, position);
   } finally {
     await handle.close();

@@ -17,7 +17,7 @@ export function githubServerOptions(double: GitHubDouble) {
 export function sourceOf(server: TestServer, workspaceId: string, token: string) {
   return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { headers: { Authorization: `Bearer ${token}` } }).then(async (r) => ({
     status: r.status,
-    body: (await r.json()) as any,
+    body: await r.json(),
   }));
 }
 
@@ -31,5 +31,5 @@ export async function auditOf(server: TestServer, targetId: string) {
 export async function runOf(server: TestServer, token: string, runId: string) {
   const response = await fetch(`${server.baseUrl}/v1/runs/${runId}`, { headers: { Authorization: `Bearer ${token}` } });
   assert.is(response.status, 200);
-  return ((await response.json()) as any).data;
+  return (await response.json()).data;
 }

@@ -12,7 +12,7 @@ export async function review(client: Client, runId: string): Promise<RunReview> 
   const document = expectStatus(result, 200);
   assert.ok(v1Validators.RunReviewDocument(document), `review violates the spec: ${JSON.stringify(v1Validators.RunReviewDocument.errors)}`);
   assert.is(result.response.headers.get("cache-control"), "private, no-store");
-  return document!.data;
+  return document.data;
 }
 
 /** GETs a run's review through a raw session request (cookie auth) and returns the resource. */

@@ -15,7 +15,7 @@ export const MANY_RESOURCES = { "main.tf": 'resource "terraform_data" "many" {\n
 /** An organization "acme" (an admin token) and one workspace called `name` in it. */
 export async function acmeWorkspace(server: TestServer, name: string, attributes: Record<string, unknown> = {}) {
   const { token, organizationName, organizationId } = await createOrganizationWithToken(server, "acme");
-  const workspace = await createWorkspace(server, token, organizationName, { name, ...attributes } as never);
+  const workspace = await createWorkspace(server, token, organizationName, { name, ...attributes });
   return { token, organizationName, organizationId, workspace };
 }
 

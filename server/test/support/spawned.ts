@@ -29,7 +29,7 @@ export function spawnStackShip(script: string, env: Record<string, string>, { qu
   const output: string[] = [];
   const waiters = new Set<() => void>();
   let buffered = "";
-  child.stdout!.setEncoding("utf8").on("data", (text: string) => {
+  child.stdout.setEncoding("utf8").on("data", (text: string) => {
     buffered += text;
     const lines = buffered.split("\n");
     buffered = lines.pop()!;
@@ -37,7 +37,7 @@ export function spawnStackShip(script: string, env: Record<string, string>, { qu
     for (const wake of waiters) wake();
   });
   const errors: string[] = [];
-  child.stderr!.setEncoding("utf8").on("data", (text: string) => {
+  child.stderr.setEncoding("utf8").on("data", (text: string) => {
     errors.push(text);
     if (!quietStderr) process.stderr.write(text);
   });

@@ -12,7 +12,7 @@ export async function api(server: TestServer, token: string | null, method: stri
   if (body !== undefined || method !== "GET") headers["Content-Type"] = contentType;
   const response = await fetch(`${server.baseUrl}/api/v2${path}`, { method, headers, body });
   const text = await response.text();
-  const json = /json/.test(response.headers.get("content-type") ?? "") && text ? (JSON.parse(text) as any) : undefined;
+  const json = /json/.test(response.headers.get("content-type") ?? "") && text ? JSON.parse(text) : undefined;
   return { status: response.status, json, headers: response.headers };
 }
 

@@ -61,7 +61,7 @@ async function validate(text: string, expected: number): Promise<void> {
 function find(manifests: Manifest[], kind: string, name: string): Manifest {
   const found = manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
   assert.ok(found, `no ${kind} ${name} in ${manifests.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).join(", ")}`);
-  return found!;
+  return found;
 }
 
 type Container = {
@@ -82,7 +82,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
     (error: unknown) => error as Error,
   );
   assert.ok(outcome, "expected a failure");
-  return outcome!;
+  return outcome;
 }
 
 const missing = [HELM, KUBECONFORM, SCHEMAS].filter((path) => !existsSync(path));

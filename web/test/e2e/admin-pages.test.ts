@@ -137,7 +137,7 @@ test("the audit history lists what the earlier scenarios did, names the person, 
   assert.match(await rows.first().innerText(), /tokens at-/);
   await page.getByLabel("Action").selectOption("");
   await page.getByLabel("Target").fill("memberships");
-  const actions = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[3]!.textContent));
+  const actions = await rows.evaluateAll((trs) => trs.map((tr) => tr.children[3].textContent));
   assert.ok(actions.length >= 3 && actions.every((a) => a?.startsWith("membership.")), actions.join(", "));
   assert.ok(actions.includes("membership.role_changed") && actions.includes("membership.removed"), actions.join(", "));
   assert.is(await page.title(), "Audit history · StackShip");
@@ -146,7 +146,7 @@ test("the audit history lists what the earlier scenarios did, names the person, 
   // The person who changed the role is named, not shown as an id.
   await page.getByLabel("Target").fill("");
   await page.getByLabel("Action").selectOption("membership.role_changed");
-  const who = await rows.first().evaluate((tr) => tr.children[2]!.textContent ?? "");
+  const who = await rows.first().evaluate((tr) => tr.children[2].textContent ?? "");
   assert.match(who, /^Admin /);
 });
 

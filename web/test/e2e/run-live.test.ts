@@ -98,8 +98,8 @@ test("an applying run watched live: lines append in order without a reload, a cu
   for (let waited = 0; !dropped && waited < 30_000; waited += 100) await page.waitForTimeout(100);
   const gap = dropped as { offset: number } | null;
   assert.ok(gap, "the seq 2 apply message was held back");
-  for (let waited = 0; !logReads.includes(gap!.offset) && waited < 5_000; waited += 100) await page.waitForTimeout(100);
-  assert.ok(logReads.includes(gap!.offset), `the gap was re-read from the route at ${gap!.offset} (reads at ${logReads.join(",")})`);
+  for (let waited = 0; !logReads.includes(gap.offset) && waited < 5_000; waited += 100) await page.waitForTimeout(100);
+  assert.ok(logReads.includes(gap.offset), `the gap was re-read from the route at ${gap.offset} (reads at ${logReads.join(",")})`);
   const early = lines(await consoleEl.innerText());
   assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
   assert.equal(
@@ -116,7 +116,7 @@ test("an applying run watched live: lines append in order without a reload, a cu
   page.on("request", (request) => {
     if (request.url().endsWith(`/v1/runs/${run.id}/review`)) reviewsBefore.n++;
   });
-  await routes[routes.length - 1]!.close({ code: 1011, reason: "cut by the test" });
+  await routes[routes.length - 1].close({ code: 1011, reason: "cut by the test" });
   await refresh.waitFor({ timeout: 5_000 });
   const stale = page.getByTestId("live-stale");
   await stale.waitFor({ timeout: 15_000 });

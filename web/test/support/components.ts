@@ -121,7 +121,7 @@ export async function until<T>(check: () => T, ms = 3000, what = "condition"): P
   const deadline = performance.now() + ms;
   for (;;) {
     const value = check();
-    if (value) return value as NonNullable<T>;
+    if (value) return value;
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -155,7 +155,7 @@ export function deepAll<E extends Element = HTMLElement>(root: Element | ShadowR
 /** The visible text of an element including its shadow content. */
 export function text(el: Element | null): string {
   if (!el) return "";
-  return ((el as HTMLElement).shadowRoot ? (el as HTMLElement).shadowRoot!.textContent : el.textContent)!.replace(/\s+/g, " ").trim();
+  return ((el as HTMLElement).shadowRoot ? (el as HTMLElement).shadowRoot!.textContent : el.textContent).replace(/\s+/g, " ").trim();
 }
 
 export const RUN_ID = "run-0000000000000001";
@@ -250,7 +250,7 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
       run: { data: { type: "runs", id: RUN_ID } },
     },
     links: { self: `/v1/runs/${RUN_ID}/review` },
-  } as Review;
+  };
   patch(review);
   return review;
 }
@@ -273,7 +273,7 @@ export function planDiffFixture(n: number, patch: (diff: PlanDiff) => void = () 
       before: action === "create" ? null : { input: `old-${i}`, password: { $stackship: "sensitive" } },
       after: action === "delete" ? null : { input: `new-${i}`, password: { $stackship: "sensitive" }, id: { $stackship: "unknown" } },
       ...(action === "replace" ? { replace_paths: [["input"]] } : {}),
-    } as PlanDiffResource);
+    });
   }
   const diff: PlanDiff = {
     format: "stackship.plan-diff/v1",
@@ -285,7 +285,7 @@ export function planDiffFixture(n: number, patch: (diff: PlanDiff) => void = () 
     truncated: false,
     truncation: { max_resources: 5000, max_bytes: 4194304, changed_resources: n, cut: 0, withheld: 0, dropped: 0 },
     resources,
-  } as PlanDiff;
+  };
   patch(diff);
   return diff;
 }
@@ -303,7 +303,7 @@ export class FakeSocket {
   }
   static create = (url: string) => new FakeSocket(url);
   static get last(): FakeSocket {
-    return FakeSocket.all[FakeSocket.all.length - 1]!;
+    return FakeSocket.all[FakeSocket.all.length - 1];
   }
   send(message: unknown) {
     this.onmessage?.(new MessageEvent("message", { data: JSON.stringify(message) }));
