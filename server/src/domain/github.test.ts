@@ -34,7 +34,7 @@ rules("globs: * within a segment, ** across segments, ? one character", () => {
 function referenceRegExp(glob: string): RegExp {
   let out = "";
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
+    const c = glob[i];
     if (c === "*" && glob[i + 1] === "*") {
       if (glob[i + 2] === "/") {
         out += "(?:.*/)?";

@@ -24,7 +24,7 @@ type GlobToken =
 export function compileGlob(glob: string): GlobToken[] {
   const tokens: GlobToken[] = [];
   for (let i = 0; i < glob.length; i++) {
-    const c = glob[i]!;
+    const c = glob[i];
     if (c === "*" && glob[i + 1] === "*") {
       if (glob[i + 2] === "/") {
         tokens.push({ kind: "directories" });
@@ -57,7 +57,7 @@ export function matchGlob(tokens: readonly GlobToken[], path: string): boolean {
   // A token that may match nothing leads on to the next one (in order, so chains close at once).
   const close = (set: Uint8Array) => {
     for (let i = 0; i < m; i++) {
-      const kind = tokens[i]!.kind;
+      const kind = tokens[i].kind;
       if (set[i] && (kind === "segment" || kind === "any" || kind === "directories")) set[i + 1] = 1;
     }
   };
@@ -68,7 +68,7 @@ export function matchGlob(tokens: readonly GlobToken[], path: string): boolean {
     nextInside.fill(0);
     let alive = false;
     for (let i = 0; i < m; i++) {
-      const token = tokens[i]!;
+      const token = tokens[i];
       if (token.kind === "directories") {
         if (at[i] || inside[i]) {
           nextInside[i] = 1;

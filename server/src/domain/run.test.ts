@@ -62,7 +62,8 @@ creation("allows absent or false flags for every kind", () => {
 });
 
 creation("refuses every auto-apply value but undefined and false", () => {
-  for (const autoApply of [true, "true", 1, "yes", null, 0, "", "false", [], {}, Number.NaN]) {
+  const values: unknown[] = [true, "true", 1, "yes", null, 0, "", "false", [], {}, Number.NaN];
+  for (const autoApply of values) {
     assert.is(
       codeOf(() => assertRunCreationAllowed({ kind: "plan_and_apply", autoApply })),
       "RUN_AUTO_APPLY_FORBIDDEN",

@@ -65,7 +65,7 @@ export const DESTROY_FORBIDDEN_DETAIL = "Destroy-mode runs are not supported. Re
  * The errors carry no `source`: the wire name of each field differs between v1 and tfe.
  */
 export function assertRunCreationAllowed(request: { autoApply?: unknown; isDestroy?: unknown; kind: unknown }): void {
-  const raw: Record<string, unknown> = typeof request === "object" && request !== null ? (request as unknown as Record<string, unknown>) : {};
+  const raw: Record<string, unknown> = typeof request === "object" && request !== null ? request : {};
   if (!isAbsentOrFalse(raw.autoApply)) {
     throw new DomainError("RUN_AUTO_APPLY_FORBIDDEN", AUTO_APPLY_FORBIDDEN_DETAIL);
   }

@@ -48,9 +48,9 @@ export function verifyToken<N extends string>(key: Buffer, purpose: TokenPurpose
   const expected = mac(key, purpose, payload);
   const given = Buffer.from(signature, "base64url");
   if (given.length !== expected.length || given.toString("base64url") !== signature || !timingSafeEqual(expected, given)) return null;
-  let parsed: Record<string, unknown>;
+  let parsed: Record<string, unknown> | null;
   try {
-    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Record<string, unknown> | null;
   } catch {
     return null;
   }

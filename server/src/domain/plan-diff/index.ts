@@ -18,7 +18,8 @@ const FIXED = new Set(["format", "run_id", "action", "actions", "withheld_reason
 function leaks(document: Record<string, unknown>, matcher: ValueMatcher): boolean {
   const stack: Array<{ value: unknown; keys: boolean }> = [];
   for (const key of Object.keys(document)) if (!FIXED.has(key) && key !== "resources") stack.push({ value: document[key], keys: false });
-  for (const resource of Array.isArray(document.resources) ? document.resources : []) {
+  const resources: unknown[] = Array.isArray(document.resources) ? document.resources : [];
+  for (const resource of resources) {
     if (resource === null || typeof resource !== "object" || Array.isArray(resource)) {
       stack.push({ value: resource, keys: true });
       continue;

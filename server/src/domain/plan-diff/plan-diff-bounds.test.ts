@@ -23,7 +23,7 @@ function small(i: number, actions = ["create"]) {
   };
 }
 
-function withPadding(entry: any, key: string, length: number) {
+function withPadding(entry: ReturnType<typeof small>, key: string, length: number) {
   return { ...entry, change: { ...entry.change, after: { ...entry.change.after, [key]: "x".repeat(length) } } };
 }
 
@@ -90,7 +90,7 @@ bounds("withholding goes largest first and stops as soon as the artifact fits", 
 
 bounds("withholding every detail is still too big: trailing resources are dropped, exactly as few as needed", () => {
   // ~1,000-byte addresses: 5,000 withheld entries alone are about 5 MB.
-  const entries: any[] = [];
+  const entries: Array<{ address: string; index: string }> = [];
   for (let i = 0; i < MAX_RESOURCES; i++) {
     const key = `${"k".repeat(950)}-${i}`;
     entries.push({ ...small(i), address: `terraform_data.r["${key}"]`, index: key });

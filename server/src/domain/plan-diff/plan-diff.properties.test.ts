@@ -32,7 +32,7 @@ const { node } = fc.letrec<{ node: Shape; leaf: Shape; arr: Shape; obj: Shape }>
 // Flags are rare enough that most trees have visible parts.
 const root = fc
   .tuple(fc.uniqueArray(fc.tuple(fc.constantFrom(...KEYS), node), { minLength: 1, maxLength: 6, selector: ([k]) => k }), fc.integer({ min: 0, max: 2 ** 30 }))
-  .map(([entries, seed]) => ({ shape: { s: false, u: false, kind: "obj", entries } as Shape, seed }));
+  .map(([entries, seed]): { shape: Shape; seed: number } => ({ shape: { s: false, u: false, kind: "obj", entries }, seed }));
 
 function set(o: Record<string, unknown>, key: string, value: unknown) {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
@@ -130,8 +130,15 @@ function encode(shape: Shape): Encoded {
   };
 }
 
+/** The plan JSON these properties build: one resource change. */
+interface PlanJson {
+  format_version: string;
+  terraform_version: string;
+  resource_changes: Array<{ address: string; mode: string; type: string; name: string; provider_name: string; change: Record<string, unknown> }>;
+}
+
 /** Through JSON text, as the builder really receives it. */
-function planOf(e: Encoded, overrides: Record<string, unknown> = {}) {
+function planOf(e: Encoded, overrides: Record<string, unknown> = {}): PlanJson {
   const change = {
     actions: ["update"],
     before: e.before,
@@ -147,10 +154,13 @@ function planOf(e: Encoded, overrides: Record<string, unknown> = {}) {
       terraform_version: "1.12.6",
       resource_changes: [{ address: "x.y", mode: "managed", type: "x", name: "y", provider_name: "p", change }],
     }),
-  );
+  ) as PlanJson;
 }
 
 const escape = (k: string | number) => (typeof k === "string" && k.startsWith("$") ? `$${k}` : k);
+
+/** The `$stackship` member of a value (a marker's kind), or undefined. */
+const markerOf = (value: unknown): unknown => (value !== null && typeof value === "object" ? (value as { $stackship?: unknown }).$stackship : undefined);
 
 const properties = suite("plan-diff: properties over random values and masks");
 
@@ -172,15 +182,15 @@ properties("every unknown position is marked (or covered by a sensitive ancestor
     fc.property(root, ({ shape, seed }) => {
       const thinned = thin(shape, seed);
       const e = encode(thinned);
-      const r = buildPlanDiff(planOf(e)).artifact.resources[0] as any;
+      const r = buildPlanDiff(planOf(e)).artifact.resources[0];
       assert.is(r.detail_withheld, undefined);
       for (const path of e.unknownPaths) {
-        let at = r.after;
+        let at: unknown = r.after;
         for (const step of path) {
-          if (at && at.$stackship === "sensitive") break;
-          at = at[escape(step)];
+          if (markerOf(at) === "sensitive") break;
+          at = (at as Record<string | number, unknown>)[escape(step)];
         }
-        if (!(at && at.$stackship === "sensitive")) assert.is(at?.$stackship, "unknown", `at ${JSON.stringify(path)}`);
+        if (markerOf(at) !== "sensitive") assert.is(markerOf(at), "unknown", `at ${JSON.stringify(path)}`);
       }
       const markers = JSON.stringify(r.after).split('"$stackship":"unknown"').length - 1;
       assert.is(markers, e.unknownPaths.length);
@@ -193,7 +203,7 @@ properties("every unknown position is marked (or covered by a sensitive ancestor
 function positions(v: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; value: unknown }> {
   const out = [{ path, value: v }];
   if (Array.isArray(v)) v.forEach((c, i) => out.push(...positions(c, [...path, i])));
-  else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) out.push(...positions((v as any)[k], [...path, k]));
+  else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) out.push(...positions((v as Record<string, unknown>)[k], [...path, k]));
   return out;
 }
 
@@ -213,8 +223,8 @@ function corrupt(mask: unknown, path: Array<string | number>, replacement: unkno
   const base = mask !== null && typeof mask === "object" && !Array.isArray(mask) ? mask : mask === false || mask === undefined ? {} : undefined;
   if (base === undefined) return undefined;
   const copy: Record<string, unknown> = {};
-  for (const k of Object.keys(base)) set(copy, k, (base as any)[k]);
-  const inner = corrupt(Object.prototype.hasOwnProperty.call(base, step) ? (base as any)[step] : undefined, rest, replacement);
+  for (const k of Object.keys(base)) set(copy, k, (base as Record<string, unknown>)[k]);
+  const inner = corrupt(Object.prototype.hasOwnProperty.call(base, step) ? (base as Record<string, unknown>)[step] : undefined, rest, replacement);
   if (inner === undefined) return undefined;
   set(copy, step, inner);
   return copy;
@@ -232,7 +242,7 @@ properties("every unresolvable mask withholds the resource (and leaks nothing)",
         let m: unknown = mask;
         for (const step of path) {
           if (m === true) return false;
-          m = m !== null && typeof m === "object" ? (m as any)[step] : undefined;
+          m = m !== null && typeof m === "object" ? (m as Record<string | number, unknown>)[step] : undefined;
         }
         return m !== true;
       });
@@ -266,7 +276,7 @@ properties("an unknown mask that contradicts the value, or has a non-boolean lea
         let m: unknown = e.afterSensitive;
         for (const step of path) {
           if (m === true) return false;
-          m = m !== null && typeof m === "object" ? (m as any)[step] : undefined;
+          m = m !== null && typeof m === "object" ? (m as Record<string | number, unknown>)[step] : undefined;
         }
         return m !== true;
       });

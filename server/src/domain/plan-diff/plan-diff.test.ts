@@ -3,12 +3,25 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { buildPlanDiff, classifyActions, MAX_BYTES, PlanDiffInputError, type PlanDiffResource } from "./plan-diff.mjs";
+import { buildPlanDiff, classifyActions, MAX_BYTES, PlanDiffInputError, type PlanDiff, type PlanDiffResource, type PlanDiffValue } from "./plan-diff.mjs";
 import { isPlanDiffArtifactOf } from "./index.ts";
 import Ajv2020 from "ajv/dist/2020.js";
 
+/** An object of plan JSON (a value, a mask). */
+type Values = Record<string, unknown>;
+
+/** A resource_changes entry of a plan JSON: the members these tests read. */
+interface ChangeEntry {
+  address: string;
+  change: { actions: string[]; before: Values | null; after: Values | null; [mask: string]: unknown };
+  [member: string]: unknown;
+}
+
+/** An object value of an artifact resource's before or after. */
+type Shown = { [key: string]: PlanDiffValue };
+
 // The composed examples of plan-json.md §6, verbatim.
-const examples = JSON.parse(readFileSync(new URL("./section6-examples.json", import.meta.url), "utf8")) as Record<string, any>;
+const examples = JSON.parse(readFileSync(new URL("./section6-examples.json", import.meta.url), "utf8")) as Record<string, ChangeEntry>;
 const BIN = fileURLToPath(new URL("../../../bin/stackship-plan-diff.mjs", import.meta.url));
 
 const S = { $stackship: "sensitive" };
@@ -63,8 +76,8 @@ section6("E2 update: DB_PASSWORD redacted on both sides, memory_size shown, unkn
     qualified_arn: U,
     version: U,
   });
-  assert.is((r.before as any).memory_size, 256);
-  assert.is((r.after as any).memory_size, 512);
+  assert.is((r.before as Shown).memory_size, 256);
+  assert.is((r.after as Shown).memory_size, 512);
   assert.not.match(JSON.stringify(r), "Pa55word");
 });
 
@@ -76,8 +89,8 @@ section6("E3 replace: trigger path kept, secrets redacted on both sides (unknown
   assert.equal(r.replace_paths, [["length"]]);
   assert.equal(r.before, { ...examples.E3.change.before, bcrypt_hash: S, result: S });
   assert.equal(r.after, { ...examples.E3.change.after, bcrypt_hash: US, result: US, id: U });
-  assert.is((r.before as any).length, 24);
-  assert.is((r.after as any).length, 32);
+  assert.is((r.before as Shown).length, 24);
+  assert.is((r.after as Shown).length, 32);
   const json = JSON.stringify(r);
   assert.not.match(json, "q7M");
   assert.not.match(json, "$2a$10$");
@@ -107,11 +120,11 @@ section6("E6 bare true masks: address and action only, every attribute redacted"
 section6("E7 nested blocks and sets: labels and locations shown; client_key and all of cidr_blocks redacted", () => {
   const r = only(examples.E7);
   const { before, after } = examples.E7.change;
-  const auth = (side: any) => [{ ...side.master_auth[0], client_key: S }];
+  const auth = (side: Values | null) => [{ ...(side!.master_auth as Values[])[0], client_key: S }];
   assert.equal(r.before, { ...before, master_auth: auth(before), master_authorized_networks_config: [{ cidr_blocks: S, gcp_public_cidrs_access_enabled: false }] });
   assert.equal(r.after, { ...after, master_auth: auth(after), master_authorized_networks_config: [{ cidr_blocks: S, gcp_public_cidrs_access_enabled: false }] });
-  assert.equal((r.after as any).node_locations, ["europe-west1-b", "europe-west1-c", "europe-west1-d"]);
-  assert.equal((r.after as any).resource_labels, { env: "prod", team: "platform" });
+  assert.equal((r.after as Shown).node_locations, ["europe-west1-b", "europe-west1-c", "europe-west1-d"]);
+  assert.equal((r.after as Shown).resource_labels, { env: "prod", team: "platform" });
   assert.not.match(JSON.stringify(r), "203.0.113.7");
 });
 
@@ -159,7 +172,7 @@ section6("all nine together: the top level", () => {
 });
 
 section6("every artifact shape validates against spec/schemas/stackship.plan-diff.v1.json", () => {
-  const schema = JSON.parse(readFileSync(new URL("../../../../spec/schemas/stackship.plan-diff.v1.json", import.meta.url), "utf8"));
+  const schema = JSON.parse(readFileSync(new URL("../../../../spec/schemas/stackship.plan-diff.v1.json", import.meta.url), "utf8")) as object;
   const validate = new Ajv2020.default({ strict: true, allErrors: true }).compile(schema);
   const odd = { ...examples.E2, address: "x.odd", change: { ...examples.E2.change, actions: ["teleport"] } };
   const artifacts = [
@@ -230,14 +243,14 @@ rules("an unknown mask on a known value, or a sensitive path on either side, is 
 
 rules("object keys: `$` keys are escaped so markers are unambiguous; inherited names are ordinary keys", () => {
   const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
-  const value = JSON.parse('{"tags":{"$stackship":"unknown","constructor":"c","toString":"t","__proto__":"p"}}');
+  const value = JSON.parse('{"tags":{"$stackship":"unknown","constructor":"c","toString":"t","__proto__":"p"}}') as Values;
   const r = only({ ...base, change: { actions: ["create"], before: null, after: value, after_unknown: { tags: {} }, before_sensitive: false, after_sensitive: { tags: {} } } });
   assert.is(JSON.stringify(r.after), '{"tags":{"$$stackship":"unknown","constructor":"c","toString":"t","__proto__":"p"}}');
 });
 
 rules("integers JSON cannot carry exactly are marked, not rounded", () => {
   const base = { address: "x.y", provider_name: "p", mode: "managed", type: "x", name: "y" };
-  const after = JSON.parse('{"big":12345678901234567890,"ok":42,"f":1.5}');
+  const after = JSON.parse('{"big":12345678901234567890,"ok":42,"f":1.5}') as Values;
   const r = only({ ...base, change: { actions: ["create"], before: null, after, after_unknown: {}, before_sensitive: false, after_sensitive: {} } });
   assert.equal(r.after, { big: { $stackship: "imprecise_number" }, ok: 42, f: 1.5 });
 });
@@ -323,7 +336,7 @@ rules("a handed-over plan (consume) gives the same artifact; values only prior_s
   const kept = buildPlanDiff(full()).json;
   const handedOver = full();
   assert.is(buildPlanDiff(handedOver, { consume: true }).json, kept);
-  const r = JSON.parse(kept).resources[0];
+  const r = (JSON.parse(kept) as { resources: Array<{ before: Shown; after: Shown }> }).resources[0];
   assert.equal([r.before.input, r.after.input, r.after.output, r.before.output], [S, S, S, "x"]);
   // What the build no longer reads is let go of once the sensitive values are known.
   assert.equal(Object.keys(handedOver).sort(), ["errored", "format_version", "terraform_version"]);
@@ -350,7 +363,7 @@ rules("input that is not a plan is refused with a message that does not quote it
 rules("the bin: plan JSON in, artifact out; non-zero exit and a message on stderr for non-plans", () => {
   const ok = spawnSync(process.execPath, [BIN, "--run-id", "run-0123456789abcdef"], { input: JSON.stringify(plan([examples.E2])) });
   assert.is(ok.status, 0, ok.stderr.toString());
-  const artifact = JSON.parse(ok.stdout.toString());
+  const artifact = JSON.parse(ok.stdout.toString()) as PlanDiff;
   assert.is(artifact.run_id, "run-0123456789abcdef");
   assert.equal(artifact, buildPlanDiff(plan([examples.E2]), { runId: "run-0123456789abcdef" }).artifact);
   const bad = spawnSync(process.execPath, [BIN], { input: '{"password": "hunter2", oops' });
@@ -407,7 +420,7 @@ rules("the bin redacts by value what the plan itself marks: a copy in terraform_
   const text = out.stdout.toString();
   assert.not.match(text, "s3cret-value");
   assert.not.match(text, "db-password-9");
-  const [c, u, d] = JSON.parse(text).resources;
+  const [c, u, d] = (JSON.parse(text) as { resources: Array<{ action: string; before: Record<string, Shown>; after: Record<string, Shown> }> }).resources;
   assert.equal(c.before.output, { gen: "g1", pass: S, user: "u" });
   assert.equal(
     [u.before.triggers, u.after.triggers],

@@ -68,7 +68,7 @@ policy("violations: a set of objects with string title and message, optional add
   assert.throws(() => parseViolations([{ title: 1, message: "m" }]));
   assert.throws(() => parseViolations([{ title: "t", message: "m", address: 3 }]));
   assert.throws(() => parseViolations(Array.from({ length: 501 }, (_, i) => ({ title: `${i}`, message: "m" }))));
-  assert.is(parseViolations([{ title: "x".repeat(5000), message: "m" }])[0]!.title.length, 4000);
+  assert.is(parseViolations([{ title: "x".repeat(5000), message: "m" }])[0].title.length, 4000);
 });
 
 policy("the result digest is order-independent and covers versions, findings, outcome and OPA version", () => {
@@ -78,7 +78,7 @@ policy("the result digest is order-independent and covers versions, findings, ou
   const digest = policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [a, b], opaVersion: "1.22.4" });
   assert.is(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.4" }), digest);
   assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.5" }), digest);
-  assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: [{ ...versions[0]!, version: 2 }], findings: [a, b], opaVersion: "1.22.4" }), digest);
+  assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: [{ ...versions[0], version: 2 }], findings: [a, b], opaVersion: "1.22.4" }), digest);
   assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [a, { ...b, message: "other" }], opaVersion: "1.22.4" }), digest);
   // The skipped stage's digest is the one it always was.
   assert.is(

@@ -71,7 +71,7 @@ export function regoPackage(source: string): string {
     const line = rawLine.replace(/#.*$/, "").trim();
     if (line === "") continue;
     const match = /^package\s+(\S+)\s*$/.exec(line);
-    if (match && PACKAGE_PATTERN.test(match[1]!) && match[1] !== "data" && !match[1]!.startsWith("data.")) return match[1]!;
+    if (match && PACKAGE_PATTERN.test(match[1]) && match[1] !== "data" && !match[1].startsWith("data.")) return match[1];
     break;
   }
   throw new DomainError("POLICY_SOURCE_INVALID", "A policy module must start with a `package` clause naming a dotted identifier path (for example `package stackship.tags`).");

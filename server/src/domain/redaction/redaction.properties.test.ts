@@ -57,9 +57,26 @@ const scenario: fc.Arbitrary<Scenario> = fc.record({
 
 const NAMES = ["a", "b", "c", "d"];
 
+/** A resource_changes entry as built here: its values and masks grow as the secrets are placed. */
+interface ResourceChange {
+  address: string;
+  mode: string;
+  type: string;
+  name: string;
+  provider_name: string;
+  change: {
+    actions: string[];
+    before: Record<string, unknown>;
+    after: Record<string, unknown>;
+    before_sensitive: Record<string, unknown>;
+    after_sensitive: Record<string, unknown>;
+    after_unknown: Record<string, unknown>;
+  };
+}
+
 /** The plan JSON, prior state and snapshot secrets of a scenario. */
 function build(s: Scenario) {
-  const resources = Array.from({ length: s.resources }, (_, i) => ({
+  const resources = Array.from({ length: s.resources }, (_, i): ResourceChange => ({
     address: `res.${NAMES[i]}`,
     mode: "managed",
     type: "res",
@@ -67,10 +84,10 @@ function build(s: Scenario) {
     provider_name: "registry.opentofu.org/x/res",
     change: {
       actions: ["update"],
-      before: { id: "fixed" } as Record<string, unknown>,
-      after: { id: "fixed" } as Record<string, unknown>,
-      before_sensitive: {} as Record<string, unknown>,
-      after_sensitive: {} as Record<string, unknown>,
+      before: { id: "fixed" },
+      after: { id: "fixed" },
+      before_sensitive: {},
+      after_sensitive: {},
       after_unknown: {},
     },
   }));
@@ -150,7 +167,7 @@ function build(s: Scenario) {
   };
   const priorState = { version: 4, resources: [{ mode: "managed", type: "res", name: "a", instances: [stateInstance] }] };
   // Through JSON text, as the runner and the command really receive them.
-  return { plan: JSON.parse(JSON.stringify(plan)), priorState: JSON.parse(JSON.stringify(priorState)), snapshot };
+  return { plan: JSON.parse(JSON.stringify(plan)) as typeof plan, priorState: JSON.parse(JSON.stringify(priorState)) as typeof priorState, snapshot };
 }
 
 /** The spellings a leak could take in stored text: as is and JSON-escaped. */

@@ -31,7 +31,7 @@ rule("a value is redacted by value from 6 code points on; 5 is not enough", () =
   assert.is(isSpecific("ééééé"), false);
   assert.is(isSpecific("éééééé"), true);
   assert.is(isSpecific(""), false);
-  assert.is(isSpecific(123456 as never), false, "only text");
+  assert.is(isSpecific(123456), false, "only text");
 });
 
 rule("strings, numbers and booleans by their text; shorter ones stay redacted by path only", () => {
