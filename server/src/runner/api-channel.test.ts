@@ -107,7 +107,7 @@ test("forwards only the operations a run token may call: everything else is 403 
   const dir = await mkdtemp(path.join(os.tmpdir(), "stackship-channel-test-"));
   const seen: string[] = [];
   const api = http.createServer((req, res) => {
-    seen.push(`${req.method} ${req.url} xff=${req.headers["x-forwarded-for"] ?? "-"}`);
+    seen.push(`${req.method} ${req.url} xff=${String(req.headers["x-forwarded-for"] ?? "-")}`);
     req.resume();
     req.on("end", () => res.end("api"));
   });
@@ -130,7 +130,7 @@ test("forwards only the operations a run token may call: everything else is 403 
     for (const [method, urlPath] of refused) {
       const answer = await send(channel.socketPath, method, urlPath, { body: method === "POST" ? body : undefined });
       assert.is(answer.status, 403, `${method} ${urlPath}`);
-      if (method !== "HEAD") assert.is(JSON.parse(answer.body).errors[0].code, "FORBIDDEN");
+      if (method !== "HEAD") assert.is((JSON.parse(answer.body) as { errors: Array<{ code: string }> }).errors[0].code, "FORBIDDEN");
     }
     // An absolute-form target is refused too (the API would see another path than the one checked).
     const client = net.connect({ path: channel.socketPath });

@@ -145,7 +145,7 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     await services.stores.attempts.finish(attempt.id, "succeeded", classification, now);
     const [version] = pending;
     try {
-      await confirmStatePublication(services, publicationOf(run.id, version, fence!));
+      await confirmStatePublication(services, publicationOf(run.id, version, fence));
     } catch {
       return endApply(services, run, { type: "apply_uncertain", interrupted: false });
     }

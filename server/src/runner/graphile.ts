@@ -72,7 +72,7 @@ export async function startGraphileTasks(
   options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void },
 ): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const pool = poolFor(db, options.concurrency + 2);
-  const taskList = Object.fromEntries(Object.entries(options.tasks).map(([name, fn]) => [name, (async (payload) => fn(payload)) as Task]));
+  const taskList = Object.fromEntries(Object.entries(options.tasks).map(([name, fn]): [string, Task] => [name, async (payload) => fn(payload)]));
   const start = () =>
     run({
       pgPool: pool,

@@ -63,9 +63,9 @@ export async function loadPlanState(services: Services, run: Run): Promise<PlanS
     throw new PlanStateError(`state version ${id} could not be read intact (${(error as Error).message})`);
   }
   if (createHash("sha256").update(bytes).digest("hex") !== digest) throw new PlanStateError(`state version ${id} does not match its recorded digest`);
-  let parsed: { serial?: unknown; lineage?: unknown };
+  let parsed: { serial?: unknown; lineage?: unknown } | null;
   try {
-    parsed = JSON.parse(bytes.toString("utf8"));
+    parsed = JSON.parse(bytes.toString("utf8")) as { serial?: unknown; lineage?: unknown } | null;
   } catch {
     throw new PlanStateError(`state version ${id} is not a state file`);
   }
@@ -85,9 +85,9 @@ export async function planForApply(services: Services, run: Run, planFile: Buffe
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
   if (!workspace || !organization) throw new Error(`run ${run.id}: its workspace is missing`);
   const expected = handedOver.priorState as { serial?: unknown; lineage?: unknown } | undefined;
-  let prior: { serial?: unknown; lineage?: unknown };
+  let prior: { serial?: unknown; lineage?: unknown } | null;
   try {
-    prior = JSON.parse(planFileEntry(planFile, "tfstate").toString("utf8"));
+    prior = JSON.parse(planFileEntry(planFile, "tfstate").toString("utf8")) as { serial?: unknown; lineage?: unknown } | null;
   } catch (error) {
     throw new Error(`the plan's prior state could not be read (${(error as Error).message})`);
   }

@@ -187,7 +187,7 @@ test("limits must be positive whole numbers", async () => {
 test("a sandbox tmpfs left by a runner that died is swept; one of a live runner is kept", async () => {
   if (!asRoot) return;
   const stat = (pid: number) => readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[19];
-  const dead = spawnSync("true").pid!;
+  const dead = spawnSync("true").pid;
   const mountOne = async (id: string, owner: string) => {
     const hostDir = path.join(tmpDir(), `stackship-sbx-${id}-x`);
     await mkdir(path.join(hostDir, "fs"), { recursive: true });
@@ -198,7 +198,7 @@ test("a sandbox tmpfs left by a runner that died is swept; one of a live runner 
   const stale = await mountOne("stale00000000000", `${dead} 1\n`);
   const live = await mountOne("live000000000000", `${process.pid} ${stat(process.pid)}\n`);
   const swept = await sweepStaleSandboxMounts();
-  assert.ok(swept.includes(stale), `swept ${swept}`);
+  assert.ok(swept.includes(stale), `swept ${swept.join(",")}`);
   assert.not.ok(swept.includes(live));
   const mounts = await readFile("/proc/self/mountinfo", "utf8");
   assert.not.match(mounts, stale);

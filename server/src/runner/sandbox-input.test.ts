@@ -142,7 +142,7 @@ sizes("collected files of the size and one byte more: whole", async () => {
     output
       .trim()
       .split("\n")
-      .map((line) => line.split(/\s+/).reverse()),
+      .map((line) => line.split(/\s+/).reverse() as [string, string]),
   );
   assert.is(result.files.at?.length, SYNC_IO_MAX_BYTES);
   assert.is(result.files.over?.length, SYNC_IO_MAX_BYTES + 1);

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { buildPlanDiff } from "../domain/plan-diff/plan-diff.mjs";
+import { buildPlanDiff, type PlanDiff } from "../domain/plan-diff/plan-diff.mjs";
 import { startSandbox } from "./sandbox.ts";
 import { attemptDirectoryPerCase, catEvidence } from "./sandbox-test-support.ts";
 import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
@@ -73,9 +73,9 @@ for (const [name, count, size] of [
     assert.not.match(log, /could not build/);
     const text = result.artifacts["plan-diff.json"]?.toString("utf8");
     assert.ok(text, "the artifact was built");
-    assert.not.match(text!, secret, "a value named by secretEnv stays redacted");
-    assert.equal(JSON.parse(text!), buildPlanDiff(input, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
-    assert.is(sha(result.artifacts["plan.json"]!), sha(json), "the plan JSON travels over the channel as shown");
+    assert.not.match(text, secret, "a value named by secretEnv stays redacted");
+    assert.equal(JSON.parse(text), buildPlanDiff(input, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
+    assert.is(sha(result.artifacts["plan.json"]), sha(json), "the plan JSON travels over the channel as shown");
   });
 }
 
@@ -106,9 +106,9 @@ planDiff("a forging watcher left running (setsid) rewrites plan.tfplan, plan.jso
   });
   assert.is(result.exitCode, 0, `${result.error ?? ""} ${log}`);
   assert.is(result.artifacts["plan.json"]?.toString("utf8"), real, "the plan JSON is the show of the saved plan");
-  const diff = JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8"));
+  const diff = JSON.parse(result.artifacts["plan-diff.json"].toString("utf8")) as PlanDiff;
   assert.equal(
-    diff.resources.map((r: { address: string }) => r.address),
+    diff.resources.map((r) => r.address),
     ["terraform_data.r0", "terraform_data.r1", "terraform_data.r2"],
     "every resource of the real plan",
   );
@@ -132,9 +132,12 @@ planDiff("a watcher that rewrites the saved plan itself after it was written: ki
   });
   assert.is(result.exitCode, 0, result.error);
   // Whichever version the watcher left when it was killed, the saved plan sent is the one shown and built from.
-  const sent = result.artifacts["plan.tfplan"]!.toString("utf8");
+  const sent = result.artifacts["plan.tfplan"].toString("utf8");
   assert.is(result.artifacts["plan.json"]?.toString("utf8"), sent);
-  assert.is(JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8")).resources.length, JSON.parse(sent).resource_changes.length);
+  assert.is(
+    (JSON.parse(result.artifacts["plan-diff.json"].toString("utf8")) as PlanDiff).resources.length,
+    (JSON.parse(sent) as { resource_changes: unknown[] }).resource_changes.length,
+  );
   assert.is(result.files["plan.tfplan"]?.toString("utf8"), sent, "nothing rewrote the saved plan after the watcher was killed");
 });
 
@@ -173,7 +176,7 @@ planDiff("a plan JSON written into /work (by the command or later) is never the 
   });
   assert.is(result.exitCode, 0, result.error);
   assert.is(result.artifacts["plan.json"]?.toString("utf8"), real);
-  assert.is(JSON.parse(result.artifacts["plan-diff.json"]!.toString("utf8")).resources.length, 2);
+  assert.is((JSON.parse(result.artifacts["plan-diff.json"].toString("utf8")) as PlanDiff).resources.length, 2);
 });
 
 planDiff("above the inline limit, input the builder refuses: no artifact, the attempt succeeds, the plan is not quoted", async () => {

@@ -28,7 +28,7 @@ function h1(files: Record<string, string>): string {
   const sha = (data: string) => createHash("sha256").update(data).digest("hex");
   const summary = Object.keys(files)
     .sort()
-    .map((name) => `${sha(files[name]!)}  ${name}\n`)
+    .map((name) => `${sha(files[name])}  ${name}\n`)
     .join("");
   return `h1:${createHash("sha256").update(summary).digest("base64")}`;
 }
@@ -101,7 +101,7 @@ mirror("with the runner's environment and an honest lock file, the provider is i
   assert.match(result.stdout, /Installed hashicorp\/random v3\.9\.0/);
   assert.match(result.stdout, /Plan: 1 to add/);
   assert.is(result.files["shadow-marker"], null);
-  assert.ok(path.isAbsolute(PROVIDER_SOURCE_ENV.TF_DATA_DIR!));
+  assert.ok(path.isAbsolute(PROVIDER_SOURCE_ENV.TF_DATA_DIR));
 });
 
 mirror.run();

@@ -18,7 +18,7 @@ test("warm: boots without the attempt, gets its env only at the handoff, serves 
   assert.ok(sandbox.available);
   assert.is(sandbox.name, sandbox.sandboxId, "a sandbox started ahead is named by its id");
   const idle = processTree(sandbox.pid!);
-  assert.ok(idle.length >= 2, `bwrap and the launcher run: ${idle}`);
+  assert.ok(idle.length >= 2, `bwrap and the launcher run: ${idle.join(",")}`);
   let launchers = 0;
   for (const pid of idle) {
     const env = environOf(pid);
@@ -90,14 +90,14 @@ test("warm pool: one sandbox per slot, each taken once, replaced on refill, none
     const first = await pool.take();
     assert.ok(first?.available, "take waits for the sandbox that is booting");
     assert.is(await pool.take(), undefined, "nothing else is ready or starting");
-    const result = await first!.run({ argv: ["true"] });
+    const result = await first.run({ argv: ["true"] });
     assert.is(result.exitCode, 0);
     pool.refill();
     await pool.settled();
     const second = await pool.take();
     assert.ok(second?.available);
-    assert.is.not(second!.sandboxId, first!.sandboxId);
-    await second!.destroy();
+    assert.is.not(second.sandboxId, first.sandboxId);
+    await second.destroy();
     pool.refill();
     await pool.settled();
     assert.is(ourSandboxes().length, 1, "one warm sandbox waits");

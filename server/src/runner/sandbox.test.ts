@@ -31,7 +31,7 @@ const tmpDir = attemptDirectoryPerCase(test, "stackship-sandbox-test-");
 const run = (options: SandboxOptions): Promise<CollectedResult> => runCollecting({ tmpDir: tmpDir(), ...options });
 
 /** Runs a node program inside the sandbox and parses the JSON it prints. */
-async function probe(program: string, options: Partial<SandboxOptions> = {}): Promise<{ result: SandboxResult; value: any; stderr: string }> {
+async function probe<T = unknown>(program: string, options: Partial<SandboxOptions> = {}): Promise<{ result: SandboxResult; value: T; stderr: string }> {
   const result = await run({ argv: [node, "-e", program], ...options });
   let value: unknown;
   try {
@@ -39,7 +39,32 @@ async function probe(program: string, options: Partial<SandboxOptions> = {}): Pr
   } catch {
     assert.unreachable(`probe printed no JSON: stdout=${result.stdout} stderr=${result.stderr} error=${result.error}`);
   }
-  return { result, value, stderr: result.stderr };
+  return { result, value: value as T, stderr: result.stderr };
+}
+
+/** What the confinement probe prints. */
+interface Confinement {
+  etc: string;
+  usr: string;
+  root: string;
+  work: string;
+  tmp: string;
+  cwd: string;
+  pid: number;
+  processes: number;
+  hostname: string;
+  env: Record<string, string>;
+  capEff: string;
+  hostFiles: string;
+  home: string[];
+}
+
+/** A resource change of the plan JSON (`tofu show -json`): the members these checks read. */
+interface PlanChange {
+  actions: string[];
+  after: Record<string, unknown>;
+  after_sensitive: { result?: unknown };
+  after_unknown: { result?: unknown; input?: { password?: unknown } };
 }
 
 async function listen(server: net.Server): Promise<number> {
@@ -109,7 +134,7 @@ test("inside: read-only root, writable /work, own PID namespace, hostname, only 
       home: fs.readdirSync('/').sort(),
     }));
   `;
-  const { result, value } = await probe(program, { name: "ss-plan-test-1", env: { TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" } });
+  const { result, value } = await probe<Confinement>(program, { name: "ss-plan-test-1", env: { TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" } });
   assert.is(result.exitCode, 0);
   assert.is(result.signal, null);
   assert.ok(result.started);
@@ -189,7 +214,9 @@ test("network: the API channel reaches the API; the host and any other port do n
     })();
   `;
   try {
-    const { result, value } = await probe(program, { api: { host: "127.0.0.1", port: apiPort } });
+    const { result, value } = await probe<Record<"api" | "hostService" | "hostApiDirect" | "otherLoopbackPort" | "postgres" | "outside", string>>(program, {
+      api: { host: "127.0.0.1", port: apiPort },
+    });
     assert.is(result.exitCode, 0);
     assert.is(value.api, "200 stackship api: /api/v2/ping");
     assert.is(value.hostService, "ECONNREFUSED");
@@ -347,7 +374,7 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
     withFile.timings.marks.map((m) => m.name),
     ["evidence", "show", "plan-diff"],
   );
-  const text = withFile.artifacts["plan-diff.json"]!.toString("utf8");
+  const text = withFile.artifacts["plan-diff.json"].toString("utf8");
   assert.not.match(text, secret, "a value named by secretEnv stays redacted");
   assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
   assert.is(withFile.files["plan-diff.json"], null, "nothing is written to /work");
@@ -404,9 +431,13 @@ test("tofu: offline init from the provider mirror, plan -out, show -json", async
   assert.ok(result.files["plan.tfplan"]!.length > 0);
   assert.match(result.files[".terraform.lock.hcl"]!.toString("utf8"), /registry\.opentofu\.org\/hashicorp\/random/);
 
-  const plan = JSON.parse(result.files["plan.json"]!.toString("utf8"));
+  const plan = JSON.parse(result.files["plan.json"]!.toString("utf8")) as {
+    errored: boolean;
+    terraform_version: string;
+    resource_changes: Array<{ address: string; change: PlanChange }>;
+  };
   assert.is(plan.errored, false);
-  const changes = Object.fromEntries(plan.resource_changes.map((c: any) => [c.address, c.change]));
+  const changes = Object.fromEntries(plan.resource_changes.map((c) => [c.address, c.change]));
   assert.equal(Object.keys(changes).sort(), ["random_password.db", "terraform_data.app"]);
   assert.equal(changes["random_password.db"].actions, ["create"]);
   assert.equal(changes["terraform_data.app"].actions, ["create"]);
@@ -414,7 +445,7 @@ test("tofu: offline init from the provider mirror, plan -out, show -json", async
   assert.is(changes["random_password.db"].after_sensitive.result, true);
   assert.is(changes["random_password.db"].after_unknown.result, true);
   assert.not.ok("result" in changes["random_password.db"].after);
-  assert.is(changes["terraform_data.app"].after_unknown.input.password, true);
+  assert.is(changes["terraform_data.app"].after_unknown.input?.password, true);
   // tofu ran the pinned version.
   assert.is(plan.terraform_version, readFileSync(path.join(repoRoot, "scripts/tool-versions.env"), "utf8").match(/^OPENTOFU_VERSION=(.*)$/m)![1]);
 });

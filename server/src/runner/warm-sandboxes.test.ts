@@ -24,7 +24,7 @@ test("nothing boots before the delay; a take meanwhile starts the refill and get
     assert.is(pool.size, 0, "the refill waits");
     const sandbox = await pool.take();
     assert.ok(sandbox?.available, "take started the refill and waited for it");
-    await sandbox!.destroy();
+    await sandbox.destroy();
   } finally {
     await pool.stop();
   }

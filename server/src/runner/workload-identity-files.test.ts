@@ -45,7 +45,7 @@ test("each provider gets its own variables; every token is a file and a value to
     STACKSHIP_WORKLOAD_IDENTITY_TOKEN_FILE: "/work/.stackship-identity/vault.jwt",
   });
   assert.is(out.files[".stackship-identity/b-aws.jwt"], "token-of-b-aws");
-  const external = JSON.parse(out.files[".stackship-identity/gcp.gcp-external-account.json"]);
+  const external: unknown = JSON.parse(out.files[".stackship-identity/gcp.gcp-external-account.json"]);
   assert.equal(external, {
     type: "external_account",
     audience: `//iam.googleapis.com/${pool}`,

@@ -40,7 +40,7 @@ export async function startSandbox(options: SandboxShape): Promise<Sandbox> {
 
 async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
   const sandboxId = options.sandboxId ?? newSandboxId();
-  if (!isSandboxId(sandboxId)) throw new Error(`runInSandbox: '${sandboxId}' is not a sandbox id`);
+  if (!isSandboxId(sandboxId)) throw new Error(`runInSandbox: '${String(sandboxId)}' is not a sandbox id`);
   const name = options.name ?? sandboxId;
   if (!SANDBOX_NAME_PATTERN.test(name)) throw new Error(`runInSandbox: name '${name}' is not a lowercase DNS label`);
   if (options.api !== undefined && options.apiSocketPath !== undefined) {

@@ -248,5 +248,5 @@ export function resolveLimits(limits: Partial<SandboxLimits> | undefined): Sandb
   for (const [key, value] of Object.entries(resolved)) {
     if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`sandbox limits: ${key} must be a positive whole number, not ${value}`);
   }
-  return resolved as SandboxLimits;
+  return resolved;
 }
