@@ -20,8 +20,13 @@ import {
   uploadConfiguration,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { InputSnapshotDocument, SnapshotVariable } from "../../src/domain/input-snapshot.ts";
+import type { AuditEventRow, InputSnapshotRow, RunRow, SnapshotSecretRow } from "../../src/store/rows.ts";
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** A sensitive variable in a snapshot document: a handle, never the value. */
+type SealedVariable = Extract<SnapshotVariable, { sensitive: true }>;
 
 /** An organization with an admin token, a workspace and one uploaded configuration. */
 async function setUp(server: TestServer, name = "acme") {
@@ -46,7 +51,7 @@ async function snapshotOf(server: TestServer, runId: string): Promise<{ id: stri
     .knex("runs")
     .join("input_snapshots", "input_snapshots.id", "runs.input_snapshot_id")
     .where("runs.id", runId)
-    .first("input_snapshots.id", "input_snapshots.document", "input_snapshots.input_digest");
+    .first<Pick<InputSnapshotRow, "id" | "document" | "input_digest"> | undefined>("input_snapshots.id", "input_snapshots.document", "input_snapshots.input_digest");
   assert.ok(row, `no input snapshot for ${runId}`);
   return row;
 }
@@ -62,7 +67,7 @@ testEachServer(create, "pins config_digest, input_digest, the exact OpenTofu ver
   assert.is(configurationVersion.attributes.upload_url, null);
 
   const result = await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ message: "first" }) });
-  const run = expectStatus(result, 201)!.data;
+  const run = expectStatus(result, 201).data;
   assert.ok(v1Validators.createRunResponse201(result.data), JSON.stringify(v1Validators.createRunResponse201.errors));
   assert.match(run.id, /^run-[0-9a-z]{16}$/);
   assert.is(run.attributes.config_digest, sha256(bytes));
@@ -81,7 +86,7 @@ testEachServer(create, "pins config_digest, input_digest, the exact OpenTofu ver
   assert.equal(run.relationships.organization.data, { type: "organizations", id: organizationId });
 
   // The row says the same, including the flags the database refuses to be anything but false.
-  const row = await server.db.knex("runs").where({ id: run.id }).first();
+  const row = (await server.db.knex("runs").where({ id: run.id }).first()) as RunRow;
   assert.is(row.config_digest, sha256(bytes));
   assert.is(row.input_digest, run.attributes.input_digest);
   assert.is(row.opentofu_version, pinnedOpenTofuVersion());
@@ -91,13 +96,13 @@ testEachServer(create, "pins config_digest, input_digest, the exact OpenTofu ver
   const snapshot = await snapshotOf(server, run.id);
   assert.is(snapshot.input_digest, run.attributes.input_digest);
   assert.is(sha256(snapshot.document), run.attributes.input_digest);
-  const document = JSON.parse(snapshot.document);
+  const document = JSON.parse(snapshot.document) as InputSnapshotDocument;
   assert.is(document.opentofu_version, pinnedOpenTofuVersion());
   // The creation is audited with the pinned digests.
-  const audit = await server.db.knex("audit_events").where({ target_id: run.id });
+  const audit = (await server.db.knex("audit_events").where({ target_id: run.id })) as AuditEventRow[];
   assert.is(audit.length, 1);
   assert.is(audit[0].action, "run.created");
-  const data = JSON.parse(audit[0].data);
+  const data = JSON.parse(audit[0].data) as { config_digest: string; input_digest: string };
   assert.is(data.config_digest, sha256(bytes));
   assert.is(data.input_digest, run.attributes.input_digest);
   assert.is(document.platform, expectedPlatform());
@@ -109,10 +114,10 @@ testEachServer(create, "accepts auto_apply false and is_destroy false spelled ou
   const explicit = expectStatus(
     await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: false, is_destroy: false }) }),
     201,
-  )!.data;
+  ).data;
   assert.is(explicit.attributes.auto_apply, false);
   assert.is(explicit.attributes.is_destroy, false);
-  const speculative = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "speculative" }) }), 201)!.data;
+  const speculative = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "speculative" }) }), 201).data;
   assert.is(speculative.attributes.kind, "speculative");
   assert.is(speculative.attributes.status, "pending");
 });
@@ -122,7 +127,7 @@ testEachServer(create, "uses the newest uploaded configuration when no configura
   const newer = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {}\n' }));
   // A later pending one must not be picked.
   await createPendingConfiguration(server, token, workspace.id);
-  const run = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody() }), 201)!.data;
+  const run = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody() }), 201).data;
   assert.is(run.relationships.configuration_version.data.id, newer.configurationVersion.id);
   assert.is(run.attributes.config_digest, newer.digest);
 });
@@ -142,9 +147,9 @@ testEachServer(create, "pins an input_digest that depends on the variables, not 
   await uploadConfiguration(server, token, first.id);
   await uploadConfiguration(server, token, second.id);
 
-  const runA1 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody() }), 201)!.data;
-  const runA2 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody({ message: "again" }) }), 201)!.data;
-  const runB = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: second.id }, body: runBody() }), 201)!.data;
+  const runA1 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody() }), 201).data;
+  const runA2 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody({ message: "again" }) }), 201).data;
+  const runB = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: second.id }, body: runBody() }), 201).data;
 
   // Same workspace, same variables: the same digest.
   assert.match(runA1.attributes.input_digest, SHA256_HEX);
@@ -159,7 +164,7 @@ testEachServer(create, "pins an input_digest that depends on the variables, not 
   const bAsA = snapshotB.document.split(second.id).join(first.id);
   assert.is(bAsA, snapshotA.document);
   assert.is(sha256(bAsA), runA1.attributes.input_digest);
-  const documentA = JSON.parse(snapshotA.document);
+  const documentA = JSON.parse(snapshotA.document) as InputSnapshotDocument;
   assert.equal(
     documentA.variables.map((v: { category: string; key: string }) => `${v.category}/${v.key}`),
     ["env/TF_LOG", "terraform/instance_count", "terraform/region", "terraform/zone"],
@@ -167,7 +172,7 @@ testEachServer(create, "pins an input_digest that depends on the variables, not 
 
   // A changed input changes the digest.
   await createVariable(server, token, first.id, { key: "extra", value: "1" });
-  const runA3 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody() }), 201)!.data;
+  const runA3 = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: first.id }, body: runBody() }), 201).data;
   assert.is.not(runA3.attributes.input_digest, runA1.attributes.input_digest);
 });
 
@@ -197,34 +202,28 @@ testEachServer(create, "fails 422 RUN_AUTO_APPLY_FORBIDDEN or RUN_DESTROY_FORBID
 
 testEachServer(create, 'fails 422 DOCUMENT_INVALID at /data/attributes/auto_apply when auto_apply is the string "true", and writes nothing', async (server) => {
   const { token, workspace } = await setUp(server);
-  const result = await expectNothingWritten(server, () =>
-    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: "true" }) as any }),
-  );
+  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ auto_apply: "true" }) }));
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/auto_apply" });
 });
 
 testEachServer(create, "fails 422 DOCUMENT_INVALID at /data/attributes/is_destroy when is_destroy is 1, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
-  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ is_destroy: 1 }) as any }));
+  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ is_destroy: 1 }) }));
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/is_destroy" });
 });
 
 testEachServer(create, "fails 422 DOCUMENT_INVALID pointing at an unknown attribute, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
-  const unknown = await expectNothingWritten(server, () =>
-    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ refresh_only: true }) as any }),
-  );
+  const unknown = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ refresh_only: true }) }));
   expectV1Error(unknown, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/refresh_only" });
   // The TFE spelling is not a v1 member either: it must not slip past as an unknown key.
-  const dashed = await expectNothingWritten(server, () =>
-    createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ "auto-apply": true }) as any }),
-  );
+  const dashed = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ "auto-apply": true }) }));
   expectV1Error(dashed, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/auto-apply" });
 });
 
 testEachServer(create, "fails 422 DOCUMENT_INVALID at /data/attributes/kind for an unknown kind, and writes nothing", async (server) => {
   const { token, workspace } = await setUp(server);
-  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "destroy" }) as any }));
+  const result = await expectNothingWritten(server, () => createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "destroy" }) }));
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/kind" });
 });
 
@@ -277,11 +276,11 @@ testEachServer(create, "never lets a sensitive value reach the database in clear
   responses.push(await createVariable(server, token, workspace.id, { key: "region", value: "eu-west-1" }));
 
   const full = await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody() });
-  const run = expectStatus(full, 201)!.data;
+  const run = expectStatus(full, 201).data;
   responses.push(full.data);
   const secretsAfterFull = await server.db.knex("snapshot_secrets").select("handle", "ciphertext");
   const spec = await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ kind: "speculative" }) });
-  const speculative = expectStatus(spec, 201)!.data;
+  const speculative = expectStatus(spec, 201).data;
   responses.push(spec.data);
   responses.push((await getRun({ client: server.v1(token), path: { run_id: run.id } })).data);
   responses.push((await getRun({ client: server.v1(token), path: { run_id: speculative.id } })).data);
@@ -290,16 +289,16 @@ testEachServer(create, "never lets a sensitive value reach the database in clear
   responses.push((await listOrganizationRuns({ client: server.v1(token), path: { organization_name: organizationName } })).data);
 
   // plan_and_apply: each sensitive variable is a handle to a sealed copy of its value.
-  const fullDocument = JSON.parse((await snapshotOf(server, run.id)).document);
-  const dbPassword = fullDocument.variables.find((v: { key: string }) => v.key === "db_password");
+  const fullDocument = JSON.parse((await snapshotOf(server, run.id)).document) as InputSnapshotDocument;
+  const dbPassword = fullDocument.variables.find((v) => v.key === "db_password") as SealedVariable | undefined;
   assert.ok(dbPassword, "the plan_and_apply snapshot lacks the sensitive variable");
   assert.is(dbPassword.sensitive, true);
   assert.not.ok("value" in dbPassword);
   assert.match(dbPassword.value_handle, /^sec-[0-9a-z]{16}$/);
-  const envSecret = fullDocument.variables.find((v: { key: string }) => v.key === "AWS_SECRET_ACCESS_KEY");
+  const envSecret = fullDocument.variables.find((v) => v.key === "AWS_SECRET_ACCESS_KEY") as SealedVariable;
   assert.match(envSecret.value_handle, /^sec-[0-9a-z]{16}$/);
   assert.is.not(envSecret.value_handle, dbPassword.value_handle);
-  const sealed = await server.db.knex("snapshot_secrets").where({ handle: dbPassword.value_handle }).first();
+  const sealed = (await server.db.knex("snapshot_secrets").where({ handle: dbPassword.value_handle }).first()) as SnapshotSecretRow | undefined;
   assert.ok(sealed, "the handle has no snapshot secret");
   assert.is(server.services.keys.secrets.openText(sealed.ciphertext), SECRET);
   assert.equal(
@@ -309,7 +308,7 @@ testEachServer(create, "never lets a sensitive value reach the database in clear
 
   // speculative: sensitive variables are absent altogether, and no secret was sealed for it.
   const speculativeText = (await snapshotOf(server, speculative.id)).document;
-  const speculativeDocument = JSON.parse(speculativeText);
+  const speculativeDocument = JSON.parse(speculativeText) as InputSnapshotDocument;
   assert.equal(
     speculativeDocument.variables.map((v: { key: string }) => v.key),
     ["region"],
@@ -332,9 +331,9 @@ const get = suite("getRun");
 
 testEachServer(get, "returns the same document createRun returned", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ message: "same" }) }), 201)!.data;
+  const created = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: runBody({ message: "same" }) }), 201).data;
   const result = await getRun({ client: server.v1(token), path: { run_id: created.id } });
-  const shown: Run = expectStatus(result, 200)!.data;
+  const shown: Run = expectStatus(result, 200).data;
   assert.ok(v1Validators.getRunResponse200(result.data), JSON.stringify(v1Validators.getRunResponse200.errors));
   assert.equal(shown, created);
 });

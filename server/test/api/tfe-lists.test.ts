@@ -9,6 +9,7 @@ import { matchesWildcard } from "../../src/api/tfe/workspaces.ts";
 import { createWorkspace } from "../support/factories.ts";
 import { startRun } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
+import type { Tfe } from "../support/documents.ts";
 import { api, createRun, setUp, uploadedVersion } from "../support/tfe-runs-fixtures.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -46,7 +47,7 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
     .where({ id: applied.id })
     .update({ status: "applied", plan_status: "finished", apply_status: "finished", has_changes: true, finished_at: at(5) });
 
-  const run = (await api(server, token, "GET", `/runs/${applied.id}?include=plan`)).json;
+  const run = (await api(server, token, "GET", `/runs/${applied.id}?include=plan`)).json as Tfe["RunDocument"];
   const created = run.data.attributes["created-at"];
   assert.equal(run.data.attributes["status-timestamps"], {
     "plan-queueable-at": created,
@@ -62,15 +63,15 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
   const a = run.data.attributes;
   assert.equal([a.refresh, a["refresh-only"], a["allow-empty-apply"], a["target-addrs"], a["replace-addrs"], a["canceled-at"]], [true, false, false, [], [], null]);
   const planTimestamps = { "queued-at": created, "started-at": at(1), "finished-at": at(2) };
-  assert.equal(run.included[0].attributes["status-timestamps"], planTimestamps);
-  assert.equal((await api(server, token, "GET", `/plans/${phaseId(applied.id, "plan")}`)).json.data.attributes["status-timestamps"], planTimestamps);
-  assert.equal((await api(server, token, "GET", `/applies/${phaseId(applied.id, "apply")}`)).json.data.attributes["status-timestamps"], {
+  assert.equal((run.included![0] as Tfe["Plan"]).attributes["status-timestamps"], planTimestamps);
+  assert.equal(((await api(server, token, "GET", `/plans/${phaseId(applied.id, "plan")}`)).json as Tfe["PlanDocument"]).data.attributes["status-timestamps"], planTimestamps);
+  assert.equal(((await api(server, token, "GET", `/applies/${phaseId(applied.id, "apply")}`)).json as Tfe["ApplyDocument"]).data.attributes["status-timestamps"], {
     "queued-at": at(3),
     "started-at": at(4),
     "finished-at": at(5),
   });
-  const listed = (await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json.data.find((r: { id: string }) => r.id === applied.id);
-  assert.equal(listed.attributes["status-timestamps"], run.data.attributes["status-timestamps"]);
+  const listed = ((await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json as Tfe["RunListDocument"]).data.find((r) => r.id === applied.id);
+  assert.equal(listed!.attributes["status-timestamps"], run.data.attributes["status-timestamps"]);
 
   const discarded = await startRun(server, token, workspace.id, { "main.tf": "\n" });
   await live(discarded.id, "plan", 11, 12);
@@ -79,19 +80,19 @@ testEachServer(runList, "fills the status timestamps of runs, plans and applies 
     .knex("runs")
     .where({ id: discarded.id })
     .update({ status: "discarded", plan_status: "finished", has_changes: true, finished_at: at(13) });
-  const shown = (await api(server, token, "GET", `/runs/${discarded.id}`)).json.data.attributes["status-timestamps"];
+  const shown = ((await api(server, token, "GET", `/runs/${discarded.id}`)).json as Tfe["RunDocument"]).data.attributes["status-timestamps"];
   assert.is(shown["planned-at"], at(12));
   assert.is(shown["discarded-at"], at(13));
   assert.is(shown["confirmed-at"], undefined);
-  assert.equal((await api(server, token, "GET", `/applies/${phaseId(discarded.id, "apply")}`)).json.data.attributes["status-timestamps"], {});
+  assert.equal(((await api(server, token, "GET", `/applies/${phaseId(discarded.id, "apply")}`)).json as Tfe["ApplyDocument"]).data.attributes["status-timestamps"], {});
 
   const canceled = await startRun(server, token, workspace.id, { "main.tf": "\n" });
   assert.is((await api(server, token, "POST", `/runs/${canceled.id}/actions/cancel`, "{}")).status, 202);
-  const canceledAt = (await api(server, token, "GET", `/runs/${canceled.id}`)).json.data.attributes["status-timestamps"];
+  const canceledAt = ((await api(server, token, "GET", `/runs/${canceled.id}`)).json as Tfe["RunDocument"]).data.attributes["status-timestamps"];
   assert.ok(canceledAt["canceled-at"], JSON.stringify(canceledAt));
-  assert.is((await api(server, token, "GET", `/runs/${canceled.id}`)).json.data.attributes["canceled-at"], canceledAt["canceled-at"]);
+  assert.is(((await api(server, token, "GET", `/runs/${canceled.id}`)).json as Tfe["RunDocument"]).data.attributes["canceled-at"], canceledAt["canceled-at"]);
   assert.is(canceledAt["planning-at"], undefined);
-  assert.ok((await api(server, token, "GET", `/plans/${phaseId(canceled.id, "plan")}`)).json.data.attributes["status-timestamps"]["canceled-at"]);
+  assert.ok(((await api(server, token, "GET", `/plans/${phaseId(canceled.id, "plan")}`)).json as Tfe["PlanDocument"]).data.attributes["status-timestamps"]["canceled-at"]);
 });
 
 testEachServer(runList, "shows created-by, confirmed-by and the workspace's locked-by, and includes users and the workspace on request", async (server) => {
@@ -114,32 +115,33 @@ testEachServer(runList, "shows created-by, confirmed-by and the workspace's lock
   });
   const other = await startRun(server, token, workspace.id, { "main.tf": "\n" });
 
-  const shown = (await api(server, token, "GET", `/runs/${approved.id}?include=created_by,confirmed_by`)).json;
-  assert.equal(shown.data.relationships["created-by"].data, { type: "users", id: creator });
-  assert.equal(shown.data.relationships["confirmed-by"].data, { type: "users", id: creator });
-  assert.is(shown.included.length, 1);
-  assert.is(shown.included[0].type, "users");
-  assert.is(shown.included[0].id, creator);
-  assert.is(typeof shown.included[0].attributes.username, "string");
-  assert.equal((await api(server, token, "GET", `/runs/${other.id}`)).json.data.relationships["confirmed-by"].data, null);
+  const shown = (await api(server, token, "GET", `/runs/${approved.id}?include=created_by,confirmed_by`)).json as Tfe["RunDocument"];
+  assert.equal(shown.data.relationships["created-by"]!.data, { type: "users", id: creator });
+  assert.equal(shown.data.relationships["confirmed-by"]!.data, { type: "users", id: creator });
+  const included = shown.included!;
+  assert.is(included.length, 1);
+  assert.is(included[0].type, "users");
+  assert.is(included[0].id, creator);
+  assert.is(typeof (included[0] as Tfe["User"]).attributes.username, "string");
+  assert.equal(((await api(server, token, "GET", `/runs/${other.id}`)).json as Tfe["RunDocument"]).data.relationships["confirmed-by"]!.data, null);
 
-  const listed = (await api(server, token, "GET", `/workspaces/${workspace.id}/runs?include=created_by,confirmed_by,workspace`)).json;
+  const listed = (await api(server, token, "GET", `/workspaces/${workspace.id}/runs?include=created_by,confirmed_by,workspace`)).json as Tfe["RunListDocument"];
   assert.equal(
-    listed.data.map((run: { id: string }) => run.id),
+    listed.data.map((run) => run.id),
     [other.id, approved.id],
   );
   assert.equal(
-    listed.included.map((resource: { type: string; id: string }) => `${resource.type}/${resource.id}`),
+    listed.included!.map((resource) => `${resource.type}/${resource.id}`),
     [`users/${creator}`, `workspaces/${workspace.id}`],
   );
-  assert.is((await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json.included, undefined);
+  assert.is(((await api(server, token, "GET", `/workspaces/${workspace.id}/runs`)).json as Tfe["RunListDocument"]).included, undefined);
 
-  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.relationships["locked-by"].data, null);
+  assert.equal(((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json as Tfe["WorkspaceDocument"]).data.relationships["locked-by"]!.data, null);
   assert.is((await api(server, token, "POST", `/workspaces/${workspace.id}/actions/lock`, JSON.stringify({ reason: "maintenance" }))).status, 200);
-  const locked = (await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data;
+  const locked = ((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json as Tfe["WorkspaceDocument"]).data;
   assert.is(locked.attributes.locked, true);
-  assert.is(locked.relationships["locked-by"].data.type, "users");
-  assert.ok(locked.relationships["locked-by"].data.id);
+  assert.is(locked.relationships["locked-by"]!.data!.type, "users");
+  assert.ok(locked.relationships["locked-by"]!.data!.id);
 });
 
 testEachServer(runList, "filters by status, operation and source (comma-separated) and searches user, commit and basic text; refuses unknown filters with 400", async (server) => {
@@ -165,10 +167,11 @@ testEachServer(runList, "filters by status, operation and source (comma-separate
   const list = async (parameters: string) => {
     const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?${parameters}`);
     assert.is(listed.status, 200, `${parameters}: ${JSON.stringify(listed.json)}`);
-    assert.is(listed.json.meta.pagination["total-count"], listed.json.data.length, parameters);
-    return listed.json.data.map((run: { id: string }) => run.id);
+    const document = listed.json as Tfe["RunListDocument"];
+    assert.is(document.meta.pagination["total-count"], document.data.length, parameters);
+    return document.data.map((run) => run.id);
   };
-  const cli = fromCli.json.data.id;
+  const cli = (fromCli.json as Tfe["RunDocument"]).data.id;
   assert.equal(await list(""), [canceled.id, cli, fromGitHub.id]);
   assert.equal(await list("filter[status]=planned"), [fromGitHub.id]);
   assert.equal(await list("filter[status]=planned,canceled"), [canceled.id, fromGitHub.id]);
@@ -190,8 +193,9 @@ testEachServer(runList, "filters by status, operation and source (comma-separate
   for (const unknown of ["filter[status_group]=final", "search[name]=x", "filter[agent_pool_names]=a"]) {
     const refused = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?${unknown}`);
     assert.is(refused.status, 400, unknown);
-    assert.is(refused.json.errors[0].code, "REQUEST_INVALID", unknown);
-    assert.is(refused.json.errors[0].source.parameter, unknown.split("=")[0], unknown);
+    const error = (refused.json as Tfe["ErrorDocument"]).errors[0];
+    assert.is(error.code, "REQUEST_INVALID", unknown);
+    assert.is(error.source!.parameter, unknown.split("=")[0], unknown);
   }
 });
 
@@ -203,15 +207,23 @@ testEachServer(workspaceList, "pages until an empty page with its own number, ma
   for (const name of ["w1-a", "w1-b", "prod", "staging-prod", "a-mid-b", "w2"]) await createWorkspace(server, token, organizationName, { name });
   const tagged = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/w1-b`);
   assert.is(
-    (await api(server, token, "POST", `/workspaces/${tagged.json.data.id}/relationships/tags`, JSON.stringify({ data: [{ type: "tags", attributes: { name: "legacy" } }] })))
-      .status,
+    (
+      await api(
+        server,
+        token,
+        "POST",
+        `/workspaces/${(tagged.json as Tfe["WorkspaceDocument"]).data.id}/relationships/tags`,
+        JSON.stringify({ data: [{ type: "tags", attributes: { name: "legacy" } }] }),
+      )
+    ).status,
     204,
   );
   const list = async (parameters: string) => {
     const listed = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?${parameters}`);
     assert.is(listed.status, 200, `${parameters}: ${JSON.stringify(listed.json)}`);
-    assert.ok(listed.json.meta.pagination, parameters);
-    return listed.json;
+    const document = listed.json as Tfe["WorkspaceListDocument"];
+    assert.ok(document.meta.pagination, parameters);
+    return document;
   };
 
   // A client paging until it gets an empty page stops, having seen every workspace once.
@@ -227,7 +239,7 @@ testEachServer(workspaceList, "pages until an empty page with its own number, ma
       assert.is(page, 5);
       break;
     }
-    seen.push(...listed.data.map((w: { attributes: { name: string } }) => w.attributes.name));
+    seen.push(...listed.data.map((w) => w.attributes.name));
   }
   assert.equal([...seen].sort(), ["a-mid-b", "app", "prod", "staging-prod", "w1-a", "w1-b", "w2"]);
   const far = await list("page[number]=999");
@@ -235,7 +247,7 @@ testEachServer(workspaceList, "pages until an empty page with its own number, ma
   assert.is(far.meta.pagination["current-page"], 999);
   assert.is(far.meta.pagination["next-page"], null);
 
-  const names = async (parameters: string) => (await list(parameters)).data.map((w: { attributes: { name: string } }) => w.attributes.name).sort();
+  const names = async (parameters: string) => (await list(parameters)).data.map((w) => w.attributes.name).sort();
   assert.equal(await names("search[wildcard-name]=w1*"), ["w1-a", "w1-b"]);
   assert.equal(await names("search[wildcard-name]=*prod"), ["prod", "staging-prod"]);
   assert.equal(await names("search[wildcard-name]=*mid*"), ["a-mid-b"]);
@@ -250,13 +262,16 @@ testEachServer(workspaceList, "pages until an empty page with its own number, ma
   for (const unknown of ["filter[current-run][status]=applied", "search[unknown]=x", "filter[tagged][0][key]=legacy"]) {
     const refused = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?${unknown}`);
     assert.is(refused.status, 400, unknown);
-    assert.is(refused.json.errors[0].code, "REQUEST_INVALID", unknown);
+    assert.is((refused.json as Tfe["ErrorDocument"]).errors[0].code, "REQUEST_INVALID", unknown);
   }
 });
 
 testEachServer(workspaceList, "shows the current run (the oldest in progress, never a speculative one) and includes it with include=current_run", async (server) => {
   const { organizationName, token, workspace } = await setUp(server);
-  const show = (include = "") => api(server, token, "GET", `/workspaces/${workspace.id}${include ? `?include=${include}` : ""}`);
+  const show = async (include = "") => {
+    const shown = await api(server, token, "GET", `/workspaces/${workspace.id}${include ? `?include=${include}` : ""}`);
+    return { status: shown.status, json: shown.json as Tfe["WorkspaceDocument"] };
+  };
   assert.is((await show()).json.data.relationships["current-run"].data, null);
   const speculative = await createRun(server, token, workspace.id, await uploadedVersion(server, token, workspace.id), {});
   assert.is(speculative.status, 201);
@@ -268,18 +283,20 @@ testEachServer(workspaceList, "shows the current run (the oldest in progress, ne
   const shown = await show("current_run,task_stages");
   assert.is(shown.status, 200, JSON.stringify(shown.json));
   assert.equal(shown.json.data.relationships["current-run"].data, { type: "runs", id: first.id });
-  assert.is(shown.json.included.length, 1);
-  assert.is(shown.json.included[0].id, first.id);
-  assert.is(shown.json.included[0].type, "runs");
-  assert.is(shown.json.included[0].attributes.status, "pending");
+  const included = shown.json.included!;
+  assert.is(included.length, 1);
+  assert.is(included[0].id, first.id);
+  assert.is(included[0].type, "runs");
+  assert.is(included[0].attributes.status, "pending");
   assert.is((await show()).json.included, undefined);
 
   const byName = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/${workspace.attributes.name}?include=current_run`);
-  assert.is(byName.json.included[0].id, first.id);
+  assert.is((byName.json as Tfe["WorkspaceDocument"]).included![0].id, first.id);
   const listed = await api(server, token, "GET", `/organizations/${organizationName}/workspaces?include=current_run`);
-  assert.equal(listed.json.data[0].relationships["current-run"].data, { type: "runs", id: first.id });
+  const listedDocument = listed.json as Tfe["WorkspaceListDocument"];
+  assert.equal(listedDocument.data[0].relationships["current-run"].data, { type: "runs", id: first.id });
   assert.equal(
-    listed.json.included.map((run: { id: string }) => run.id),
+    listedDocument.included!.map((run) => run.id),
     [first.id],
   );
 

@@ -8,6 +8,7 @@ import type { Run } from "../../src/domain/records.ts";
 import { makeConfigurationTarball, putUpload } from "../support/factories.ts";
 import { startRun } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
+import { answerAs, type Tfe } from "../support/documents.ts";
 import { api, createRun, createVersion, setUp, uploadedVersion } from "../support/tfe-runs-fixtures.ts";
 
 // ---------------------------------------------------------------------------------------------
@@ -15,23 +16,25 @@ const cv = suite("configuration versions (tfe)");
 
 testEachServer(cv, "creates a speculative version with an absolute upload URL; uploaded synchronously; a run on it is speculative", async (server) => {
   const { token, workspace } = await setUp(server);
-  const created = await createVersion(server, token, workspace.id, { "auto-queue-runs": false, speculative: true, provisional: false });
+  const created = answerAs<Tfe["ConfigurationVersionDocument"]>(
+    await createVersion(server, token, workspace.id, { "auto-queue-runs": false, speculative: true, provisional: false }),
+  );
   assert.is(created.status, 201, JSON.stringify(created.json));
   const version = created.json.data;
   assert.is(version.type, "configuration-versions");
   assert.is(version.attributes.status, "pending");
   assert.is(version.attributes.speculative, true);
-  assert.match(version.attributes["upload-url"], new RegExp(`^${server.baseUrl}/`));
+  assert.match(version.attributes["upload-url"]!, new RegExp(`^${server.baseUrl}/`));
 
-  const put = await putUpload(version.attributes["upload-url"], makeConfigurationTarball());
+  const put = await putUpload(version.attributes["upload-url"]!, makeConfigurationTarball());
   assert.ok(put.status >= 200 && put.status < 300);
-  const shown = await api(server, token, "GET", `/configuration-versions/${version.id}`);
+  const shown = answerAs<Tfe["ConfigurationVersionDocument"]>(await api(server, token, "GET", `/configuration-versions/${version.id}`));
   assert.is(shown.status, 200);
   assert.is(shown.json.data.attributes.status, "uploaded");
   assert.is(shown.json.data.attributes["upload-url"], null);
 
   // The CLI never sends plan-only: the speculative version decides.
-  const run = await createRun(server, token, workspace.id, version.id, { "auto-apply": false, refresh: true, "save-plan": false });
+  const run = answerAs<Tfe["RunDocument"]>(await createRun(server, token, workspace.id, version.id, { "auto-apply": false, refresh: true, "save-plan": false }));
   assert.is(run.status, 201, JSON.stringify(run.json));
   assert.is(run.json.data.attributes["plan-only"], true);
   assert.is((await server.services.stores.runs.getById(run.json.data.id))?.kind, "speculative");
@@ -50,7 +53,7 @@ testEachServer(cv, "refuses -target, -refresh-only and malformed variables with 
     },
   ];
   for (const attributes of [...invalidVariables, { "target-addrs": ["terraform_data.x"] }, { "refresh-only": true }]) {
-    const run = await createRun(server, token, workspace.id, versionId, attributes);
+    const run = answerAs<Tfe["ErrorDocument"]>(await createRun(server, token, workspace.id, versionId, attributes));
     assert.is(run.status, 422, JSON.stringify(run.json));
     assert.is(run.json.errors[0].title, "invalid_document");
     assert.is(run.json.errors[0].status, "422");
@@ -84,7 +87,7 @@ testEachServer(cv, "-var values become run variables in the input snapshot, repl
     ],
   });
   assert.is(run.status, 201, JSON.stringify(run.json));
-  const stored = await server.services.stores.runs.getById(run.json.data.id);
+  const stored = await server.services.stores.runs.getById((run.json as Tfe["RunDocument"]).data.id);
   const snapshot = await server.services.stores.snapshots.getById(stored!.inputSnapshotId);
   const variables = snapshot!.document.variables.map((v) => ({ key: v.key, category: v.category, hcl: v.hcl, value: "value" in v ? v.value : null }));
   assert.equal(variables, [
@@ -104,7 +107,7 @@ testEachServer(
   async (server) => {
     const { token, workspace, organizationName } = await setUp(server);
     const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
-    const shown = await api(server, token, "GET", `/runs/${run.id}?include=task_stages`);
+    const shown = answerAs<Tfe["RunDocument"]>(await api(server, token, "GET", `/runs/${run.id}?include=task_stages`));
     assert.is(shown.status, 200);
     const a = shown.json.data.attributes;
     assert.is(a.status, "pending");
@@ -113,29 +116,29 @@ testEachServer(
     assert.equal(shown.json.data.relationships.apply.data, { type: "applies", id: phaseId(run.id, "apply") });
     assert.is(shown.json.included, undefined);
 
-    const included = await api(server, token, "GET", `/runs/${run.id}?include=${encodeURIComponent("workspace,plan")}`);
+    const included = answerAs<Tfe["RunDocument"]>(await api(server, token, "GET", `/runs/${run.id}?include=${encodeURIComponent("workspace,plan")}`));
     assert.is(included.status, 200);
     assert.equal(
-      included.json.included.map((r: any) => r.type),
+      included.json.included!.map((r) => r.type),
       ["workspaces", "plans"],
     );
-    assert.is(included.json.included[0].relationships.organization.data.id, organizationName);
+    assert.is((included.json.included![0] as Tfe["Workspace"]).relationships.organization.data!.id, organizationName);
 
     const events = await api(server, token, "GET", `/runs/${run.id}/run-events`);
     assert.is(events.status, 200);
     assert.equal(events.json, { data: [] });
 
-    const queue = await api(server, token, "GET", `/organizations/${organizationName}/runs/queue`);
+    const queue = answerAs<Tfe["RunListDocument"]>(await api(server, token, "GET", `/organizations/${organizationName}/runs/queue`));
     assert.is(queue.status, 200);
     assert.equal(
-      queue.json.data.map((r: any) => [r.id, r.attributes["position-in-queue"]]),
+      queue.json.data.map((r) => [r.id, r.attributes["position-in-queue"]]),
       [[run.id, 0]],
     );
     assert.is(queue.json.meta.pagination["total-pages"], 1);
-    const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/runs?page%5Bnumber%5D=1&page%5Bsize%5D=20`);
+    const listed = answerAs<Tfe["RunListDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}/runs?page%5Bnumber%5D=1&page%5Bsize%5D=20`));
     assert.is(listed.status, 200);
     assert.equal(
-      listed.json.data.map((r: any) => r.id),
+      listed.json.data.map((r) => r.id),
       [run.id],
     );
     assert.is(listed.json.meta.pagination["next-page"], null);
@@ -145,20 +148,20 @@ testEachServer(
 testEachServer(runs, "run actions take {} or a comment with any content type, or no body; refusals are 409 with title and detail", async (server) => {
   const { token, workspace } = await setUp(server);
   const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
-  const apply = await api(server, token, "POST", `/runs/${run.id}/actions/apply`, "{}");
+  const apply = answerAs<Tfe["ErrorDocument"]>(await api(server, token, "POST", `/runs/${run.id}/actions/apply`, "{}"));
   assert.is(apply.status, 409, JSON.stringify(apply.json));
   assert.is(apply.json.errors[0].status, "409");
-  assert.match(apply.json.errors[0].detail, "awaits approval");
+  assert.match(apply.json.errors[0].detail!, "awaits approval");
   const discard = await api(server, token, "POST", `/runs/${run.id}/actions/discard`, JSON.stringify({ comment: "no" }), "text/plain");
   assert.is(discard.status, 409, JSON.stringify(discard.json));
   const cancel = await api(server, token, "POST", `/runs/${run.id}/actions/cancel`);
   assert.is(cancel.status, 202, JSON.stringify(cancel.json));
-  const shown = await api(server, token, "GET", `/runs/${run.id}`);
+  const shown = answerAs<Tfe["RunDocument"]>(await api(server, token, "GET", `/runs/${run.id}`));
   assert.is(shown.json.data.attributes.status, "canceled");
   assert.is(shown.json.data.attributes.actions["is-cancelable"], false);
-  const plan = await api(server, token, "GET", `/plans/${phaseId(run.id, "plan")}`);
+  const plan = answerAs<Tfe["PlanDocument"]>(await api(server, token, "GET", `/plans/${phaseId(run.id, "plan")}`));
   assert.is(plan.json.data.attributes.status, "canceled");
-  const applyPhase = await api(server, token, "GET", `/applies/${phaseId(run.id, "apply")}`);
+  const applyPhase = answerAs<Tfe["ApplyDocument"]>(await api(server, token, "GET", `/applies/${phaseId(run.id, "apply")}`));
   assert.is(applyPhase.json.data.attributes.status, "unreachable");
 });
 
@@ -171,9 +174,9 @@ testEachServer(runs, "log-read-url: absolute, signed in the path, no Authorizati
     200,
   );
   const run = await startRun(server, token, workspace.id, { "main.tf": 'resource "terraform_data" "x" {}\n' });
-  const plan = await api(server, token, "GET", `/plans/${phaseId(run.id, "plan")}`);
+  const plan = answerAs<Tfe["PlanDocument"]>(await api(server, token, "GET", `/plans/${phaseId(run.id, "plan")}`));
   assert.is(plan.status, 200);
-  const url: string = plan.json.data.attributes["log-read-url"];
+  const url = plan.json.data.attributes["log-read-url"];
   assert.match(url, new RegExp(`^${server.baseUrl}/api/v2/logs/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`));
   const read = async (offset: number, limit = 65536) => {
     const response = await fetch(`${url}?limit=${limit}&offset=${offset}`);
@@ -204,7 +207,7 @@ testEachServer(runs, "log-read-url: absolute, signed in the path, no Authorizati
   assert.is(forged.status, 404);
 
   // The apply log starts with three header lines the CLI skips.
-  const apply = await api(server, token, "GET", `/applies/${phaseId(run.id, "apply")}`);
+  const apply = answerAs<Tfe["ApplyDocument"]>(await api(server, token, "GET", `/applies/${phaseId(run.id, "apply")}`));
   const applyLog = Buffer.from(await (await fetch(`${apply.json.data.attributes["log-read-url"]}?limit=65536&offset=0`)).arrayBuffer()).toString("utf8");
   assert.is(applyLog.slice(1).split("\n").length - 1, 3);
 });

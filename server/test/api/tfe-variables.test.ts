@@ -14,6 +14,7 @@ import {
   leakForms,
 } from "../support/factories.ts";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
+import type { Tfe, V1 } from "../support/documents.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const CANARY = "tfe-vars-canary-7c1e93";
@@ -21,10 +22,10 @@ const CANARY_UPDATED = "tfe-vars-canary-updated-40b8d2";
 const V1_CANARY = "tfe-vars-v1-canary-913f55";
 const VARIABLE_TABLES = ["workspace_variables", "audit_events"] as const;
 
-interface Answer {
+interface Answer<T = unknown> {
   status: number;
   text: string;
-  json: any;
+  json: T;
 }
 
 /** Every response body of the test, to search for canaries at the end. */
@@ -32,7 +33,7 @@ class Calls {
   readonly texts: string[] = [];
   constructor(private readonly server: TestServer) {}
 
-  async send(method: string, path: string, token: string, body?: unknown): Promise<Answer> {
+  async send<T = unknown>(method: string, path: string, token: string, body?: unknown): Promise<Answer<T>> {
     const response = await fetch(`${this.server.baseUrl}${path}`, {
       method,
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
@@ -40,15 +41,15 @@ class Calls {
     });
     const text = await response.text();
     this.texts.push(text);
-    return { status: response.status, text, json: text ? JSON.parse(text) : undefined };
+    return { status: response.status, text, json: (text ? JSON.parse(text) : undefined) as T };
   }
 
-  tfe(method: string, path: string, token: string, body?: unknown) {
-    return this.send(method, `/api/v2${path}`, token, body);
+  tfe<T = unknown>(method: string, path: string, token: string, body?: unknown) {
+    return this.send<T>(method, `/api/v2${path}`, token, body);
   }
 
-  v1(method: string, path: string, token: string, body?: unknown) {
-    return this.send(method, `/v1${path}`, token, body);
+  v1<T = unknown>(method: string, path: string, token: string, body?: unknown) {
+    return this.send<T>(method, `/v1${path}`, token, body);
   }
 
   assertNoLeak(...secrets: string[]) {
@@ -61,10 +62,11 @@ class Calls {
   }
 }
 
-function expectError(answer: Answer, status: number, code: string): { code: string; source?: { pointer?: string } } {
+function expectError(answer: Answer, status: number, code: string): Tfe["ErrorDocument"]["errors"][number] {
   assert.is(answer.status, status, `expected ${status} ${code}, got ${answer.status}: ${answer.text}`);
-  assert.ok(tfeValidators.ErrorDocument(answer.json) || answer.json?.errors, answer.text);
-  const error = answer.json.errors[0];
+  const document = answer.json as Tfe["ErrorDocument"] | undefined;
+  assert.ok(tfeValidators.ErrorDocument(answer.json) || document?.errors, answer.text);
+  const error = document!.errors[0];
   assert.is(error.code, code);
   return error;
 }
@@ -88,7 +90,7 @@ const shared = suite("/api/v2 vars are /v1's variables");
 
 testEachServer(shared, "a variable created through /api/v2 is /v1's, and one created through /v1 is listed by /api/v2", async (server) => {
   const { token, workspace, calls } = await setUp(server);
-  const created = await calls.tfe(
+  const created = await calls.tfe<Tfe["VariableDocument"]>(
     "POST",
     `/workspaces/${workspace.id}/vars`,
     token,
@@ -108,37 +110,31 @@ testEachServer(shared, "a variable created through /api/v2 is /v1's, and one cre
   });
   assert.equal(variable.relationships.configurable.data, { type: "workspaces", id: workspace.id });
 
-  const v1List = await calls.v1("GET", `/workspaces/${workspace.id}/variables`, token);
+  const v1List = await calls.v1<V1["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/variables`, token);
   assert.is(v1List.status, 200);
   assert.equal(
-    v1List.json.data.map((v: { id: string; attributes: { key: string; value: string; category: string; description: string } }) => [
-      v.id,
-      v.attributes.key,
-      v.attributes.value,
-      v.attributes.category,
-      v.attributes.description,
-    ]),
+    v1List.json.data.map((v) => [v.id, v.attributes.key, v.attributes.value, v.attributes.category, v.attributes.description]),
     [[variable.id, "region", "eu-west-1", "terraform", "where"]],
   );
-  const audit = (await server.db.knex("audit_events").where({ target_id: variable.id }).select("action")) as { action: string }[];
+  const audit = await server.db.knex("audit_events").where({ target_id: variable.id }).select<{ action: string }[]>("action");
   assert.equal(
     audit.map((row) => row.action),
     ["variable.created"],
   );
 
   const fromV1 = await v1CreateVariable(server, token, workspace.id, { key: "TF_LOG", value: "info", category: "env", hcl: false });
-  const list = await calls.tfe("GET", `/workspaces/${workspace.id}/vars`, token);
+  const list = await calls.tfe<Tfe["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/vars`, token);
   assert.is(list.status, 200);
   // By category then key, as /v1 lists them.
   assert.equal(
-    list.json.data.map((v: { id: string; attributes: { key: string; category: string } }) => [v.id, v.attributes.key, v.attributes.category]),
+    list.json.data.map((v) => [v.id, v.attributes.key, v.attributes.category]),
     [
       [fromV1.id, "TF_LOG", "env"],
       [variable.id, "region", "terraform"],
     ],
   );
   assert.is(list.json.meta.pagination["total-count"], 2);
-  const read = await calls.tfe("GET", `/workspaces/${workspace.id}/vars/${fromV1.id}`, token);
+  const read = await calls.tfe<Tfe["VariableDocument"]>("GET", `/workspaces/${workspace.id}/vars/${fromV1.id}`, token);
   assert.is(read.status, 200);
   assert.is(read.json.data.attributes.value, "info");
 });
@@ -146,7 +142,7 @@ testEachServer(shared, "a variable created through /api/v2 is /v1's, and one cre
 testEachServer(shared, "update and delete through /api/v2 change /v1's record, audited; /v1's changes show on /api/v2", async (server) => {
   const { token, workspace, calls } = await setUp(server);
   const variable = await v1CreateVariable(server, token, workspace.id, { key: "region", value: "eu", description: "old" });
-  const patched = await calls.tfe(
+  const patched = await calls.tfe<Tfe["VariableDocument"]>(
     "PATCH",
     `/workspaces/${workspace.id}/vars/${variable.id}`,
     token,
@@ -167,21 +163,21 @@ testEachServer(shared, "update and delete through /api/v2 change /v1's record, a
   assert.equal([stored?.key, stored?.value, stored?.description, stored?.category, stored?.hcl], ["region_name", "us", "new", "env", true]);
 
   // Only the attributes sent change.
-  const valueOnly = await calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${variable.id}`, token, varsDocument({ value: "ap" }));
+  const valueOnly = await calls.tfe<Tfe["VariableDocument"]>("PATCH", `/workspaces/${workspace.id}/vars/${variable.id}`, token, varsDocument({ value: "ap" }));
   assert.is(valueOnly.status, 200);
   assert.equal([valueOnly.json.data.attributes.key, valueOnly.json.data.attributes.value, valueOnly.json.data.attributes.description], ["region_name", "ap", "new"]);
 
   const v1Patch = await calls.v1("PATCH", `/workspaces/${workspace.id}/variables/${variable.id}`, token, { data: { type: "variables", attributes: { value: "sa" } } });
   assert.is(v1Patch.status, 200, v1Patch.text);
-  const reread = await calls.tfe("GET", `/workspaces/${workspace.id}/vars/${variable.id}`, token);
+  const reread = await calls.tfe<Tfe["VariableDocument"]>("GET", `/workspaces/${workspace.id}/vars/${variable.id}`, token);
   assert.is(reread.json.data.attributes.value, "sa");
 
   const deleted = await calls.tfe("DELETE", `/workspaces/${workspace.id}/vars/${variable.id}`, token);
   assert.is(deleted.status, 204);
   assert.is(await storedRow(server, variable.id), undefined);
-  const v1List = await calls.v1("GET", `/workspaces/${workspace.id}/variables`, token);
+  const v1List = await calls.v1<V1["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/variables`, token);
   assert.equal(v1List.json.data, []);
-  const audit = (await server.db.knex("audit_events").where({ target_id: variable.id }).orderBy("created_at").select("action")) as { action: string }[];
+  const audit = await server.db.knex("audit_events").where({ target_id: variable.id }).orderBy("created_at").select<{ action: string }[]>("action");
   assert.equal(audit.map((row) => row.action).sort(), ["variable.created", "variable.deleted", "variable.updated", "variable.updated", "variable.updated"]);
   expectError(await calls.tfe("DELETE", `/workspaces/${workspace.id}/vars/${variable.id}`, token), 404, "NOT_FOUND");
 });
@@ -189,19 +185,19 @@ testEachServer(shared, "update and delete through /api/v2 change /v1's record, a
 testEachServer(shared, "pages are exact: page[size] splits the list and a page past the end is empty", async (server) => {
   const { token, workspace, calls } = await setUp(server);
   for (const key of ["a", "b", "c"]) await v1CreateVariable(server, token, workspace.id, { key, value: key });
-  const first = await calls.tfe("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2`, token);
+  const first = await calls.tfe<Tfe["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2`, token);
   assert.equal(
-    first.json.data.map((v: { attributes: { key: string } }) => v.attributes.key),
+    first.json.data.map((v) => v.attributes.key),
     ["a", "b"],
   );
   assert.is(first.json.meta.pagination["next-page"], 2);
-  const second = await calls.tfe("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2&page%5Bnumber%5D=2`, token);
+  const second = await calls.tfe<Tfe["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2&page%5Bnumber%5D=2`, token);
   assert.equal(
-    second.json.data.map((v: { attributes: { key: string } }) => v.attributes.key),
+    second.json.data.map((v) => v.attributes.key),
     ["c"],
   );
   assert.is(second.json.meta.pagination["next-page"], null);
-  const past = await calls.tfe("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2&page%5Bnumber%5D=3`, token);
+  const past = await calls.tfe<Tfe["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/vars?page%5Bsize%5D=2&page%5Bnumber%5D=3`, token);
   assert.equal(past.json.data, []);
 });
 
@@ -211,9 +207,14 @@ const sensitive = suite("sensitive vars are write-only");
 testEachServer(sensitive, "a sensitive value is stored sealed and never appears in any response of either API", async (server) => {
   const { token, workspace, calls } = await setUp(server);
   const viewer = (await createToken(server, token, "acme", "viewer")).token;
-  const created = await calls.tfe("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument({ key: "db_password", value: CANARY, category: "terraform", sensitive: true }));
+  const created = await calls.tfe<Tfe["VariableDocument"]>(
+    "POST",
+    `/workspaces/${workspace.id}/vars`,
+    token,
+    varsDocument({ key: "db_password", value: CANARY, category: "terraform", sensitive: true }),
+  );
   assert.is(created.status, 201, created.text);
-  const id = created.json.data.id as string;
+  const id = created.json.data.id;
   assert.is(created.json.data.attributes.value, null);
   assert.is(created.json.data.attributes.sensitive, true);
   const stored = await storedRow(server, id);
@@ -225,20 +226,20 @@ testEachServer(sensitive, "a sensitive value is stored sealed and never appears 
 
   // Every read of both APIs, by an admin and a viewer.
   for (const caller of [token, viewer]) {
-    const list = await calls.tfe("GET", `/workspaces/${workspace.id}/vars`, caller);
+    const list = await calls.tfe<Tfe["VariableListDocument"]>("GET", `/workspaces/${workspace.id}/vars`, caller);
     assert.is(list.status, 200);
     for (const each of list.json.data) assert.is(each.attributes.value, null);
-    assert.is((await calls.tfe("GET", `/workspaces/${workspace.id}/vars/${id}`, caller)).json.data.attributes.value, null);
-    assert.is((await calls.tfe("GET", `/workspaces/${workspace.id}/vars/${fromV1.id}`, caller)).json.data.attributes.value, null);
+    assert.is((await calls.tfe<Tfe["VariableDocument"]>("GET", `/workspaces/${workspace.id}/vars/${id}`, caller)).json.data.attributes.value, null);
+    assert.is((await calls.tfe<Tfe["VariableDocument"]>("GET", `/workspaces/${workspace.id}/vars/${fromV1.id}`, caller)).json.data.attributes.value, null);
     assert.is((await calls.v1("GET", `/workspaces/${workspace.id}/variables`, caller)).status, 200);
   }
 
   // A new value: sealed again, never shown; other attributes without a value keep it.
-  const updated = await calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${id}`, token, varsDocument({ value: CANARY_UPDATED, sensitive: true }));
+  const updated = await calls.tfe<Tfe["VariableDocument"]>("PATCH", `/workspaces/${workspace.id}/vars/${id}`, token, varsDocument({ value: CANARY_UPDATED, sensitive: true }));
   assert.is(updated.status, 200, updated.text);
   assert.is(updated.json.data.attributes.value, null);
   assert.is(server.services.keys.secrets.openText((await storedRow(server, id))!.valueCiphertext!), CANARY_UPDATED);
-  const described = await calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${id}`, token, varsDocument({ description: "the database password" }));
+  const described = await calls.tfe<Tfe["VariableDocument"]>("PATCH", `/workspaces/${workspace.id}/vars/${id}`, token, varsDocument({ description: "the database password" }));
   assert.is(described.status, 200);
   assert.is(described.json.data.attributes.value, null);
   assert.is(server.services.keys.secrets.openText((await storedRow(server, id))!.valueCiphertext!), CANARY_UPDATED);
@@ -281,9 +282,14 @@ testEachServer(refusals, "an unknown category, a bad key or a value over 64 KiB 
     assert.is(error.source?.pointer, pointer, JSON.stringify(attributes).slice(0, 80));
   }
   // The limits themselves are accepted: a 128-character key, a 64 KiB value.
-  const longest = await calls.tfe("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument({ key: "k".repeat(128), value: "v".repeat(65536), category: "terraform" }));
+  const longest = await calls.tfe<Tfe["VariableDocument"]>(
+    "POST",
+    `/workspaces/${workspace.id}/vars`,
+    token,
+    varsDocument({ key: "k".repeat(128), value: "v".repeat(65536), category: "terraform" }),
+  );
   assert.is(longest.status, 201, longest.text);
-  const variable = longest.json.data.id as string;
+  const variable = longest.json.data.id;
   const badPatch = await expectNothingWritten(
     server,
     () => calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${variable}`, token, varsDocument({ category: "secret" })),
@@ -307,7 +313,7 @@ testEachServer(refusals, "a key taken in the same category is 409 VARIABLE_KEY_T
   const env = await calls.tfe("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument({ key: "region", value: "us", category: "env" }));
   assert.is(env.status, 201);
   // Renaming onto a taken key is refused the same way.
-  const other = await calls.tfe("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument({ key: "zone", value: "a", category: "terraform" }));
+  const other = await calls.tfe<Tfe["VariableDocument"]>("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument({ key: "zone", value: "a", category: "terraform" }));
   const renamed = await expectNothingWritten(
     server,
     () => calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${other.json.data.id}`, token, varsDocument({ key: "region" })),
