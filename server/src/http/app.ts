@@ -13,7 +13,7 @@ import { authenticate } from "./middleware/authenticate.ts";
 import { authorizeOperation } from "./operation-access.ts";
 import { clientAddressOf } from "./client-address.ts";
 import { compress } from "./middleware/compress.ts";
-import { errors, renderV1Error, type ErrorRenderer } from "./middleware/errors.ts";
+import { errors, renderV1Error, type ErrorRenderer, type RequestState } from "./middleware/errors.ts";
 import { requestId } from "./middleware/request-id.ts";
 import { parseJson, readBody, validateDocument, validateParameters } from "./middleware/validate.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
@@ -38,7 +38,19 @@ export interface RequestContext {
   presentedSessionCookie?: string | null;
 }
 
-type AnyHandler = (input: { path: any; query: any; body: any; ctx: RequestContext }) => Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+/**
+ * Any surface's handler. The binding validated its input against the operation before the call;
+ * method syntax keeps the parameter bivariant, so every operation's typed handler fits.
+ */
+interface AnyHandlerShape {
+  handle(input: {
+    path: Record<string, unknown>;
+    query: Record<string, unknown>;
+    body: unknown;
+    ctx: RequestContext;
+  }): Promise<{ status: number; body: unknown; headers?: Record<string, string> }>;
+}
+type AnyHandler = AnyHandlerShape["handle"];
 
 /** One API surface: its generated operation table, the handlers implementing it, its error shape. */
 export interface SurfaceBinding {
@@ -95,7 +107,7 @@ async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor, surfac
   return body;
 }
 
-function bindOperation(router: Router, surface: SurfaceBinding, op: OperationDescriptor, services: Services) {
+function bindOperation(router: Router<RequestState>, surface: SurfaceBinding, op: OperationDescriptor, services: Services) {
   const handler = surface.handlers[op.operationId];
   if (!handler) throw new Error(`no handler for ${surface.name} operation ${op.operationId}`);
   router.register(koaPath(op.path), [op.method], async (ctx) => {
@@ -193,12 +205,12 @@ function sendStream(ctx: Koa.Context, body: Readable): void {
 const CLIENT_WENT_AWAY = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED", "ERR_STREAM_PREMATURE_CLOSE"]);
 
 /** HTTP latency by operation id for /metrics, measured around the error middleware so errors count with their status. */
-async function timeRequests(ctx: Koa.Context, next: Koa.Next): Promise<void> {
+async function timeRequests(ctx: Koa.ParameterizedContext<RequestState>, next: Koa.Next): Promise<void> {
   const started = performance.now();
   try {
     await next();
   } finally {
-    const operation = ctx.state.operation as OperationDescriptor | undefined;
+    const operation = ctx.state.operation;
     observeHttpRequest(operation?.operationId ?? "unmatched", ctx.status, (performance.now() - started) / 1000);
   }
 }
@@ -209,7 +221,7 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   // Koa reports the socket errors of a response already under way (a client that went away
   // mid-stream) on the app; its default prints them to stderr. They go to the log instead.
   app.on("error", (error: NodeJS.ErrnoException, ctx?: Koa.Context) => {
-    const log = ctx?.log ?? services.logger;
+    const log = (ctx?.log as Logger | undefined) ?? services.logger;
     if (CLIENT_WENT_AWAY.has(error.code ?? "")) log.debug({ err: error.message }, "the client went away before the response was complete");
     else log.error({ err: error }, "response failed");
   });
@@ -217,7 +229,7 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   app.use(timeRequests);
   app.use(compress());
   app.use(errors({ validateResponses: services.config.validateResponses }));
-  const router = new Router();
+  const router = new Router<RequestState>();
   for (const surface of surfaces) for (const op of surface.operations) bindOperation(router, surface, op, services);
   app.use(router.routes());
   app.use(async (ctx) => {

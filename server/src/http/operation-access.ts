@@ -12,6 +12,11 @@ const VISIBILITY: ReadonlySet<Permission> = new Set(["workspace:read", "run:read
 export const SENSITIVE_DOWNLOAD_NEEDS_SESSION =
   "Raw plans and emergency state are downloaded only by a person: sign in to the dashboard with an account that holds the permission, confirm your password (POST /v1/auth/step-up), and download within 15 minutes. API tokens and run tokens cannot use these downloads.";
 
+/** A validated path parameter as the not-found message names it (the placeholder when absent). */
+function pathValue(value: unknown, name: string): string {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean" ? String(value) : name;
+}
+
 /**
  * The operation's `x-stackship-permission`, enforced before its handler runs, for `/v1` and
  * `/api/v2` alike. It looks at the caller only, never at the addressed object, so the answer is
@@ -62,7 +67,7 @@ export async function authorizeOperation(
         if (VISIBILITY.has(permission)) {
           throw new DomainError(
             "NOT_FOUND",
-            `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => String(path[name] ?? name))} does not exist, or this caller may not see it.`,
+            `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => pathValue(path[name], name))} does not exist, or this caller may not see it.`,
           );
         }
         throw new DomainError("FORBIDDEN", `This ${principal.kind === "user" ? "account" : "token"} lacks the '${permission}' permission.`);

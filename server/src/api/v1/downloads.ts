@@ -1,5 +1,6 @@
 import { type Readable } from "node:stream";
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import type { components } from "../../../../generated/v1/types.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
@@ -32,7 +33,7 @@ export const downloadHandlers = {
     const run = await loadRun(ctx, path.run_id, DOWNLOAD_PERMISSIONS.redacted_plan);
     const { bytes, sha256 } = await readPlanChanges(ctx.services, run);
     await auditDownload(ctx.services, principalOf(ctx), run, "redacted_plan", { sha256 });
-    return { status: 200, body: JSON.parse(bytes.toString("utf8")), headers: attachment(`${run.id}-plan-changes.json`, sha256) };
+    return { status: 200, body: JSON.parse(bytes.toString("utf8")) as components["schemas"]["PlanDiff"], headers: attachment(`${run.id}-plan-changes.json`, sha256) };
   },
 
   async downloadRawPlan({ path, body, ctx }) {

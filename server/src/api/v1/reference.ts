@@ -2,6 +2,7 @@
 // from generated/ (written by `npm run generate`) once, on first request.
 import { readFileSync } from "node:fs";
 import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
+import type { components } from "../../../../generated/v1/types.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 
 type H = Handlers<RequestContext>;
@@ -26,12 +27,14 @@ function generatedFile(path: string): Uint8Array {
   return bytes;
 }
 
-const specs = new Map<string, any>();
+type OpenApiDocument = components["schemas"]["OpenApiDocument"];
 
-function bundledSpec(surface: "v1" | "tfe") {
+const specs = new Map<string, OpenApiDocument>();
+
+function bundledSpec(surface: "v1" | "tfe"): OpenApiDocument {
   let spec = specs.get(surface);
   if (!spec) {
-    spec = JSON.parse(Buffer.from(generatedFile(`${surface}/openapi.json`)).toString("utf8"));
+    spec = JSON.parse(Buffer.from(generatedFile(`${surface}/openapi.json`)).toString("utf8")) as OpenApiDocument;
     specs.set(surface, spec);
   }
   return spec;

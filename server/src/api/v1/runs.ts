@@ -128,7 +128,7 @@ export const runHandlers = {
     const { bytes, sha256 } = await readPlanChanges(ctx.services, run);
     return {
       status: 200,
-      body: JSON.parse(bytes.toString("utf8")),
+      body: JSON.parse(bytes.toString("utf8")) as components["schemas"]["PlanDiff"],
       headers: { ETag: `"${sha256}"`, "Cache-Control": "private, no-store" },
     };
   },

@@ -3,6 +3,7 @@ import * as assert from "uvu/assert";
 import { createRun, createWorkspace as createWorkspaceSdk, deleteVariable, listVariables, updateVariable } from "../../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error, uploadConfiguration } from "../../../test/support/factories.ts";
 import { testEachServer } from "../../../test/support/test-server.ts";
+import type { InputSnapshotRow, WorkspaceVariableRow } from "../../store/rows.ts";
 
 const variables = suite("updateVariable / deleteVariable");
 
@@ -32,7 +33,7 @@ testEachServer(variables, "updates key, value and description, and keeps a sensi
   assert.is(described.data.attributes.description, "db");
   const stored = await server.services.stores.variables.getById(secret.id);
   assert.ok(stored?.sensitive);
-  assert.is(server.services.keys.secrets.openText(stored!.valueCiphertext!), "s3cr3t-value");
+  assert.is(server.services.keys.secrets.openText(stored.valueCiphertext), "s3cr3t-value");
 });
 
 testEachServer(variables, "fails 422 VARIABLE_SENSITIVITY_IRREVERSIBLE when a sensitive variable is made non-sensitive", async (server) => {
@@ -61,9 +62,9 @@ testEachServer(variables, "making a plain variable sensitive seals its current v
     200,
   );
   assert.is(result.data.attributes.value, null);
-  const row = await server.db.knex("workspace_variables").where({ id: plain.id }).first();
-  assert.is(row.value, null);
-  assert.not.match(row.value_ciphertext, "abc-123-def");
+  const row = await server.db.knex<WorkspaceVariableRow>("workspace_variables").where({ id: plain.id }).first();
+  assert.is(row?.value, null);
+  assert.not.match(row?.value_ciphertext ?? "", "abc-123-def");
 });
 
 testEachServer(variables, "deletes a variable; runs created before keep it in their snapshot", async (server) => {
@@ -79,10 +80,10 @@ testEachServer(variables, "deletes a variable; runs created before keep it in th
   const listed = expectStatus(await listVariables({ client, path: { workspace_id: workspace.id } }), 200);
   assert.equal(listed.data, []);
   const snapshot = await server.db
-    .knex("input_snapshots")
+    .knex<InputSnapshotRow>("input_snapshots")
     .where({ id: (await server.services.stores.runs.getById(before.data.id))!.inputSnapshotId })
     .first();
-  assert.match(snapshot.document, '"key":"region"');
+  assert.match(snapshot?.document ?? "", '"key":"region"');
   const again = await deleteVariable({ client, path: { workspace_id: workspace.id, variable_id: variable.id } });
   expectV1Error(again, 404, "NOT_FOUND");
 });

@@ -1,10 +1,22 @@
 import type { Middleware } from "koa";
+import type { Logger } from "pino";
 import type { OperationDescriptor } from "../../../../generated/operation-table.ts";
 import { DomainError, isDomainError } from "../../domain/errors.ts";
 import { JSON_API, errorObject, statusOf } from "../jsonapi.ts";
 
 /** Renders a domain error for one API surface (the tfe surface shapes errors for the tofu CLI). */
 export type ErrorRenderer = (error: DomainError, requestId: string) => { status: number; body: unknown };
+
+/** What the middleware keep in `ctx.state` for one request. */
+export interface RequestState {
+  /** Set by the request-id middleware, with the request's child logger. */
+  requestId: string;
+  log: Logger;
+  /** The error shape of the surface that took the request (v1 until one did). */
+  renderError?: ErrorRenderer;
+  /** The bound operation, once the router matched one. */
+  operation?: OperationDescriptor;
+}
 
 /** The v1 rendering: a JSON:API error document whose status comes from the code catalogue. */
 export const renderV1Error: ErrorRenderer = (error, requestId) => ({
@@ -36,7 +48,7 @@ function contractViolation(operation: OperationDescriptor, status: number, body:
  * validation on, an error response its operation does not declare (or whose document breaks the
  * declared schema) is itself an internal error: logged, and answered 500 so that tests fail.
  */
-export function errors(options: ErrorsOptions = { validateResponses: false }): Middleware {
+export function errors(options: ErrorsOptions = { validateResponses: false }): Middleware<RequestState> {
   return async (ctx, next) => {
     try {
       await next();
@@ -46,7 +58,7 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
       if (!isDomainError(caught)) ctx.state.log.error({ err: caught }, "unhandled error");
       const render: ErrorRenderer = ctx.state.renderError ?? renderV1Error;
       let { status, body } = render(error, ctx.state.requestId);
-      const operation = ctx.state.operation as OperationDescriptor | undefined;
+      const operation = ctx.state.operation;
       if (options.validateResponses && operation && error.code !== "INTERNAL") {
         const violation = contractViolation(operation, status, body);
         if (violation) {

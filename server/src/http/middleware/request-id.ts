@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
+import type { RequestState } from "./errors.ts";
 
 /** Gives every request an id (a sane incoming X-Request-Id is kept) and a child logger. */
-export function requestId(logger: Logger): Middleware {
+export function requestId(logger: Logger): Middleware<RequestState> {
   return async (ctx, next) => {
     const incoming = ctx.get("x-request-id");
     const id = /^[A-Za-z0-9._-]{8,64}$/.test(incoming) ? incoming : randomUUID();
