@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { loadConfig } from "./config.ts";
+import { loadConfig, type GitHubAppSettings } from "./config.ts";
 import { GitHubAppClient } from "./github/client.ts";
 
 const github = suite("GitHub App configuration");
@@ -47,7 +47,7 @@ github("refuses a malformed App id, key or API URL with the variable's name", ()
   assert.throws(() => loadConfig({ ...ALL, STACKSHIP_GITHUB_PRIVATE_KEY: "not a key" }), /STACKSHIP_GITHUB_PRIVATE_KEY/);
   assert.throws(() => loadConfig({ ...ALL, STACKSHIP_GITHUB_API_URL: "::" }), /STACKSHIP_GITHUB_API_URL/);
   const broken = loadConfig({ ...ALL, STACKSHIP_GITHUB_PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n" }).github;
-  assert.throws(() => new GitHubAppClient(broken as any), /STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM/);
+  assert.throws(() => new GitHubAppClient(broken as Extract<GitHubAppSettings, { state: "on" }>), /STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM/);
 });
 
 github.run();

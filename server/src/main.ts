@@ -207,8 +207,8 @@ function printCloudInstructions(port: number, bundleFile: string, tokenExpr: str
   say(`  then: tofu init && tofu plan && tofu apply   (create the token with the curl commands above; bootstrap token: ${tokenExpr})`);
 }
 
-main().catch((error) => {
+main().catch((error: unknown) => {
   process.stderr.write(`[stackship] failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
-  if (error?.code === "EADDRINUSE") process.stderr.write("[stackship] the port is taken: set STACKSHIP_HTTP_PORT to a free port.\n");
+  if ((error as NodeJS.ErrnoException | null | undefined)?.code === "EADDRINUSE") process.stderr.write("[stackship] the port is taken: set STACKSHIP_HTTP_PORT to a free port.\n");
   process.exit(1);
 });

@@ -136,7 +136,7 @@ export class FramedArtifactStore implements ArtifactStore {
   }
 
   async open(ref: ArtifactRef, workspaceId: string, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
-    if (ref.format !== ARTIFACT_FORMAT) throw new FramedArtifactError(`artifact '${ref.key}' has the unknown format '${ref.format}'`);
+    if (ref.format !== ARTIFACT_FORMAT) throw new FramedArtifactError(`artifact '${ref.key}' has the unknown format '${String(ref.format)}'`);
     const identity = { kind: ref.kind, workspaceId, key: ref.key };
     const stream = this.backend.openFile ? await this.openFile(ref, identity, lend) : await this.openStreamed(ref, identity);
     // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.

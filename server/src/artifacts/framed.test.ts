@@ -39,7 +39,7 @@ async function read(object: Buffer, expected: { sizeBytes: number; sha256: strin
       Readable.from(chunks),
       new FramedOpener({ dataKey, frameSize, identity, ...expected }),
       new Writable({
-        write(chunk, _encoding, callback) {
+        write(chunk: Buffer, _encoding, callback) {
           out.push(chunk);
           callback();
         },
@@ -83,7 +83,7 @@ test("the writer streams with backpressure and reports size and digest", async (
     Readable.from([plaintext.subarray(0, 3000), plaintext.subarray(3000)]),
     sealer,
     new Writable({
-      write(chunk, _e, cb) {
+      write(chunk: Buffer, _e, cb) {
         parts.push(chunk);
         cb();
       },
@@ -100,7 +100,7 @@ test("any flipped byte fails: header, a frame, a tag", async () => {
   await fc.assert(
     fc.asyncProperty(fc.integer({ min: 0, max: object.length - 1 }), fc.integer({ min: 1, max: 255 }), async (position, mask) => {
       const tampered = Buffer.from(object);
-      tampered[position]! ^= mask;
+      tampered[position] ^= mask;
       let failed = false;
       let released = 0;
       try {
@@ -223,7 +223,7 @@ test("the whole-buffer reader fails as the stream does: a flipped byte, reordere
   fc.assert(
     fc.property(fc.integer({ min: HEADER_SIZE, max: object.length - 1 }), fc.integer({ min: 1, max: 255 }), (position, mask) => {
       const tampered = Buffer.from(object);
-      tampered[position]! ^= mask;
+      tampered[position] ^= mask;
       fails(tampered);
     }),
     { numRuns: 60 },

@@ -226,7 +226,9 @@ export async function verifyBackup(source: string): Promise<BackupManifest> {
   } catch {
     throw new BackupError(`${MANIFEST} is not JSON`);
   }
-  if (manifest.format !== BACKUP_FORMAT) throw new BackupError(`${MANIFEST} is format '${String(manifest.format)}', this version restores ${BACKUP_FORMAT}`);
+  // The file says which format it is; only BACKUP_FORMAT is restored.
+  const format: string = manifest.format;
+  if (format !== BACKUP_FORMAT) throw new BackupError(`${MANIFEST} is format '${String(format)}', this version restores ${BACKUP_FORMAT}`);
   const listed = new Map(manifest.files.map((file) => [file.path, file]));
   for (const file of manifest.files) {
     if (file.path.split("/").includes("..") || file.path.startsWith("/")) throw new BackupError(`${MANIFEST} names a path outside the backup: ${file.path}`);
@@ -260,7 +262,7 @@ async function targetContents(config: Config): Promise<string[]> {
     const { url } = pgConnection(config.databaseUrl);
     const db = knex({ client: "pg", connection: config.databaseUrl, pool: { min: 0, max: 1 } });
     try {
-      const rows = (await db.raw("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')")) as { rows: Array<{ n: number }> };
+      const rows = await db.raw<{ rows: Array<{ n: number }> }>("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
       if (rows.rows[0].n > 0) found.push(`${rows.rows[0].n} table(s) in ${url}`);
     } finally {
       await db.destroy();

@@ -30,7 +30,7 @@ export function signatureMatches(secret: string, body: Uint8Array, signature: st
   const presented = SIGNATURE.exec(signature.trim().toLowerCase());
   if (!presented) return false;
   const expected = createHmac("sha256", secret).update(body).digest();
-  return timingSafeEqual(expected, Buffer.from(presented[1]!, "hex"));
+  return timingSafeEqual(expected, Buffer.from(presented[1], "hex"));
 }
 
 /** Strict UTF-8: a body that is not is refused rather than read with U+FFFD in place of its bytes. */
@@ -42,7 +42,7 @@ function header(headers: Readonly<Record<string, string | string[] | undefined>>
 }
 
 /** Records a refused webhook request in the audit trail (nothing else is written). */
-async function auditRefusal(services: Services, reason: string, data: Record<string, unknown>): Promise<void> {
+async function auditRefusal(services: Services, reason: string, data: { delivery_id?: string | null } & Record<string, unknown>): Promise<void> {
   await services.stores.audit.record({
     organizationId: null,
     actorId: null,
@@ -114,7 +114,7 @@ export async function receiveWebhook(
   const action = typeof payload.action === "string" ? payload.action : null;
   const installation = payload.installation as { id?: unknown } | undefined;
   const repository = payload.repository as { full_name?: unknown } | undefined;
-  const handled = Object.hasOwn(HANDLED_EVENTS, event) && (HANDLED_EVENTS[event] === null || (action !== null && HANDLED_EVENTS[event]!.includes(action)));
+  const handled = Object.hasOwn(HANDLED_EVENTS, event) && (HANDLED_EVENTS[event] === null || (action !== null && HANDLED_EVENTS[event].includes(action)));
   const queued = handled && event !== "ping";
   const now = services.clock();
   const recorded = await services.stores.github.recordDelivery({

@@ -5,6 +5,7 @@ import { isDomainError } from "../domain/errors.ts";
 import type { Run } from "../domain/records.ts";
 import type { RunEvent } from "../domain/run-lifecycle.ts";
 import type { Database } from "../store/db.ts";
+import type { RunRow } from "../store/rows.ts";
 import { createStores, inTransaction, openRunChangeFeed, type RunChangeNotice } from "../store/index.ts";
 import { at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { recordRunEvent } from "./run-transitions.ts";
@@ -38,7 +39,7 @@ async function heardUntilSentinel(db: Database, runId: string, heard: RunChangeN
   assert.ok(heard.some(isSentinel), "the sentinel log chunk was announced");
   return heard.filter((n) => !isSentinel(n));
 }
-const rowOf = (db: Database, id: string) => db.knex("runs").where({ id }).first();
+const rowOf = (db: Database, id: string) => db.knex<RunRow>("runs").where({ id }).first();
 const AUDIT = { organizationId: null, actorId: null, action: "run.test", targetType: "runs", targetId: "x" };
 
 async function move(db: Database, run: Run, event: RunEvent, seconds: number, extra: Partial<Parameters<typeof recordRunEvent>[3]> = {}): Promise<Run> {

@@ -35,8 +35,8 @@ export function meteredArtifacts(store: ArtifactStore): ArtifactStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (typeof property === "string" && property in metered) return metered[property as keyof ArtifactStore];
-      const value = Reflect.get(target, property, receiver);
-      return typeof value === "function" ? value.bind(target) : value;
+      const value: unknown = Reflect.get(target, property, receiver);
+      return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
 }

@@ -103,10 +103,16 @@ if (process.env[TEST_PG_URL_ENV]) {
     );
     const size = await backend.size("rows/raced.bin");
     assert.ok(size !== null && sizes.includes(size));
-    const head = await db.knex("artifact_objects").where({ object_key: "rows/raced.bin" }).first("object_id");
-    const orphans = await db.knex("artifact_object_chunks").whereNotIn("object_id", db.knex("artifact_objects").select("object_id")).count({ n: "*" });
+    const head = await db.knex("artifact_objects").where({ object_key: "rows/raced.bin" }).first<{ object_id: string } | undefined>("object_id");
+    const orphans = await db
+      .knex("artifact_object_chunks")
+      .whereNotIn("object_id", db.knex("artifact_objects").select("object_id"))
+      .count<Array<{ n: number | string }>>({ n: "*" });
     assert.is(Number(orphans[0].n), 0, "no chunks without an object");
-    assert.is(Number((await db.knex("artifact_object_chunks").where({ object_id: head.object_id }).count({ n: "*" }))[0].n), Math.max(1, Math.ceil(size! / (256 * 1024))));
+    assert.is(
+      Number((await db.knex("artifact_object_chunks").where({ object_id: head?.object_id }).count<Array<{ n: number | string }>>({ n: "*" }))[0].n),
+      Math.max(1, Math.ceil(size / (256 * 1024))),
+    );
   });
   pg.after(() => finished());
   pg.run();
