@@ -4,6 +4,8 @@ import { applicationTables, createOrganizationWithToken, createWorkspace, databa
 import { addMembership, createUser, signIn, signedInMember } from "../support/sessions.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 import { testDialects } from "../support/databases.ts";
+import { jsonOf, type V1 } from "../support/documents.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const ADMIN = { email: "Admin@Example.com", password: "correct horse battery staple" };
 
@@ -25,7 +27,10 @@ const signInPost = (server: TestServer, email: string, password: string) =>
 const writeTables = async (server: TestServer) => (await applicationTables(server)).filter((table) => table !== "audit_events" && table !== "auth_throttles");
 
 const failureAudits = (server: TestServer) =>
-  server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
+  server.db.knex("audit_events").select<AuditEventRow[]>("*").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
+
+/** The refusal code a failure audit event records in its data. */
+const refusalOf = (row: AuditEventRow) => (JSON.parse(row.data) as { refusal?: string }).refusal;
 
 // ---------------------------------------------------------------------------------------------
 const bootstrap = suite("bootstrap administrator and sign-in");
@@ -60,7 +65,7 @@ testEachServer(
     assert.is(wrong.headers.get("set-cookie"), null);
     const audits = await failureAudits(server);
     assert.equal(
-      audits.map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]),
+      audits.map((row) => [row.action, row.actor_id, refusalOf(row)]),
       [
         ["session.sign_in_failed", userId, "CREDENTIALS_INVALID"],
         ["session.sign_in_failed", null, "CREDENTIALS_INVALID"],
@@ -163,7 +168,7 @@ testEachServer(lifecycle, "GET current returns the user and the same CSRF token;
   const current = await session.request("GET", "/v1/auth/sessions/current");
   assert.is(current.status, 200);
   assert.is(current.headers.get("cache-control"), "no-store");
-  const body = (await current.json()) as any;
+  const body = await jsonOf<V1["SessionDocument"]>(current);
   assert.is(body.data.attributes.csrf_token, session.csrfToken);
   assert.equal(body.data.attributes.user, { id: userId, email, display_name: "Dana Reviewer", site_admin: false });
   await errorOf(await session.request("DELETE", "/v1/auth/sessions/current", { csrf: false }), 403, "SESSION_CSRF_INVALID");
@@ -192,7 +197,7 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
       const org = await createOrganizationWithToken(server, "acme", "admin");
       const { email, password } = await createUser(server);
       const session = await signIn(server, email, password);
-      const first = (await (await session.request("GET", "/v1/auth/sessions/current")).json()) as any;
+      const first = await jsonOf<V1["SessionDocument"]>(await session.request("GET", "/v1/auth/sessions/current"));
       assert.is(first.data.attributes.stepped_up_at, "2026-12-02T10:00:00.000Z");
       assert.is(first.data.attributes.step_up_fresh_until, "2026-12-02T10:15:00.000Z");
 
@@ -205,12 +210,12 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
       );
       await errorOf(wrong, 403, "STEP_UP_PASSWORD_INVALID");
       assert.equal(
-        (await failureAudits(server)).map((row: any) => [row.action, row.actor_id, JSON.parse(row.data).refusal]),
+        (await failureAudits(server)).map((row) => [row.action, row.actor_id, refusalOf(row)]),
         [["session.step_up_failed", session.userId, "STEP_UP_PASSWORD_INVALID"]],
       );
       const ok = await session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password } } } });
       assert.is(ok.status, 200);
-      const stepped = (await ok.json()) as any;
+      const stepped = await jsonOf<V1["SessionDocument"]>(ok);
       assert.is(stepped.data.attributes.stepped_up_at, "2026-12-02T10:40:00.000Z");
       assert.is(stepped.data.attributes.step_up_fresh_until, "2026-12-02T10:55:00.000Z");
 
@@ -278,7 +283,7 @@ testEachServer(memberships, "only organization admins add members; duplicates, u
   await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "owner" }), tables), 422, "DOCUMENT_INVALID");
   const created = await post({ email: user.email.toUpperCase(), role: "viewer" });
   assert.is(created.status, 201);
-  const membership = ((await created.json()) as any).data;
+  const membership = (await jsonOf<V1["MembershipDocument"]>(created)).data;
   assert.equal(
     { ...membership.attributes, created_at: undefined },
     {
@@ -294,7 +299,7 @@ testEachServer(memberships, "only organization admins add members; duplicates, u
   await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "admin" }), await writeTables(server)), 409, "MEMBERSHIP_EXISTS");
 
   const list = await admin.session.request("GET", "/v1/organizations/acme/memberships");
-  const ids = ((await list.json()) as any).data.map((m: any) => m.attributes.user_id);
+  const ids = (await jsonOf<V1["MembershipListDocument"]>(list)).data.map((m) => m.attributes.user_id);
   assert.ok(ids.includes(user.userId) && ids.includes(admin.userId) && ids.includes(operator.userId));
   // Organization B's admin token cannot even see A's memberships.
   const hidden = await fetch(`${server.baseUrl}/v1/organizations/acme/memberships`, { headers: { Authorization: `Bearer ${other.token}` } });

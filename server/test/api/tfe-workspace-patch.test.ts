@@ -4,6 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createWorkspace, pinnedOpenTofuVersion } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
+import { answerAs, firstError, type Tfe } from "../support/documents.ts";
 import { api, JSON_API, setUp } from "../support/tfe-runs-fixtures.ts";
 
 /** The clock of the tests that pass it to their server. */
@@ -20,7 +21,7 @@ testEachServer(patch, "accepts terraform-version: a provided version pins it, an
     [JSON.stringify({ data: { type: "workspaces", attributes: { "terraform-version": "latest" } } }), "application/json"],
     [undefined, JSON_API],
   ] as const) {
-    const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, body, contentType);
+    const patched = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "PATCH", `/workspaces/${workspace.id}`, body, contentType));
     assert.is(patched.status, 200, JSON.stringify(patched.json));
     assert.is(patched.json.data.type, "workspaces");
     assert.is(patched.json.data.attributes["terraform-version"], pinnedOpenTofuVersion());
@@ -33,7 +34,7 @@ testEachServer(
   async (server) => {
     const { organizationName, token, workspace } = await setUp(server);
     await createWorkspace(server, token, organizationName, { name: "taken" });
-    const before = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+    const before = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
     clock = new Date(clock.getTime() + 60_000);
     const attributes = {
       name: "renamed",
@@ -44,7 +45,9 @@ testEachServer(
       "queue-all-runs": true,
       "execution-mode": "remote",
     };
-    const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+    const patched = answerAs<Tfe["WorkspaceDocument"]>(
+      await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } })),
+    );
     assert.is(patched.status, 200, JSON.stringify(patched.json));
     const a = patched.json.data.attributes;
     assert.is(a.name, "renamed");
@@ -57,7 +60,7 @@ testEachServer(
     assert.is(a["updated-at"], clock.toISOString());
     assert.ok(a["updated-at"] > before.json.data.attributes["updated-at"]);
 
-    const byNewName = await api(server, token, "GET", `/organizations/${organizationName}/workspaces/renamed`);
+    const byNewName = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/organizations/${organizationName}/workspaces/renamed`));
     assert.is(byNewName.status, 200);
     assert.is(byNewName.json.data.id, workspace.id);
     assert.is((await api(server, token, "GET", `/organizations/${organizationName}/workspaces/app`)).status, 404);
@@ -66,7 +69,9 @@ testEachServer(
 
     // The same document again changes nothing and moves nothing.
     clock = new Date(clock.getTime() + 60_000);
-    const again = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+    const again = answerAs<Tfe["WorkspaceDocument"]>(
+      await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } })),
+    );
     assert.is(again.json.data.attributes["updated-at"], a["updated-at"]);
 
     const taken = await api(
@@ -77,8 +82,8 @@ testEachServer(
       JSON.stringify({ data: { type: "workspaces", attributes: { name: "taken", description: "lost" } } }),
     );
     assert.is(taken.status, 409, JSON.stringify(taken.json));
-    assert.is(taken.json.errors[0].code, "WORKSPACE_NAME_TAKEN");
-    const shown = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+    assert.is(firstError(taken.json).code, "WORKSPACE_NAME_TAKEN");
+    const shown = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
     assert.is(shown.json.data.attributes.name, "renamed");
     assert.is(shown.json.data.attributes.description, "The app");
   },
@@ -106,13 +111,13 @@ testEachServer(patch, "refuses auto-apply, destroy plans and every fixed setting
     [{ "assessments-enabled": true }, "DOCUMENT_INVALID", /assessments-enabled/],
     [{ "working-directory": "../outside" }, "DOCUMENT_INVALID", /working-directory/],
   ];
-  const before = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+  const before = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
   for (const [attributes, code, detail] of refusals) {
     const label = JSON.stringify(attributes);
     const patched = await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
     assert.is(patched.status, 422, label);
-    assert.is(patched.json.errors[0].code, code, label);
-    assert.match(patched.json.errors[0].detail, detail, label);
+    assert.is(firstError(patched.json).code, code, label);
+    assert.match(firstError(patched.json).detail!, detail, label);
     const created = await api(
       server,
       token,
@@ -121,9 +126,9 @@ testEachServer(patch, "refuses auto-apply, destroy plans and every fixed setting
       JSON.stringify({ data: { type: "workspaces", attributes: { ...attributes, name: "fresh" } } }),
     );
     assert.is(created.status, 422, label);
-    assert.is(created.json.errors[0].code, code, label);
+    assert.is(firstError(created.json).code, code, label);
   }
-  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data, before.json.data);
+  assert.equal(((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json as Tfe["WorkspaceDocument"]).data, before.json.data);
   assert.is((await api(server, token, "GET", `/organizations/${organizationName}/workspaces/fresh`)).status, 404);
   assert.equal(await server.db.knex("audit_events").where({ action: "workspace.updated" }), []);
 });
@@ -139,17 +144,19 @@ testEachServer(patch, "accepts the settings the tfe provider sends by default as
     "structured-run-output-enabled": true,
     "setting-overwrites": { "execution-mode": false, "agent-pool": false },
   };
-  const created = await api(
-    server,
-    token,
-    "POST",
-    `/organizations/${organizationName}/workspaces`,
-    JSON.stringify({
-      data: { type: "workspaces", attributes: { name: "by-provider", description: "d", "working-directory": "", "allow-destroy-plan": false, ...providerDefaults } },
-    }),
+  const created = answerAs<Tfe["WorkspaceDocument"]>(
+    await api(
+      server,
+      token,
+      "POST",
+      `/organizations/${organizationName}/workspaces`,
+      JSON.stringify({
+        data: { type: "workspaces", attributes: { name: "by-provider", description: "d", "working-directory": "", "allow-destroy-plan": false, ...providerDefaults } },
+      }),
+    ),
   );
   assert.is(created.status, 201, JSON.stringify(created.json));
-  const id = created.json.data.id as string;
+  const id = created.json.data.id;
   // What it sends on update (every setting, from its state), and the empty trigger lists.
   const updated = await api(
     server,
@@ -172,7 +179,7 @@ testEachServer(patch, "accepts the settings the tfe provider sends by default as
     }),
   );
   assert.is(updated.status, 200, JSON.stringify(updated.json));
-  const a = (await api(server, token, "GET", `/workspaces/${id}`)).json.data.attributes;
+  const a = ((await api(server, token, "GET", `/workspaces/${id}`)).json as Tfe["WorkspaceDocument"]).data.attributes as Record<string, unknown>;
   for (const [name, value] of Object.entries(providerDefaults)) if (name !== "setting-overwrites") assert.equal(a[name], value, name);
   assert.is(a["allow-destroy-plan"], false);
   assert.equal(a["trigger-prefixes"], []);
@@ -180,7 +187,7 @@ testEachServer(patch, "accepts the settings the tfe provider sends by default as
   assert.is(a["global-remote-state"], false);
   assert.is(a["assessments-enabled"], false);
   assert.is(a["working-directory"], "");
-  const consumers = await api(server, token, "GET", `/workspaces/${id}/relationships/remote-state-consumers`);
+  const consumers = answerAs<Tfe["WorkspaceListDocument"]>(await api(server, token, "GET", `/workspaces/${id}/relationships/remote-state-consumers`));
   assert.is(consumers.status, 200);
   assert.equal(consumers.json.data, []);
   assert.is(consumers.json.meta.pagination["total-count"], 0);
@@ -190,54 +197,57 @@ testEachServer(patch, "lists a workspace's tags by name and removes tags (absent
   const { token, workspace } = await setUp(server);
   const tags = (names: string[]) => JSON.stringify({ data: names.map((name) => ({ type: "tags", attributes: { name } })) });
   assert.is((await api(server, token, "POST", `/workspaces/${workspace.id}/relationships/tags`, tags(["tag2", "tag1", "tag3"]))).status, 204);
-  const listed = await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags`);
+  const listed = answerAs<Tfe["TagListDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags`));
   assert.is(listed.status, 200, JSON.stringify(listed.json));
   assert.equal(
     listed.json.data,
     ["tag1", "tag2", "tag3"].map((name) => ({ type: "tags", id: name, attributes: { name } })),
   );
   assert.is(listed.json.meta.pagination["total-count"], 3);
-  const paged = await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags?page[size]=2&page[number]=2`);
+  const paged = answerAs<Tfe["TagListDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags?page[size]=2&page[number]=2`));
   assert.equal(
-    paged.json.data.map((tag: { id: string }) => tag.id),
+    paged.json.data.map((tag) => tag.id),
     ["tag3"],
   );
 
   assert.is((await api(server, token, "DELETE", `/workspaces/${workspace.id}/relationships/tags`, tags(["tag1", "tag2", "never-there"]))).status, 204);
-  const after = await api(server, token, "GET", `/workspaces/${workspace.id}`);
+  const after = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
   assert.equal(after.json.data.attributes["tag-names"], ["tag3"]);
   const removed = (await server.db.knex("audit_events").where({ action: "workspace.tags_removed", target_id: workspace.id })) as unknown[];
   assert.is(removed.length, 1);
   const invalid = await api(server, token, "DELETE", `/workspaces/${workspace.id}/relationships/tags`, JSON.stringify({ data: [{ type: "tags", id: "tag3" }] }));
   assert.ok(invalid.status === 400 || invalid.status === 422, String(invalid.status));
-  assert.equal((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.attributes["tag-names"], ["tag3"]);
+  assert.equal(((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json as Tfe["WorkspaceDocument"]).data.attributes["tag-names"], ["tag3"]);
 });
 
 testEachServer(patch, "PATCH projects/{id} renames a project (audited), refuses a taken name with 409, a description and renaming the Default Project with 422", async (server) => {
   const { organizationName, token, workspace } = await setUp(server);
-  const defaultProjectId = (await api(server, token, "GET", `/workspaces/${workspace.id}`)).json.data.relationships.project.data.id as string;
+  const defaultProjectId = ((await api(server, token, "GET", `/workspaces/${workspace.id}`)).json as Tfe["WorkspaceDocument"]).data.relationships.project.data!.id;
   const keeps = await api(server, token, "PATCH", `/projects/${defaultProjectId}`, JSON.stringify({ data: { type: "projects", attributes: { name: "elsewhere" } } }));
   assert.is(keeps.status, 422, JSON.stringify(keeps.json));
-  assert.match(keeps.json.errors[0].detail, "keeps its name");
-  const created = await api(server, token, "POST", `/organizations/${organizationName}/projects`, JSON.stringify({ data: { type: "projects", attributes: { name: "apps" } } }));
-  const projectId = created.json.data.id as string;
+  assert.match(firstError(keeps.json).detail!, "keeps its name");
+  const created = answerAs<Tfe["ProjectDocument"]>(
+    await api(server, token, "POST", `/organizations/${organizationName}/projects`, JSON.stringify({ data: { type: "projects", attributes: { name: "apps" } } })),
+  );
+  const projectId = created.json.data.id;
   const other = await api(server, token, "POST", `/organizations/${organizationName}/projects`, JSON.stringify({ data: { type: "projects", attributes: { name: "other" } } }));
   assert.is(other.status, 201, JSON.stringify(other.json));
-  const update = (attributes: Record<string, unknown>) => api(server, token, "PATCH", `/projects/${projectId}`, JSON.stringify({ data: { type: "projects", attributes } }));
+  const update = async (attributes: Record<string, unknown>) =>
+    answerAs<Tfe["ProjectDocument"]>(await api(server, token, "PATCH", `/projects/${projectId}`, JSON.stringify({ data: { type: "projects", attributes } })));
 
   const renamed = await update({ name: "platform", description: "" });
   assert.is(renamed.status, 200, JSON.stringify(renamed.json));
   assert.is(renamed.json.data.attributes.name, "platform");
-  assert.is((await api(server, token, "GET", `/projects/${projectId}`)).json.data.attributes.name, "platform");
+  assert.is(((await api(server, token, "GET", `/projects/${projectId}`)).json as Tfe["ProjectDocument"]).data.attributes.name, "platform");
   assert.is(((await server.db.knex("audit_events").where({ action: "project.renamed", target_id: projectId })) as unknown[]).length, 1);
 
   const taken = await update({ name: "other" });
   assert.is(taken.status, 409, JSON.stringify(taken.json));
-  assert.is(taken.json.errors[0].code, "PROJECT_NAME_TAKEN");
+  assert.is(firstError(taken.json).code, "PROJECT_NAME_TAKEN");
   const described = await update({ name: "again", description: "The platform team" });
   assert.is(described.status, 422, JSON.stringify(described.json));
-  assert.is(described.json.errors[0].source.pointer, "/data/attributes/description");
-  assert.is((await api(server, token, "GET", `/projects/${projectId}`)).json.data.attributes.name, "platform");
+  assert.is(firstError(described.json).source!.pointer, "/data/attributes/description");
+  assert.is(((await api(server, token, "GET", `/projects/${projectId}`)).json as Tfe["ProjectDocument"]).data.attributes.name, "platform");
 
   // Create likewise refuses a description rather than dropping it, and creates nothing.
   const before = ((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n;
@@ -249,8 +259,8 @@ testEachServer(patch, "PATCH projects/{id} renames a project (audited), refuses 
     JSON.stringify({ data: { type: "projects", attributes: { name: "docs", description: "Docs team" } } }),
   );
   assert.is(describedNew.status, 422, JSON.stringify(describedNew.json));
-  assert.is(describedNew.json.errors[0].code, "DOCUMENT_INVALID");
-  assert.is(describedNew.json.errors[0].source.pointer, "/data/attributes/description");
+  assert.is(firstError(describedNew.json).code, "DOCUMENT_INVALID");
+  assert.is(firstError(describedNew.json).source!.pointer, "/data/attributes/description");
   assert.is(String(((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n), String(before));
   const plainNew = await api(
     server,

@@ -23,6 +23,7 @@ import {
   uploadConfiguration,
   type SdkResult,
 } from "../support/factories.ts";
+import type { Tfe } from "../support/documents.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>): Promise<T> {
@@ -37,7 +38,7 @@ async function setUp(server: TestServer, name = "acme") {
   return { organizationName, token, workspace, configurationVersion };
 }
 
-function runDocument(workspaceId: string, configurationVersionId: string, attributes: Record<string, unknown>) {
+function runDocument(workspaceId: string, configurationVersionId: string, attributes: Record<string, unknown>): Tfe["RunCreateDocument"] {
   return {
     data: {
       type: "runs" as const,
@@ -75,7 +76,7 @@ const organizations = suite("getEntitlementSet");
 testEachServer(organizations, "reports operations true for the organization", async (server) => {
   const { organizationName, token } = await setUp(server);
   const result = await getEntitlementSet({ client: server.tfe(token), path: { organization_name: organizationName } });
-  const body = expectStatus(result, 200)!;
+  const body = expectStatus(result, 200);
   assert.ok(tfeValidators.getEntitlementSetResponse200(body), JSON.stringify(tfeValidators.getEntitlementSetResponse200.errors));
   assert.is(body.data.type, "entitlement-sets");
   assert.is(body.data.attributes.operations, true);
@@ -99,9 +100,9 @@ testEachServer(workspaces, "creates a workspace by name and shows it as never de
     path: { organization_name: organizationName },
     body: { data: { type: "workspaces", attributes: { name: "from-cli" } } },
   });
-  const createdWorkspace = expectStatus(created, 201)!.data;
+  const createdWorkspace = expectStatus(created, 201).data;
   const shown = await getWorkspaceByName({ client: server.tfe(token), path: { organization_name: organizationName, workspace_name: "from-cli" } });
-  const workspace = expectStatus(shown, 200)!.data;
+  const workspace = expectStatus(shown, 200).data;
   assert.ok(tfeValidators.getWorkspaceByNameResponse200(shown.data), JSON.stringify(tfeValidators.getWorkspaceByNameResponse200.errors));
   assert.equal(workspace, createdWorkspace);
   assert.match(workspace.id, /^ws-[0-9a-z]{16}$/);
@@ -126,7 +127,7 @@ testEachServer(workspaces, "creates a workspace by name and shows it as never de
 testEachServer(workspaces, "shows a viewer that it cannot queue runs, and still never destroy", async (server) => {
   const { organizationName, token } = await setUp(server);
   const { token: viewer } = await createToken(server, token, organizationName, "viewer");
-  const workspace = expectStatus(await getWorkspaceByName({ client: server.tfe(viewer), path: { organization_name: organizationName, workspace_name: "networking" } }), 200)!.data;
+  const workspace = expectStatus(await getWorkspaceByName({ client: server.tfe(viewer), path: { organization_name: organizationName, workspace_name: "networking" } }), 200).data;
   assert.is(workspace.attributes.permissions["can-queue-run"], false);
   assert.is(workspace.attributes.permissions["can-queue-apply"], false);
   assert.is(workspace.attributes.permissions["can-queue-destroy"], false);
@@ -158,7 +159,7 @@ const runs = suite("createRun (tfe)");
 testEachServer(runs, "fails 422 invalid_document telling to rerun without -auto-approve when auto-apply is true, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }),
+    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) }),
   );
   const error = expectTfeError(result, 422, "invalid_document");
   assert.is(error.status, "422");
@@ -171,7 +172,7 @@ testEachServer(runs, "fails 422 invalid_document telling to rerun without -auto-
 testEachServer(runs, "fails 422 invalid_document about destroy when is-destroy is true, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "is-destroy": true }) as any }),
+    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "is-destroy": true }) }),
   );
   const error = expectTfeError(result, 422, "invalid_document");
   assert.match(error.detail!, /destroy/i);
@@ -181,7 +182,7 @@ testEachServer(runs, "fails 422 invalid_document about destroy when is-destroy i
 testEachServer(runs, "answers both flags (tofu destroy -auto-approve) with the destroy refusal, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
   const result = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true, "is-destroy": true }) as any }),
+    tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true, "is-destroy": true }) }),
   );
   const error = expectTfeError(result, 422, "invalid_document");
   assert.is(error.code, "RUN_DESTROY_FORBIDDEN");
@@ -191,20 +192,21 @@ testEachServer(runs, "answers both flags (tofu destroy -auto-approve) with the d
 testEachServer(runs, "fails 422 invalid_document for non-boolean flags, and writes nothing", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
   for (const attributes of [{ "auto-apply": "true" }, { "auto-apply": 1 }, { "is-destroy": "yes" }, { "auto-apply": null }]) {
-    const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, attributes) as any }));
+    const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, attributes) }));
     expectTfeError(result, 422, "invalid_document");
   }
 });
 
 testEachServer(runs, "fails 422 invalid_document when the workspace relationship is missing or null, and writes nothing", async (server) => {
   const { token, configurationVersion } = await setUp(server);
-  const bodies = [
+  // Documents the createRun body type cannot describe (no workspace relationship), sent as that body.
+  const bodies: unknown[] = [
     { data: { type: "runs", relationships: { "configuration-version": { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
     { data: { type: "runs", relationships: { workspace: { data: null } } } },
     { data: { type: "runs" } },
   ];
   for (const body of bodies) {
-    const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: body as any }));
+    const result = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(token), body: body as Tfe["RunCreateDocument"] }));
     expectTfeError(result, 422, "invalid_document");
   }
 });
@@ -213,9 +215,9 @@ testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply r
   const { token, workspace, configurationVersion } = await setUp(server);
   const result = await tfeCreateRun({
     client: server.tfe(token),
-    body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false, message: "from the CLI" }) as any,
+    body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false, message: "from the CLI" }),
   });
-  const run = expectStatus(result, 201)!.data;
+  const run = expectStatus(result, 201).data;
   assert.ok(tfeValidators.createRunResponse201(result.data), JSON.stringify(tfeValidators.createRunResponse201.errors));
   const suffix = run.id.slice("run-".length);
   assert.equal(run.relationships.plan.data, { type: "plans", id: `plan-${suffix}` });
@@ -228,7 +230,7 @@ testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply r
   assert.is(run.attributes.status, "pending");
   assert.ok(run.attributes["created-at"].endsWith("Z"));
 
-  const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200)!.data;
+  const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
   assert.is(v1.attributes.source, "cli");
   assert.is(v1.attributes.commit, null);
   assert.is(v1.attributes.message, "from the CLI");
@@ -240,53 +242,46 @@ testEachServer(runs, "creates a run with auto-apply false: 201, plan and apply r
 
 testEachServer(runs, "creates a speculative run for plan-only, and a run without any attributes", async (server) => {
   const { token, workspace, configurationVersion } = await setUp(server);
-  const planOnly = expectStatus(
-    await tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "plan-only": true }) as any }),
-    201,
-  )!.data;
+  const planOnly = expectStatus(await tfeCreateRun({ client: server.tfe(token), body: runDocument(workspace.id, configurationVersion.id, { "plan-only": true }) }), 201).data;
   assert.is(planOnly.attributes["plan-only"], true);
-  const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: planOnly.id } }), 200)!.data;
+  const v1 = expectStatus(await getRun({ client: server.v1(token), path: { run_id: planOnly.id } }), 200).data;
   assert.is(v1.attributes.kind, "speculative");
   const bare = await tfeCreateRun({
     client: server.tfe(token),
-    body: { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: workspace.id } } } } } as any,
+    body: { data: { type: "runs", relationships: { workspace: { data: { type: "workspaces", id: workspace.id } } } } },
   });
-  assert.is(expectStatus(bare, 201)!.data.relationships["configuration-version"].data?.id, configurationVersion.id);
+  assert.is(expectStatus(bare, 201).data.relationships["configuration-version"].data?.id, configurationVersion.id);
 });
 
 testEachServer(runs, "fails 404 not found for a token of another organization, and writes nothing; 401 unauthorized without a token", async (server) => {
   const { workspace, configurationVersion } = await setUp(server);
   const other = await createOrganizationWithToken(server, "other", "admin");
   const foreign = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false }) as any }),
+    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": false }) }),
   );
   expectTfeError(foreign, 404, "not found");
   // Even the refused flags reveal nothing about a workspace the token cannot see.
   const foreignAutoApply = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) as any }),
+    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(workspace.id, configurationVersion.id, { "auto-apply": true }) }),
   );
   expectTfeError(foreignAutoApply, 404, "not found");
-  const anonymous = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(), body: runDocument(workspace.id, configurationVersion.id, {}) as any }));
+  const anonymous = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(), body: runDocument(workspace.id, configurationVersion.id, {}) }));
   expectTfeError(anonymous, 401, "unauthorized");
 });
 
 testEachServer(runs, "fails 404 not found (as for a missing one) when another organization names this organization's configuration version, and writes nothing", async (server) => {
   const { configurationVersion } = await setUp(server);
   const other = await setUp(server, "other");
-  const hidden = await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, configurationVersion.id, {}) as any }),
-  );
+  const hidden = await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, configurationVersion.id, {}) }));
   expectTfeError(hidden, 404, "not found");
-  const missing = await tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, "cv-0000000000000000", {}) as any });
+  const missing = await tfeCreateRun({ client: server.tfe(other.token), body: runDocument(other.workspace.id, "cv-0000000000000000", {}) });
   expectTfeError(missing, 404, "not found");
 });
 
 testEachServer(runs, "fails 403 for a viewer, and writes nothing", async (server) => {
   const { organizationName, token, workspace, configurationVersion } = await setUp(server);
   const { token: viewer } = await createToken(server, token, organizationName, "viewer");
-  const result = (await allTablesUnchanged(server, () =>
-    tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) as any }),
-  )) as SdkResult;
+  const result = (await allTablesUnchanged(server, () => tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) }))) as SdkResult;
   assert.is(result.response.status, 403);
   const body = result.error as { errors: Array<{ status: string; title: string }> };
   assert.is(body.errors[0].status, "403");
@@ -296,7 +291,7 @@ testEachServer(runs, "answers a viewer's refused writes with a status the tfe sp
   const { organizationName, token, workspace, configurationVersion } = await setUp(server);
   const { token: viewer } = await createToken(server, token, organizationName, "viewer");
   const declared = (operationId: string) => Object.keys(tfeOperations.find((op) => op.operationId === operationId)!.responses).map(Number);
-  const run = (await tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) as any })) as SdkResult;
+  const run = (await tfeCreateRun({ client: server.tfe(viewer), body: runDocument(workspace.id, configurationVersion.id, {}) })) as SdkResult;
   const ws = (await tfeCreateWorkspace({
     client: server.tfe(viewer),
     path: { organization_name: organizationName },
@@ -311,7 +306,7 @@ testEachServer(runs, "answers a viewer's refused writes with a status the tfe sp
 
 testEachServer(runs, "answers an unknown /api/v2 route with a tfe-shaped 404 not found", async (server) => {
   const { token } = await setUp(server);
-  const result = (await server.tfe(token).get({ url: "/api/v2/organizations/acme/nothing" as any })) as SdkResult;
+  const result = (await server.tfe(token).get({ url: "/api/v2/organizations/acme/nothing" })) as SdkResult;
   expectTfeError(result, 404, "not found");
 });
 

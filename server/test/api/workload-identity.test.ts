@@ -9,6 +9,8 @@ import { rotateSigningKeys } from "../../src/commands/signing-keys.ts";
 import type { Run } from "../../src/domain/records.ts";
 import { countRows, createOrganizationWithToken, createToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
+import { firstError, type V1 } from "../support/documents.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const wi = suite("workload identity: issuer, federation profiles, tokens");
 
@@ -19,26 +21,26 @@ const GCP = {
 };
 const AZURE = { client_id: "11111111-2222-3333-4444-555555555555", tenant_id: "66666666-7777-8888-9999-000000000000" };
 
-async function api(server: TestServer, token: string | null, method: string, path: string, body?: unknown) {
+async function api<T = unknown>(server: TestServer, token: string | null, method: string, path: string, body?: unknown) {
   const headers: Record<string, string> = {};
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/vnd.api+json";
   const response = await fetch(`${server.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null, contentType: response.headers.get("content-type") };
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as T, contentType: response.headers.get("content-type") };
 }
 
 const profileBody = (attributes: Record<string, unknown>) => ({ data: { type: "federation-profiles", attributes } });
 
 async function createProfile(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>) {
-  const created = await api(server, token, "POST", `/v1/workspaces/${workspaceId}/federation-profiles`, profileBody(attributes));
+  const created = await api<V1["FederationProfileDocument"]>(server, token, "POST", `/v1/workspaces/${workspaceId}/federation-profiles`, profileBody(attributes));
   assert.is(created.status, 201, JSON.stringify(created.body));
-  return created.body.data as { id: string; attributes: Record<string, any> };
+  return created.body.data;
 }
 
 async function newRun(server: TestServer, token: string, workspaceId: string, kind: "plan_and_apply" | "speculative"): Promise<Run> {
   const { configurationVersion } = await uploadConfiguration(server, token, workspaceId);
-  const created = await api(server, token, "POST", `/v1/workspaces/${workspaceId}/runs`, {
+  const created = await api<V1["RunDocument"]>(server, token, "POST", `/v1/workspaces/${workspaceId}/runs`, {
     data: { type: "runs", attributes: { kind }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } },
   });
   assert.is(created.status, 201, JSON.stringify(created.body));
@@ -73,18 +75,18 @@ testEachServer(
     const { config } = await relyingParty(server);
     assert.is(config.issuer, server.baseUrl);
     assert.is(config.jwks_uri, `${server.baseUrl}/.well-known/jwks.json`);
-    const full = await api(server, null, "GET", "/.well-known/openid-configuration");
+    const full = await api<V1["OpenIdConfiguration"]>(server, null, "GET", "/.well-known/openid-configuration");
     assert.match(full.contentType ?? "", /^application\/json/);
     assert.equal(full.body.id_token_signing_alg_values_supported, ["RS256"]);
     assert.ok(full.body.claims_supported.includes("run_phase"));
-    const jwks = await api(server, null, "GET", "/.well-known/jwks.json");
+    const jwks = await api<V1["JsonWebKeySet"]>(server, null, "GET", "/.well-known/jwks.json");
     assert.is(jwks.status, 200);
     assert.is(jwks.body.keys.length, 1);
     const [key] = jwks.body.keys;
     assert.equal(Object.keys(key).sort(), ["alg", "e", "kid", "kty", "n", "use"]);
     assert.is(key.kty, "RSA");
     // The private half is stored sealed, never as a JWK or PEM.
-    const stored = await server.db.knex("workload_identity_keys").first();
+    const stored = (await server.db.knex("workload_identity_keys").first()) as { private_key_sealed: string };
     assert.not.match(stored.private_key_sealed, /PRIVATE KEY/);
     assert.is(server.services.keys.signingKeys.openText(stored.private_key_sealed).startsWith("-----BEGIN PRIVATE KEY-----"), true);
   },
@@ -95,7 +97,7 @@ testEachServer(wi, "without STACKSHIP_PUBLIC_URL workload identity is off: disco
   for (const path of ["/.well-known/openid-configuration", "/.well-known/jwks.json"]) {
     const answer = await api(server, null, "GET", path);
     assert.is(answer.status, 404);
-    assert.is(answer.body.errors[0].code, "WORKLOAD_IDENTITY_UNAVAILABLE");
+    assert.is(firstError(answer.body).code, "WORKLOAD_IDENTITY_UNAVAILABLE");
   }
   assert.is(Number((await server.db.knex("workload_identity_keys").count({ n: "*" }).first())!.n), 0);
 });
@@ -136,54 +138,60 @@ testEachServer(wi, "federation profiles: create with defaults, refuse bad input 
   for (const [attributes, status, code] of refusals) {
     const refused = await api(server, operator, "POST", base, profileBody(attributes));
     assert.is(refused.status, status, JSON.stringify(attributes));
-    assert.is(refused.body.errors[0].code, code, JSON.stringify(refused.body));
+    assert.is(firstError(refused.body).code, code, JSON.stringify(refused.body));
   }
   assert.equal(await countRows(server, tables), before);
 
   // Only organization admins verify.
   const denied = await api(server, operator, "POST", `/v1/federation-profiles/${aws.id}/actions/verify`);
   assert.is(denied.status, 403);
-  const verified = await api(server, token, "POST", `/v1/federation-profiles/${aws.id}/actions/verify`);
+  const verified = await api<V1["FederationProfileDocument"]>(server, token, "POST", `/v1/federation-profiles/${aws.id}/actions/verify`);
   assert.is(verified.status, 200);
   assert.is(verified.body.data.attributes.verified_by, tokenId);
-  assert.match(verified.body.data.attributes.verified_at, /Z$/);
-  assert.is((await api(server, token, "GET", `${base}/${aws.id}`)).body.data.attributes.verified_by, tokenId);
+  assert.match(verified.body.data.attributes.verified_at!, /Z$/);
+  assert.is((await api<V1["FederationProfileDocument"]>(server, token, "GET", `${base}/${aws.id}`)).body.data.attributes.verified_by, tokenId);
 
   // Any change clears it: a PATCH that changes nothing but the phases' order included.
-  const patched = await api(server, operator, "PATCH", `${base}/${aws.id}`, profileBody({ phases: ["plan", "apply", "speculative_plan"] }));
+  const patched = await api<V1["FederationProfileDocument"]>(server, operator, "PATCH", `${base}/${aws.id}`, profileBody({ phases: ["plan", "apply", "speculative_plan"] }));
   assert.is(patched.status, 200, JSON.stringify(patched.body));
   assert.equal([patched.body.data.attributes.verified_at, patched.body.data.attributes.verified_by], [null, null]);
-  const row = await server.db.knex("federation_profiles").where({ id: aws.id }).first();
+  const row = (await server.db.knex("federation_profiles").where({ id: aws.id }).first()) as {
+    verified_at: string | null;
+    verified_by: string | null;
+    verified_digest: string | null;
+  };
   assert.equal([row.verified_at, row.verified_by, row.verified_digest], [null, null, null]);
   // A provider change is checked as a whole: the aws target does not fit azure.
   const mismatch = await api(server, operator, "PATCH", `${base}/${aws.id}`, profileBody({ provider: "azure" }));
   assert.is(mismatch.status, 422);
-  assert.is(mismatch.body.errors[0].code, "FEDERATION_PROFILE_INVALID");
+  assert.is(firstError(mismatch.body).code, "FEDERATION_PROFILE_INVALID");
   // A verification written behind the API's back for other content does not count.
   await server.db
     .knex("federation_profiles")
     .where({ id: aws.id })
     .update({ verified_at: "2026-12-03T00:00:00.000Z", verified_by: "x", verified_digest: "0".repeat(64) });
-  assert.is((await api(server, token, "GET", `${base}/${aws.id}`)).body.data.attributes.verified_at, null);
+  assert.is((await api<V1["FederationProfileDocument"]>(server, token, "GET", `${base}/${aws.id}`)).body.data.attributes.verified_at, null);
 
-  const listed = await api(server, token, "GET", base);
+  const listed = await api<V1["FederationProfileListDocument"]>(server, token, "GET", base);
   assert.equal(
-    listed.body.data.map((p: { attributes: { name: string } }) => p.attributes.name),
+    listed.body.data.map((p) => p.attributes.name),
     ["aws-prod", "azure", "gcp"],
   );
   assert.is((await api(server, operator, "DELETE", `${base}/${gcp.id}`)).status, 204);
   assert.is((await api(server, token, "GET", `${base}/${gcp.id}`)).status, 404);
 
   // The workspace setting.
-  const setting = await api(server, operator, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: { plan_requires_credential: true } } });
+  const setting = await api<V1["WorkspaceDocument"]>(server, operator, "PATCH", `/v1/workspaces/${workspace.id}`, {
+    data: { type: "workspaces", attributes: { plan_requires_credential: true } },
+  });
   assert.is(setting.status, 200);
   assert.is(setting.body.data.attributes.plan_requires_credential, true);
   assert.is((await api(server, operator, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: {} } })).status, 422);
   const audit = await server.db
     .knex("audit_events")
     .whereIn("action", ["federation_profile.created", "federation_profile.verified", "federation_profile.updated", "federation_profile.deleted", "workspace.updated"])
-    .select("action");
-  assert.equal([...new Set(audit.map((a: { action: string }) => a.action))].sort(), [
+    .select<{ action: string }[]>("action");
+  assert.equal([...new Set(audit.map((a) => a.action))].sort(), [
     "federation_profile.created",
     "federation_profile.deleted",
     "federation_profile.updated",
@@ -198,7 +206,7 @@ testEachServer(
   async (server) => {
     const { token, organizationName, organizationId } = await createOrganizationWithToken(server, "acme", "admin");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-    const project = (await server.services.stores.projects.getById(workspace.relationships.project.data!.id))!;
+    const project = (await server.services.stores.projects.getById(workspace.relationships.project.data.id))!;
     await createProfile(server, token, workspace.id, { name: "aws-plan", provider: "aws", target: { role_arn: ROLE }, phases: ["plan"] });
     await createProfile(server, token, workspace.id, { name: "aws-apply", provider: "aws", audience: "sts.example", target: { role_arn: ROLE }, phases: ["apply"] });
     const spec = await createProfile(server, token, workspace.id, { name: "vault", provider: "generic", audience: "vault.example", target: {}, phases: ["speculative_plan"] });
@@ -249,7 +257,7 @@ testEachServer(
       assert.is(await rejectionCode(rp.verify(`${h}.${forged}.${sig}`, c.audience)), "ERR_JWS_SIGNATURE_VERIFICATION_FAILED");
       assert.ok(p.length > 0);
       // Every mint is audited without the token.
-      const audit = await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: run.id }).first();
+      const audit = await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: run.id }).first<AuditEventRow | undefined>();
       assert.ok(audit);
       assert.not.ok(String(audit.data).includes(minted.tokens[0].token));
       assert.ok(String(audit.data).includes(minted.tokens[0].jti));
@@ -305,8 +313,8 @@ testEachServer(
     assert.is(await endRunWithoutPlanCredentials(server.services, fork), true);
     const ended = (await server.services.stores.runs.getById(speculative.id))!;
     assert.equal([ended.status, ended.execution.statusReason], ["plan_credentials_required", "plan_credentials_required"]);
-    const refusal = await server.db.knex("audit_events").where({ action: "run.plan_credentials_required", target_id: speculative.id }).first();
-    assert.match(String(refusal.data), /fork_pull_request/);
+    const refusal = await server.db.knex("audit_events").where({ action: "run.plan_credentials_required", target_id: speculative.id }).first<AuditEventRow | undefined>();
+    assert.match(String(refusal!.data), /fork_pull_request/);
     // Terminal: a second look changes nothing.
     assert.is(await endRunWithoutPlanCredentials(server.services, ended), false);
   },
@@ -323,7 +331,7 @@ wi("rotation on a controllable clock: the new key is published before it signs, 
       await createProfile(server, token, workspace.id, { name: "aws", provider: "aws", target: { role_arn: ROLE }, phases: ["plan"] });
       const run = await newRun(server, token, workspace.id, "plan_and_apply");
       const rp = await relyingParty(server);
-      const kids = async () => ((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as Array<{ kid: string }>).map((k) => k.kid).sort();
+      const kids = async () => (await api<V1["JsonWebKeySet"]>(server, null, "GET", "/.well-known/jwks.json")).body.keys.map((k) => k.kid).sort();
       const mint = async () => (await mintPhaseCredentials(server.services, run, "plan", { startedAt: server.services.clock(), phaseTimeoutMs: 600_000 })).tokens[0].token;
       const [k1] = await kids();
       const first = await mint();
@@ -362,7 +370,7 @@ wi("npm run keys:rotate rotates the key of the deployment it is pointed at", asy
   await withTestServer(
     "sqlite",
     async (server) => {
-      const before = ((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length;
+      const before = (await api<V1["JsonWebKeySet"]>(server, null, "GET", "/.well-known/jwks.json")).body.keys.length;
       assert.is(before, 1);
       // Asynchronously: the server answers in this process while the script runs.
       const keysRotate = (args: string[], env: Record<string, string>) =>
@@ -378,11 +386,11 @@ wi("npm run keys:rotate rotates the key of the deployment it is pointed at", asy
       const result = await keysRotate(["--lead-seconds", "60"], env);
       assert.is(result.code, 0, result.stderr);
       assert.match(result.stdout, /added key .*: published now, signs from /);
-      assert.is(((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length, 2);
+      assert.is((await api<V1["JsonWebKeySet"]>(server, null, "GET", "/.well-known/jwks.json")).body.keys.length, 2);
       const bad = await keysRotate(["--lead-seconds", "-1"], env);
       assert.is(bad.code, 1);
       assert.match(bad.stderr, /--lead-seconds/);
-      assert.is(((await api(server, null, "GET", "/.well-known/jwks.json")).body.keys as unknown[]).length, 2);
+      assert.is((await api<V1["JsonWebKeySet"]>(server, null, "GET", "/.well-known/jwks.json")).body.keys.length, 2);
     },
     { publicUrlIsBaseUrl: true },
   );

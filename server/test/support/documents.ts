@@ -16,3 +16,8 @@ export async function jsonOf<T>(response: Response): Promise<T> {
 export function answerAs<T>(answer: { status: number; json: unknown; headers: Headers }): { status: number; json: T; headers: Headers } {
   return { ...answer, json: answer.json as T };
 }
+
+/** The first error object of a JSON:API error document (the shape both surfaces share). */
+export function firstError(document: unknown): Tfe["ErrorDocument"]["errors"][number] {
+  return (document as Tfe["ErrorDocument"]).errors[0];
+}
