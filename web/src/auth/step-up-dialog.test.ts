@@ -3,7 +3,6 @@
 // ss-stepped-up. Against the generated SDK over a fake fetch (the e2e scenarios use the real server).
 import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, until } from "../../test/support/components.ts";
 import "./step-up-dialog.ts";
-import type { SsStepUpDialog } from "./step-up-dialog.ts";
 
 const FRESH = "2026-12-03T12:15:00.000Z";
 
@@ -18,9 +17,9 @@ describe("ss-step-up-dialog", () => {
       if (password !== "right password") return errorAnswer(403, "STEP_UP_PASSWORD_INVALID", "The password is not right.");
       return { status: 200, body: { data: { type: "sessions", id: "ses-0000000000000001", attributes: { step_up_fresh_until: FRESH } } } };
     });
-    const dialog = await mount(server, document.createElement("ss-step-up-dialog") as SsStepUpDialog);
+    const dialog = await mount(server, document.createElement("ss-step-up-dialog"));
     let detail: unknown = null;
-    dialog.addEventListener("ss-stepped-up", (e) => (detail = (e as CustomEvent).detail));
+    dialog.addEventListener("ss-stepped-up", (e) => (detail = (e as CustomEvent<unknown>).detail));
     const outcome = dialog.request("Download the raw plan");
     await dialog.updateComplete;
     const root = dialog.shadowRoot!;
@@ -28,7 +27,7 @@ describe("ss-step-up-dialog", () => {
     ok(native.open, "the dialog is open");
     const input = root.querySelector<HTMLInputElement>("#step-up-password")!;
     equal(dialog.shadowRoot!.activeElement, input, "focus is in the password field");
-    ok(root.textContent!.includes("Download the raw plan"));
+    ok(root.textContent.includes("Download the raw plan"));
 
     input.value = "wrong";
     root.querySelector<HTMLButtonElement>("button[type=submit]")!.click();
@@ -50,7 +49,7 @@ describe("ss-step-up-dialog", () => {
 
   it("should resolve false when canceled, sending nothing", async () => {
     const server = new FakeServer();
-    const dialog = await mount(server, document.createElement("ss-step-up-dialog") as SsStepUpDialog);
+    const dialog = await mount(server, document.createElement("ss-step-up-dialog"));
     const outcome = dialog.request();
     await dialog.updateComplete;
     [...dialog.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent === "Cancel")!.click();

@@ -186,7 +186,7 @@ export class RunLiveFeed {
   private onMessage(data: unknown) {
     let message: { type?: string } & Record<string, unknown>;
     try {
-      message = JSON.parse(String(data));
+      message = JSON.parse(String(data)) as { type?: string } & Record<string, unknown>;
     } catch {
       return;
     }

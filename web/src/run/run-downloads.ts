@@ -9,6 +9,7 @@ import { base } from "../ui/tokens.ts";
 import { asFailure, failure, type RequestFailed } from "./api-result.ts";
 import type { DownloadItem, Downloads } from "./review-model.ts";
 import { runDownloadsStyles } from "./run-downloads.styles.ts";
+import { formText } from "../ui/form-data.ts";
 
 type Kind = DownloadItem["kind"];
 const TITLES: Record<Kind, string> = { redacted_plan: "Redacted plan", raw_plan: "Raw plan (sensitive)", emergency_state: "Emergency state (sensitive)" };
@@ -112,7 +113,7 @@ export class SsRunDownloads extends LitElement {
     this.done = { ...this.done, [item.kind]: false };
     let reason = "";
     if (item.requires_reason) {
-      reason = String(new FormData(event.target as HTMLFormElement).get("reason") ?? "").trim();
+      reason = formText(new FormData(event.target as HTMLFormElement), "reason").trim();
       if (!reason) {
         this.setFailure(item.kind, "Type why you need these sensitive bytes.");
         return;
@@ -141,7 +142,7 @@ export class SsRunDownloads extends LitElement {
   }
 
   private async fetchBlob(kind: Kind, reason: string): Promise<Blob | RequestFailed | "step_up_required"> {
-    const client = this.client!;
+    const client = this.client;
     const path = { run_id: this.runId };
     const body = { data: { type: "download-requests" as const, attributes: { reason } } };
     const result =

@@ -29,6 +29,7 @@ import { ContractError } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import type { Session } from "../app/session.ts";
 import { failureText, loadWorkspace, pointerOf, renderFailure, timeCell, workspaceNav, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { formText } from "../ui/form-data.ts";
 
 // Closed sets, exhaustive over the generated unions (a spec change fails the type check).
 export const PROVIDER_LABELS: Record<FederationProvider, string> = { aws: "AWS", gcp: "Google Cloud", azure: "Azure", generic: "Generic OIDC" };
@@ -281,7 +282,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   private async save(event: SubmitEvent, loaded: LoadedWorkspace, profile: FederationProfile | null): Promise<void> {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const text = (name: string) => String(form.get(name) ?? "").trim();
+    const text = (name: string) => formText(form, name).trim();
     const provider = text("provider") as FederationProvider;
     const target: FederationTarget = {};
     for (const key of PROVIDER_TARGETS[provider] ?? []) if (text(`target.${key}`)) target[key] = text(`target.${key}`);

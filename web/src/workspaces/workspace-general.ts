@@ -12,6 +12,7 @@ import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
 import { formControls, settingsForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { failureText } from "./workspace-common.ts";
+import { formText } from "../ui/form-data.ts";
 
 /** The attributes that differ from the workspace's (nothing to send when none do). */
 export function generalChanges(workspace: Workspace, form: { name: string; description: string; workingDirectory: string; projectId?: string }): Record<string, string | null> {
@@ -89,10 +90,10 @@ export class SsWorkspaceGeneral extends LitElement {
     if (!w) return;
     const data = new FormData(event.target as HTMLFormElement);
     const changes = generalChanges(w, {
-      name: String(data.get("name") ?? ""),
-      description: String(data.get("description") ?? ""),
-      workingDirectory: String(data.get("working_directory") ?? ""),
-      projectId: data.get("project_id") === null ? undefined : String(data.get("project_id")),
+      name: formText(data, "name"),
+      description: formText(data, "description"),
+      workingDirectory: formText(data, "working_directory"),
+      projectId: data.has("project_id") ? formText(data, "project_id") : undefined,
     });
     this.error = null;
     this.notice = null;

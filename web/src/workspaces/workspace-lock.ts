@@ -11,6 +11,7 @@ import { apiContext } from "../app/context.ts";
 import { formControls } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { failureText } from "./workspace-common.ts";
+import { formText } from "../ui/form-data.ts";
 
 type Lock = WorkspaceStateSummaryDocument["data"]["attributes"]["lock"];
 
@@ -102,7 +103,7 @@ export class SsWorkspaceLock extends LitElement {
 
   private async take(event: SubmitEvent): Promise<void> {
     event.preventDefault();
-    const reason = (new FormData(event.target as HTMLFormElement).get("reason") ?? "").toString().trim();
+    const reason = formText(new FormData(event.target as HTMLFormElement), "reason").trim();
     this.reasonMissing = reason.length === 0;
     if (this.reasonMissing) return;
     await this.send(() =>

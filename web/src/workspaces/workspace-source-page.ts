@@ -24,6 +24,7 @@ import { ContractError } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import type { Session } from "../app/session.ts";
 import { failureText, loadWorkspace, pointerOf, renderFailure, timeCell, workspaceNav, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { formText } from "../ui/form-data.ts";
 
 type DeliveryStatus = GitHubDelivery["attributes"]["status"];
 type RepositoryAccess = SourceConnection["attributes"]["repository_access"];
@@ -317,7 +318,7 @@ export class SsWorkspaceSourcePage extends LitElement {
   private async save(event: SubmitEvent, workspace: Workspace): Promise<void> {
     event.preventDefault();
     const form = new FormData(event.currentTarget as HTMLFormElement);
-    const text = (name: Field) => String(form.get(name) ?? "").trim();
+    const text = (name: Field) => formText(form, name).trim();
     const errors: Partial<Record<Field, string>> = {};
     const installation = text("installation_id");
     if (!/^[1-9][0-9]*$/.test(installation)) errors.installation_id = "Give the installation's number (digits only).";
