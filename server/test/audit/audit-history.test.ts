@@ -13,13 +13,16 @@ import { auditChainOf, type AuditChainReport } from "../../src/domain/audit-chai
 import { inTransaction } from "../../src/store/index.ts";
 import { createOrganizationWithToken, createToken, expectV1Error, type SdkResult } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { components } from "../../../generated/v1/types.gen.ts";
+
+type Schemas = components["schemas"];
 
 const history = suite("audit history: a hash chain per organization, signed checkpoints, verify-audit");
 
-async function get(server: TestServer, token: string, path: string): Promise<SdkResult & { data?: any }> {
+async function get<T = unknown>(server: TestServer, token: string, path: string): Promise<SdkResult & { data?: T }> {
   const response = await fetch(`${server.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" } });
   const body: unknown = await response.json();
-  return response.ok ? { response, data: body } : { response, error: body };
+  return response.ok ? { response, data: body as T } : { response, error: body };
 }
 
 /** Records `count` events in the organization's chain, each in its own transaction. */
@@ -236,11 +239,11 @@ testEachServer(history, "the API pages events and checkpoints for an org admin; 
   const seen: number[] = [];
   let path = "/v1/organizations/listed/audit-events?limit=3";
   for (;;) {
-    const page = await get(server, org.token, path);
+    const page = await get<Schemas["AuditEventListDocument"]>(server, org.token, path);
     assert.is(page.response.status, 200, JSON.stringify(page.error));
     assert.ok(v1Validators.AuditEventListDocument(page.data), JSON.stringify(v1Validators.AuditEventListDocument.errors));
-    seen.push(...page.data.data.map((e: { attributes: { sequence: number } }) => e.attributes.sequence));
-    const next: string | null = page.data.meta.page.next_cursor;
+    seen.push(...page.data!.data.map((e) => e.attributes.sequence));
+    const next = page.data!.meta.page.next_cursor;
     if (next === null) break;
     path = `/v1/organizations/listed/audit-events?limit=3&cursor=${encodeURIComponent(next)}`;
   }
@@ -250,17 +253,17 @@ testEachServer(history, "the API pages events and checkpoints for an org admin; 
     Array.from({ length: size }, (_, i) => i),
   );
 
-  const checkpoints = await get(server, org.token, "/v1/organizations/listed/audit-checkpoints");
+  const checkpoints = await get<Schemas["AuditCheckpointListDocument"]>(server, org.token, "/v1/organizations/listed/audit-checkpoints");
   assert.is(checkpoints.response.status, 200);
   assert.ok(v1Validators.AuditCheckpointListDocument(checkpoints.data), JSON.stringify(v1Validators.AuditCheckpointListDocument.errors));
-  assert.is(checkpoints.data.data.length, 1);
-  assert.is(checkpoints.data.data[0].attributes.tree_size, size);
-  assert.match(checkpoints.data.meta.verifier_key, /^stackship\/audit\+[0-9a-f]{8}\+[A-Za-z0-9+/]{43}[A-Za-z0-9+/=]$/);
-  assert.match(checkpoints.data.data[0].attributes.note, new RegExp(`^stackship/audit/${chain}\\n${size}\\n`));
+  assert.is(checkpoints.data!.data.length, 1);
+  assert.is(checkpoints.data!.data[0].attributes.tree_size, size);
+  assert.match(checkpoints.data!.meta.verifier_key, /^stackship\/audit\+[0-9a-f]{8}\+[A-Za-z0-9+/]{43}[A-Za-z0-9+/=]$/);
+  assert.match(checkpoints.data!.data[0].attributes.note, new RegExp(`^stackship/audit/${chain}\\n${size}\\n`));
 
   // A cursor forged, or issued for another organization, or for the other list.
-  const first = await get(server, org.token, "/v1/organizations/listed/audit-events?limit=1");
-  const cursor: string = first.data.meta.page.next_cursor;
+  const first = await get<Schemas["AuditEventListDocument"]>(server, org.token, "/v1/organizations/listed/audit-events?limit=1");
+  const cursor = first.data!.meta.page.next_cursor!;
   const [payload, mac] = cursor.split(".");
   const forged = Buffer.from(JSON.stringify({ v: 1, k: "events", c: chain, p: 0 })).toString("base64url");
   for (const bad of [`${forged}.${mac}`, `${payload}.${mac.slice(0, -2)}AA`, "not-a-cursor"]) {

@@ -19,6 +19,10 @@ import { signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { RUN_TABLES, expectConstraintRefusal, expectDomainError, expectTranslated, hasCheckConstraint, rawInsertWithLiteral, refusedWithoutWrites, seedRunnable } from "./doors.ts";
 
+/** Request bodies these tests malform on purpose, sent past the SDKs' types. */
+type V1RunBody = Parameters<typeof createRun>[0]["body"];
+type TfeRunBody = Parameters<typeof tfeCreateRun>[0]["body"];
+
 type Attributes = Record<string, unknown>;
 
 interface FlagInvariant {
@@ -148,7 +152,11 @@ for (const inv of invariants) {
       { data: { type: "runs", attributes: { [column]: true, message: inv.v1Message }, relationships } },
     ];
     for (const body of bodies) {
-      const result = await expectNothingWritten(server, () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: body as any }), RUN_TABLES);
+      const result = await expectNothingWritten(
+        server,
+        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: body as unknown as V1RunBody }),
+        RUN_TABLES,
+      );
       expectV1Error(result, 422, code);
     }
   });
@@ -172,7 +180,7 @@ for (const inv of invariants) {
     for (const [attributes, pointer] of inv.misspelled) {
       const result = await expectNothingWritten(
         server,
-        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", attributes } } as any }),
+        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", attributes } } as unknown as V1RunBody }),
         RUN_TABLES,
       );
       expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer });
@@ -181,7 +189,7 @@ for (const inv of invariants) {
       // Outside attributes (data.meta, top-level) it is not a member either.
       const smuggled = await expectNothingWritten(
         server,
-        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", meta: { [column]: true } } } as any }),
+        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", meta: { [column]: true } } } as unknown as V1RunBody }),
         RUN_TABLES,
       );
       expectV1Error(smuggled, 422, "DOCUMENT_INVALID", { pointer: "/data/meta" });
@@ -201,7 +209,7 @@ for (const inv of invariants) {
           const result = (await createRun({
             client: server.v1(r.token),
             path: { workspace_id: r.workspaceId },
-            body: { data: { type: "runs", attributes: { [column]: value } } } as any,
+            body: { data: { type: "runs", attributes: { [column]: value } } } as unknown as V1RunBody,
           })) as SdkResult;
           if (value === true) expectV1Error(result, 422, code);
           else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
@@ -224,7 +232,7 @@ for (const inv of invariants) {
       for (const attributes of inv.tfeTrue) {
         const result = await expectNothingWritten(
           server,
-          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }),
+          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody }),
           RUN_TABLES,
         );
         const error = expectTfeError(result, 422, "invalid_document");
@@ -234,16 +242,16 @@ for (const inv of invariants) {
       for (const attributes of inv.tfeNonBoolean) {
         const result = await expectNothingWritten(
           server,
-          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as any }),
+          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody }),
           RUN_TABLES,
         );
         expectTfeError(result, 422, "invalid_document");
       }
       // An attribute the compatibility surface does not know cannot turn the flag on.
-      const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as any });
+      const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as unknown as TfeRunBody });
       const run = expectStatus(ignored, 201).data;
       assert.is(run.attributes[inv.tfeName], false);
-      const row = await server.db.knex("runs").where({ id: run.id }).first(column);
+      const row = await server.db.knex("runs").where({ id: run.id }).first<Record<string, unknown>>(column);
       assert.is(Boolean(row[column]), false);
     },
   );
@@ -257,7 +265,7 @@ for (const inv of invariants) {
     }
     // Inside a transaction, through the stores a command would use.
     const inTx = await refusedWithoutWrites(server, "in a transaction", () =>
-      inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true } as any)),
+      inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true })),
     );
     expectDomainError(inTx, code, "in a transaction");
     // A fresh repository on the raw knex (no service wiring) refuses the same way.
@@ -309,7 +317,7 @@ for (const inv of invariants) {
     expectTranslated(server, viaKnex, code, "knex update");
     const viaRaw = await refusedWithoutWrites(server, "raw update", () => knex.raw(`update runs set ${column} = true where id = ?`, [r.acceptedRun.id]));
     expectTranslated(server, viaRaw, code, "raw update");
-    const row = await knex("runs").where({ id: r.acceptedRun.id }).first(column);
+    const row = await knex("runs").where({ id: r.acceptedRun.id }).first<Record<string, unknown>>(column);
     assert.is(Boolean(row[column]), false);
     const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
     assert.is(shown.attributes[column], false);
@@ -344,11 +352,7 @@ testEachServer(
       [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`, 404],
       [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`, 404],
     ] as const) {
-      const result = (await expectNothingWritten(
-        server,
-        () => client.post({ url: url as any, body: {}, headers: { Authorization: `Bearer ${r.token}` } }),
-        RUN_TABLES,
-      )) as SdkResult;
+      const result = (await expectNothingWritten(server, () => client.post({ url, body: {}, headers: { Authorization: `Bearer ${r.token}` } }), RUN_TABLES)) as SdkResult;
       assert.is(result.response.status, status, url);
     }
     const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;

@@ -6,6 +6,11 @@ import { createOrganizationWithToken, createVariable, createWorkspace, expectSta
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
+/** The parts of a state file these tests read. */
+interface StateFile {
+  resources: Array<{ type: string; name: string; instances: Array<{ attributes: { result?: string; input?: { value: unknown } } }> }>;
+}
+
 const approvals = suite("approvals bound to evidence");
 
 const approve = (server: Parameters<Parameters<typeof testEachServer>[2]>[0], token: string, runId: string, planDigest: string) =>
@@ -91,7 +96,7 @@ testEachServer(
 
     const discarded = await discardRun({ client: server.v1(token), path: { run_id: first.id }, body: { data: { type: "decisions", attributes: { reason: "not today" } } } });
     assert.is(expectStatus(discarded, 202).data.attributes.status, "discarded");
-    const review = await server.db.knex("run_reviews").where({ run_id: first.id }).first();
+    const review = (await server.db.knex<{ run_id: string; decision: string; reason: string | null }>("run_reviews").where({ run_id: first.id }).first())!;
     assert.is(review.decision, "discarded");
     assert.is(review.reason, "not today");
 
@@ -126,13 +131,13 @@ testEachServer(
     await waitForStatus(server, token, run.id, ["applied"]);
 
     const stateVersion = await server.services.stores.stateVersions.current(workspace.id);
-    const state = JSON.parse((await readStateBytes(server.services, stateVersion!)).toString("utf8"));
-    const password = state.resources.find((r: any) => r.type === "random_password").instances[0].attributes.result as string;
+    const state = JSON.parse((await readStateBytes(server.services, stateVersion!)).toString("utf8")) as StateFile;
+    const password = state.resources.find((r) => r.type === "random_password")!.instances[0].attributes.result!;
     assert.is(password.length, 24);
-    const leak = state.resources.find((r: any) => r.type === "terraform_data" && r.name === "leak");
-    assert.is(leak.instances[0].attributes.input.value, value, "the sensitive variable reached tofu");
+    const leak = state.resources.find((r) => r.type === "terraform_data" && r.name === "leak")!;
+    assert.is(leak.instances[0].attributes.input!.value, value, "the sensitive variable reached tofu");
 
-    const logs = (await server.db.knex("run_log_chunks").where({ run_id: run.id }).select("text")).map((r) => r.text).join("");
+    const logs = (await server.db.knex("run_log_chunks").where({ run_id: run.id }).select<Array<{ text: string }>>("text")).map((r) => r.text).join("");
     assert.ok(logs.includes("terraform_data.leak"), "the logs are there");
     assert.not.ok(logs.includes(value), "the sensitive variable leaked into the logs");
     assert.not.ok(logs.includes(password), "the random password leaked into the logs");

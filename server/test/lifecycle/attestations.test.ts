@@ -15,6 +15,7 @@ import { approveRun, cancelRun, createPolicyOverride, createPolicySet, getAttest
 import { REPO_ROOT } from "../../src/config.ts";
 import { runArtifact } from "../../src/commands/run-artifacts.ts";
 import { rotateAttestationKeys } from "../../src/commands/attestations.ts";
+import type { RunDecisionPredicate } from "../../src/domain/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
@@ -43,7 +44,7 @@ async function python(): Promise<string> {
 interface Verdict {
   ok: boolean;
   output: string;
-  predicate?: Record<string, any>;
+  predicate?: RunDecisionPredicate;
   subject?: Array<{ name: string; digest: { sha256: string } }>;
 }
 
@@ -147,7 +148,7 @@ testEachServer(
     );
     const plan = await savedPlan(server, run.id);
     assert.is(createHash("sha256").update(plan).digest("hex"), planned.attributes.plan_digest);
-    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first();
+    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first<{ id: string; serial: number | string; sha256: string }>();
     assert.ok(version, "the apply published a state version");
 
     for (const attestation of list) {
@@ -161,13 +162,13 @@ testEachServer(
       assert.is(p.run.organization.name, organizationName);
       assert.is(p.run.id, run.id);
       assert.is(p.evidence.plan_digest, planned.attributes.plan_digest);
-      assert.match(p.evidence.plan_json_digest, /^[0-9a-f]{64}$/);
-      assert.match(p.evidence.dependency_bundle_digest, /^[0-9a-f]{64}$/);
+      assert.match(p.evidence.plan_json_digest!, /^[0-9a-f]{64}$/);
+      assert.match(p.evidence.dependency_bundle_digest!, /^[0-9a-f]{64}$/);
       assert.is(p.evidence.policy.outcome, "skipped");
       assert.is(p.decision.outcome, "approved");
       assert.is(p.decision.reason, "CHG-42");
       assert.is(p.decision.by.type, "token");
-      assert.match(p.decision.by.id, /^prn-/);
+      assert.match(p.decision.by.id!, /^prn-/);
       assert.is(p.run.opentofu_version, applied.attributes.opentofu_version);
     }
     const [decision, outcome] = list.map((a) => a.attributes);
@@ -237,7 +238,7 @@ testEachServer(
     assert.ok((await verify(dir, keys, again.attributes.envelope)).ok);
 
     // The private halves are sealed at rest (AES-GCM under the master key): no PEM, no key bytes in the row.
-    for (const row of await server.db.knex("attestation_keys").select("private_key_sealed", "public_key_pem")) {
+    for (const row of await server.db.knex("attestation_keys").select<Array<{ private_key_sealed: unknown; public_key_pem: unknown }>>("private_key_sealed", "public_key_pem")) {
       assert.not.match(String(row.private_key_sealed), /PRIVATE KEY|BEGIN/);
       assert.match(String(row.public_key_pem), /^-----BEGIN PUBLIC KEY-----/);
     }
@@ -390,7 +391,7 @@ attestations("npm run keys:rotate -- --attestation rotates the attestation key o
 testEachServer(attestations, "the first key: many callers finding no key at once leave exactly one signing key", async (server) => {
   // Every one of these finds no key and generates one; the unique first-key index lets one be stored.
   const answers = await Promise.all(Array.from({ length: 8 }, () => publishedKeys(server)));
-  const stored = await server.db.knex("attestation_keys").select("kid");
+  const stored: Array<{ kid: string }> = await server.db.knex("attestation_keys").select("kid");
   assert.is(stored.length, 1, "one key in the table");
   for (const answer of answers)
     assert.equal(

@@ -20,6 +20,7 @@ import { review } from "../support/review.ts";
 import { fixture, planApproveApply, startRun } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import type { components as TfeComponents } from "../../../generated/tfe/types.gen.ts";
 
 // npm run backup / npm run restore (server/src/commands/backup.ts) on a deployment with applied
 // runs (real tofu), backed up by its own process while the API keeps creating runs, restored into
@@ -107,6 +108,22 @@ async function emptyTarget(dialect: Dialect, localArtifacts: boolean): Promise<T
   };
 }
 
+interface StateVersionRow {
+  id: string;
+  workspace_id: string;
+  serial: number | string;
+  sha256: string;
+  status: string;
+}
+interface AuditRow {
+  chain: string;
+  sequence: number | string;
+  action: string;
+  target_id: string | null;
+  previous_digest: string | null;
+  digest: string;
+}
+
 /** What "the same deployment" means here: every table this test compares, read straight from the database. */
 async function tablesOf(databaseUrl: string) {
   const filename = databaseUrl.startsWith("sqlite:") ? databaseUrl.slice("sqlite://".length) : null;
@@ -114,8 +131,11 @@ async function tablesOf(databaseUrl: string) {
   try {
     return {
       runs: (await db("runs").select("id").orderBy("id")).map((row: { id: string }) => row.id),
-      stateVersions: (await db("state_versions").select("id", "workspace_id", "serial", "sha256", "status").orderBy("id")).map((row) => ({ ...row, serial: Number(row.serial) })),
-      audit: (await db("audit_events").select("chain", "sequence", "action", "target_id", "previous_digest", "digest").orderBy(["chain", "sequence"])).map((row) => ({
+      stateVersions: (await db("state_versions").select("id", "workspace_id", "serial", "sha256", "status").orderBy("id")).map((row: StateVersionRow) => ({
+        ...row,
+        serial: Number(row.serial),
+      })),
+      audit: (await db("audit_events").select("chain", "sequence", "action", "target_id", "previous_digest", "digest").orderBy(["chain", "sequence"])).map((row: AuditRow) => ({
         ...row,
         sequence: Number(row.sequence),
       })),
@@ -161,7 +181,7 @@ async function stateBytes(baseUrl: string, token: string, stateVersionId: string
   const headers = { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" };
   const meta = await fetch(`${baseUrl}/api/v2/state-versions/${stateVersionId}`, { headers });
   assert.is(meta.status, 200, await meta.clone().text());
-  const url = (await meta.json()).data.attributes["hosted-state-download-url"] as string;
+  const url = ((await meta.json()) as TfeComponents["schemas"]["StateVersionDocument"]).data.attributes["hosted-state-download-url"];
   const body = await fetch(url.startsWith("http") ? url : `${baseUrl}${url}`, { headers });
   assert.is(body.status, 200, await body.clone().text());
   return Buffer.from(await body.arrayBuffer());
@@ -310,7 +330,7 @@ for (const { dialect, localArtifacts } of cases) {
 async function postgresTableCount(databaseUrl: string): Promise<number> {
   const db = knex({ client: "pg", connection: databaseUrl, pool: { min: 0, max: 1 } });
   try {
-    const result = (await db.raw("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')")) as { rows: Array<{ n: number }> };
+    const result = await db.raw<{ rows: Array<{ n: number }> }>("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
     return result.rows[0].n;
   } finally {
     await db.destroy();

@@ -41,10 +41,20 @@ async function signalAndExit(process: Spawned, signal: NodeJS.Signals): Promise<
 }
 
 /** The running attempt of `phase` once its sandbox's processes exist. */
+/** The run_attempts columns these tests read. */
+interface AttemptRow {
+  id: string;
+  run_id: string;
+  phase: "plan" | "apply";
+  status: string;
+  terminal_classification: string | null;
+  sandbox_name: string;
+}
+
 async function runningAttempt(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<string> {
   return poll(`the ${phase} sandbox of ${runId}`, async () => {
-    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first();
-    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? (attempt.id as string) : undefined;
+    const attempt = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first();
+    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? attempt.id : undefined;
   });
 }
 
@@ -78,7 +88,7 @@ testEachServer(shutdown, "SIGTERM during a plan: the runner claims nothing new, 
     assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: plan of ${run.id}`);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"], 5_000);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    const attempts = await server.db.knex("run_attempts").where({ run_id: run.id });
+    const attempts = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: run.id });
     assert.equal(
       attempts.map((a) => [a.phase, a.status, a.terminal_classification]),
       [["plan", "succeeded", "exit_zero"]],
@@ -105,7 +115,7 @@ testEachServer(shutdown, "a grace of 0 s during a plan: the plan is interrupted 
     const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"], 5_000);
     assert.is(ended.attributes.status, "errored");
     assert.is(ended.attributes.status_reason, "plan_failed");
-    const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first();
+    const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
     assert.equal([attempt.status, attempt.terminal_classification], ["interrupted", "runner_shutdown"]);
     assert.match(
       await readLog(server, token, run.id, "plan"),
@@ -142,7 +152,7 @@ testEachServer(
       assert.match(await readLog(server, token, run.id, "apply"), /\(local-exec\): provisioning-done/);
       const published = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" });
       assert.is(published.length, 1);
-      const attempts = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "apply" });
+      const attempts = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: run.id, phase: "apply" });
       assert.equal(
         attempts.map((a) => [a.status, a.terminal_classification]),
         [["succeeded", "exit_zero"]],
@@ -215,7 +225,7 @@ testEachServer(
       const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
       assert.is(ended.attributes.status, "needs_recovery");
       assert.is(ended.attributes.status_reason, "apply_interrupted");
-      const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first();
+      const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
       assert.is(attempt.status, "interrupted");
       assert.is(attempt.terminal_classification, "runner_shutdown");
       const log = await readLog(server, token, run.id, "apply");

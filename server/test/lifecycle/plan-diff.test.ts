@@ -6,6 +6,12 @@ import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { components } from "../../../generated/v1/types.gen.ts";
+
+/** The plan-diff document, with each resource's before/after read as a JSON object (the values these tests look into). */
+type Values = Record<string, unknown>;
+type Resource = Omit<components["schemas"]["PlanDiffResource"], "before" | "after"> & { before: Values; after: Values };
+type Artifact = Omit<components["schemas"]["PlanDiff"], "resources"> & { resources: Resource[] };
 
 const S = { $stackship: "sensitive" };
 const U = { $stackship: "unknown" };
@@ -15,13 +21,13 @@ async function planChanges(server: TestServer, token: string, runId: string) {
   return getRunPlanChanges({ client: server.v1(token), path: { run_id: runId } });
 }
 
-async function artifactOf(server: TestServer, token: string, runId: string): Promise<{ artifact: any; text: string; response: Response }> {
+async function artifactOf(server: TestServer, token: string, runId: string): Promise<{ artifact: Artifact; text: string; response: Response }> {
   const result = await planChanges(server, token, runId);
   assert.is(result.response.status, 200, JSON.stringify(result.error));
   assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/json");
   assert.is(result.response.headers.get("cache-control"), "private, no-store");
   assert.ok(v1Validators.PlanDiff(result.data), JSON.stringify(v1Validators.PlanDiff.errors));
-  return { artifact: result.data, text: JSON.stringify(result.data), response: result.response };
+  return { artifact: result.data as Artifact, text: JSON.stringify(result.data), response: result.response };
 }
 
 const real = suite("plan-diff artifact from real tofu plans");
@@ -48,7 +54,7 @@ testEachServer(
     assert.is(first.artifact.opentofu_version, planned.attributes.opentofu_version);
     assert.is(first.artifact.truncated, false);
     assert.is(first.artifact.plan_errored, false);
-    const byAddress = Object.fromEntries(first.artifact.resources.map((r: any) => [r.address, r]));
+    const byAddress = Object.fromEntries(first.artifact.resources.map((r) => [r.address, r]));
     assert.equal(Object.keys(byAddress).sort(), ["random_password.db", "terraform_data.app", "terraform_data.secret"]);
     const password = byAddress["random_password.db"];
     assert.equal([password.action, password.actions, password.provider, password.before], ["create", ["create"], "registry.opentofu.org/hashicorp/random", null]);
@@ -82,14 +88,14 @@ testEachServer(
     assert.is(planned2.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
     const update = await artifactOf(server, token, second.id);
     assert.equal(
-      update.artifact.resources.map((r: any) => [r.address, r.action]),
+      update.artifact.resources.map((r) => [r.address, r.action]),
       [["terraform_data.secret", "update"]],
     );
     const [entry] = update.artifact.resources;
     // OpenTofu does not mark terraform_data's `output` in `before` although it holds the sensitive
     // value; the run's known secrets redact it anyway.
     assert.equal([entry.before.input, entry.after.input, entry.before.output, entry.after.output], [S, S, S, U]);
-    assert.match(entry.before.id, /^[0-9a-f-]{36}$/);
+    assert.match(entry.before.id as string, /^[0-9a-f-]{36}$/);
     assert.is(update.artifact.truncation.changed_resources, 1);
     assert.not.ok(update.text.includes(secret), "the sensitive variable leaked into the plan changes");
   },

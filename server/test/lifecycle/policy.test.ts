@@ -53,10 +53,10 @@ async function evaluation(server: TestServer, token: string, runId: string) {
 }
 
 async function auditActions(server: TestServer, runId: string): Promise<string[]> {
-  const rows = await server.db.knex("audit_events").where({ target_id: runId }).orderBy("created_at", "asc").select("action", "data");
+  const rows = await server.db.knex("audit_events").where({ target_id: runId }).orderBy("created_at", "asc").select<Array<{ action: string; data: string }>>("action", "data");
   return rows
     .filter((row) => row.action.startsWith("policy.") || row.action === "run.approved")
-    .map((row) => `${row.action}${JSON.parse(row.data).code ? `:${JSON.parse(row.data).code}` : ""}`);
+    .map((row) => `${row.action}${(JSON.parse(row.data) as { code?: string }).code ? `:${(JSON.parse(row.data) as { code?: string }).code}` : ""}`);
 }
 
 const sets = suite("policy sets");

@@ -48,10 +48,19 @@ async function approve(server: TestServer, token: string, runId: string, planDig
   expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);
 }
 
-async function readJson(server: TestServer, token: string, path: string): Promise<any> {
+/** The parts of a state file and of a plan's JSON output these tests read. */
+interface StateFile {
+  serial: number;
+  resources: Array<{ type: string }>;
+}
+interface PlanJson {
+  resource_changes: Array<{ type: string }>;
+}
+
+async function readJson<T>(server: TestServer, token: string, path: string): Promise<T> {
   const response = await fetch(`${server.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
   assert.is(response.status, 200, `GET ${path}: ${response.status} ${await response.clone().text()}`);
-  return response.json();
+  return (await response.json()) as T;
 }
 
 const HOSTS_TITLE = "plan → approve → apply → state → review → json-output across separate API and runner processes";
@@ -81,21 +90,21 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
           assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
           const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-          const stateVersion = (current.data as any).data;
+          const stateVersion = current.data!.data;
           assert.is(stateVersion.attributes.serial, 1);
-          const state = await readJson(server, token, stateVersion.attributes["hosted-state-download-url"]);
+          const state = await readJson<StateFile>(server, token, stateVersion.attributes["hosted-state-download-url"]);
           assert.is(state.serial, 1);
           assert.ok(
-            state.resources.some((resource: any) => resource.type === "terraform_data"),
+            state.resources.some((resource) => resource.type === "terraform_data"),
             JSON.stringify(state.resources),
           );
           const reviewed = await review(server.v1(token), run.id);
           assert.is(reviewed.id, run.id);
-          const changes = expectStatus(await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }), 200) as any;
+          const changes = expectStatus(await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }), 200);
           assert.ok(changes.resources.length >= 1, JSON.stringify(changes));
-          const planJson = await readJson(server, token, `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`);
+          const planJson = await readJson<PlanJson>(server, token, `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`);
           assert.ok(
-            planJson.resource_changes.some((change: any) => change.type === "terraform_data"),
+            planJson.resource_changes.some((change) => change.type === "terraform_data"),
             JSON.stringify(planJson.resource_changes),
           );
 
@@ -114,7 +123,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
           assert.equal(stuck.attributes.recovery?.lock?.holder_id, fragile.id, "the workspace stays locked by the run");
           const kept = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-          assert.is((kept.data as any).data.attributes.serial, 1, "the published state is untouched");
+          assert.is(kept.data!.data.attributes.serial, 1, "the published state is untouched");
           const body = {
             data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "the provisioner only slept; nothing changed" } },
           };

@@ -13,6 +13,7 @@ import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, expectStatus, leakForms, sha256 } from "../support/factories.ts";
 import { readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { components } from "../../../generated/v1/types.gen.ts";
 
 // Real bubblewrap and tofu: a phase's tokens reach its sandbox (the configuration reads the token
 // files, printing only their existence and SHA-256) and nothing else; plan_credentials_required.
@@ -52,18 +53,33 @@ output "apply_vault_token_sha256" {
 `,
 };
 
-async function api(server: TestServer, token: string, method: string, path: string, body?: unknown) {
+/** Outputs as a plan's planned_values and a state file hold them. */
+interface Outputs {
+  outputs: Record<string, { value: unknown }>;
+}
+
+/** The audit record of a mint (names the key, the expiry and each token's profile and jti). */
+interface MintRecord {
+  phase: string;
+  kid: string;
+  expires_at: string;
+  tokens: Array<{ federation_profile_id: string; jti: string; audience: string }>;
+}
+
+async function api<T = unknown>(server: TestServer, token: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${server.baseUrl}${path}`, {
     method,
     headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/vnd.api+json" }) },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : null };
+  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
 async function createProfile(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>): Promise<string> {
-  const created = await api(server, token, "POST", `/v1/workspaces/${workspaceId}/federation-profiles`, { data: { type: "federation-profiles", attributes } });
+  const created = await api<components["schemas"]["FederationProfileDocument"]>(server, token, "POST", `/v1/workspaces/${workspaceId}/federation-profiles`, {
+    data: { type: "federation-profiles", attributes },
+  });
   assert.is(created.status, 201, JSON.stringify(created.body));
   return created.body.data.id;
 }
@@ -73,8 +89,8 @@ async function createProfile(server: TestServer, token: string, workspaceId: str
  * the expiry and each token's profile and jti (never the token); RS256 signing is deterministic.
  */
 async function tokensOf(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<Map<string, string>> {
-  const rows = await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: runId });
-  const record = rows.map((r: { data: unknown }) => (typeof r.data === "string" ? JSON.parse(r.data) : r.data)).find((d: { phase: string }) => d.phase === phase);
+  const rows = await server.db.knex<{ action: string; target_id: string; data: unknown }>("audit_events").where({ action: "workload_identity.tokens_minted", target_id: runId });
+  const record = rows.map((r) => (typeof r.data === "string" ? JSON.parse(r.data) : r.data) as MintRecord).find((d) => d.phase === phase);
   const out = new Map<string, string>();
   if (!record) return out;
   const run = (await server.services.stores.runs.getById(runId))!;
@@ -85,7 +101,7 @@ async function tokensOf(server: TestServer, runId: string, phase: "plan" | "appl
   const key = (await server.services.stores.signingKeys.list()).find((k) => k.kid === record.kid)!;
   const privateKey = await openSigningKey(server.services, key);
   const exp = Date.parse(record.expires_at) / 1000;
-  for (const t of record.tokens as Array<{ federation_profile_id: string; jti: string; audience: string }>) {
+  for (const t of record.tokens) {
     const profile = (await server.services.stores.federationProfiles.getById(t.federation_profile_id))!;
     const claims = tokenClaims(scope, run, phase, profile, t.jti);
     const token = await signWorkloadToken(privateKey, key.kid, server.services.config.publicUrl!, t.audience, claims, {
@@ -120,7 +136,7 @@ testEachServer(
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
     const stored = (await server.services.stores.runs.getById(run.id))!.execution;
     const planJsonText = (await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8");
-    const outputs = JSON.parse(planJsonText).planned_values.outputs as Record<string, { value: unknown }>;
+    const outputs = (JSON.parse(planJsonText) as { planned_values: Outputs }).planned_values.outputs;
 
     const planTokens = await tokensOf(server, run.id, "plan");
     assert.equal([...planTokens.keys()].sort(), ["aws-plan", "vault"]);
@@ -143,7 +159,7 @@ testEachServer(
     assert.equal([...applyTokens.keys()], ["vault"]);
     const stateVersion = await server.services.stores.stateVersions.current(workspace.id);
     const stateText = (await readStateBytes(server.services, stateVersion!)).toString("utf8");
-    const state = JSON.parse(stateText);
+    const state = JSON.parse(stateText) as Outputs;
     assert.is(state.outputs.apply_aws_token_present.value, false);
     assert.is(state.outputs.apply_vault_token_sha256.value, sha256(applyTokens.get("vault")!));
     assert.is((await jwtVerify(applyTokens.get("vault")!, jwks, { issuer: server.baseUrl, audience: "vault.example" })).payload.run_phase, "apply");
@@ -204,11 +220,15 @@ testEachServer(
     assert.is(ended.attributes.status_reason, "plan_credentials_required");
     assert.is(await server.db.knex("run_attempts").where({ run_id: blocked.id }).first(), undefined, "no attempt, so no sandbox");
     assert.is(await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: blocked.id }).first(), undefined);
-    const refusal = await server.db.knex("audit_events").where({ action: "run.plan_credentials_required", target_id: blocked.id }).first();
-    assert.match(String(refusal.data), /no_profile/);
-    const review = (await api(server, token, "GET", `/v1/runs/${blocked.id}/review`)).body.data.attributes;
-    assert.is(review.terminal_reason.code, "plan_credentials_required");
-    assert.equal(review.terminal_reason.guidance, {
+    const refusal = await server.db
+      .knex<{ action: string; target_id: string; data: unknown }>("audit_events")
+      .where({ action: "run.plan_credentials_required", target_id: blocked.id })
+      .first();
+    assert.match(String(refusal!.data), /no_profile/);
+    const review = (await api<components["schemas"]["RunReviewDocument"]>(server, token, "GET", `/v1/runs/${blocked.id}/review`)).body.data.attributes;
+    const reason = review.terminal_reason as Extract<components["schemas"]["RunReviewTerminalReason"], { state: "recorded" }>;
+    assert.is(reason.code, "plan_credentials_required");
+    assert.equal(reason.guidance, {
       code: "plan_credentials_required",
       sentence: "Set up the workspace's cloud access, then start a new run.",
       target: "workspace_cloud_access",
@@ -220,7 +240,7 @@ testEachServer(
     const allowed = await startRun(server, token, workspace.id, PROBE, "speculative");
     const finished = await waitForStatus(server, token, allowed.id, ["plan_credentials_required", "planned_and_finished", "errored"]);
     assert.is(finished.attributes.status, "planned_and_finished", await readLog(server, token, allowed.id, "plan"));
-    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(allowed.id))!)).toString("utf8"));
+    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(allowed.id))!)).toString("utf8")) as { planned_values: Outputs };
     assert.is(planJson.planned_values.outputs.aws_token_present.value, true);
     assert.is(planJson.planned_values.outputs.aws_token_sha256.value, sha256((await tokensOf(server, allowed.id, "plan")).get("aws-plan")!));
 
