@@ -42,6 +42,8 @@ import {
   type SdkResult,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { V1 } from "../support/documents.ts";
+import type { ApiTokenRow, RunRow } from "../../src/store/rows.ts";
 
 /** Organization A with a workspace, an uploaded configuration and a run; organization B with its own admin. */
 async function twoOrganizations(server: TestServer) {
@@ -49,7 +51,7 @@ async function twoOrganizations(server: TestServer) {
   const b = await createOrganizationWithToken(server, "org-b", "admin");
   const workspace = await createWorkspaceFixture(server, a.token, a.organizationName, { name: "networking" });
   const { configurationVersion } = await uploadConfiguration(server, a.token, workspace.id);
-  const run = expectStatus(await createRun({ client: server.v1(a.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201)!.data;
+  const run = expectStatus(await createRun({ client: server.v1(a.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
   return { a, b, workspace, configurationVersion, run };
 }
 
@@ -144,7 +146,7 @@ testEachServer(authentication, "fails 401 without a token on every authenticated
         return values[name];
       });
       const result = (await expectAllTablesUnchanged(server, () =>
-        surface.client.request({ method: operation.method, url: url as any, body: operation.requestBody ? { data: { type: "anything" } } : undefined }),
+        surface.client.request({ method: operation.method, url, body: operation.requestBody ? { data: { type: "anything" } } : undefined }),
       )) as SdkResult;
       labelled(`${surface.name} ${operation.operationId} ${operation.method} ${url}`, () => surface.check(result));
       checked += 1;
@@ -184,7 +186,7 @@ testEachServer(authentication, "answers 401 the same for an existing and a missi
 testEachServer(authentication, "serves getHealth without a token, and ignores a bad Authorization header there", async (server) => {
   for (const client of [server.v1(), createClientWithHeaders(server, { Authorization: "Bearer x" })]) {
     const result = await getHealth({ client });
-    const body = expectStatus(result, 200)!;
+    const body = expectStatus(result, 200);
     assert.is(body.status, "ok");
     assert.is(body.database, "ok");
     assert.type(body.version, "string");
@@ -313,7 +315,7 @@ testEachServer(roles, "a viewer token reads (200) but fails 403 FORBIDDEN on eve
     }
   }
   // The reads show the real objects.
-  const run = expectStatus(await getRun({ client, path: { run_id: fixture.run.id } }), 200)!.data;
+  const run = expectStatus(await getRun({ client, path: { run_id: fixture.run.id } }), 200).data;
   assert.equal(run, fixture.run);
 });
 
@@ -321,7 +323,7 @@ testEachServer(roles, "a viewer never receives a usable upload_url for a pending
   const fixture = await twoOrganizations(server);
   const { token: viewer } = await createToken(server, fixture.a.token, fixture.a.organizationName, "viewer");
   const pending = await createPendingConfiguration(server, fixture.a.token, fixture.workspace.id);
-  const shown = expectStatus(await getConfigurationVersion({ client: server.v1(viewer), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await getConfigurationVersion({ client: server.v1(viewer), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(shown.attributes.status, "pending");
   const leaked = shown.attributes.upload_url;
   if (leaked !== null) {
@@ -330,7 +332,7 @@ testEachServer(roles, "a viewer never receives a usable upload_url for a pending
     assert.unreachable(`a viewer got the signed upload_url; PUT with it answered ${response.status}`);
   }
   // The writer still gets it.
-  const forWriter = expectStatus(await getConfigurationVersion({ client: server.v1(fixture.a.token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const forWriter = expectStatus(await getConfigurationVersion({ client: server.v1(fixture.a.token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.type(forWriter.attributes.upload_url, "string");
 });
 
@@ -341,15 +343,15 @@ testEachServer(roles, "an operator token creates workspaces, configuration versi
   const run = expectStatus(
     await createRun({ client, path: { workspace_id: fixture.workspace.id }, body: { data: { type: "runs", attributes: { message: "by operator" } } } }),
     201,
-  )!.data;
+  ).data;
   assert.is(run.attributes.message, "by operator");
-  const row = await server.db.knex("runs").where({ id: run.id }).first("created_by");
-  const principal = await server.db.knex("api_tokens").where({ role: "operator" }).first("principal_id");
+  const row = await server.db.knex("runs").where({ id: run.id }).first<Pick<RunRow, "created_by">>("created_by");
+  const principal = await server.db.knex("api_tokens").where({ role: "operator" }).first<Pick<ApiTokenRow, "principal_id">>("principal_id");
   assert.is(row.created_by, principal.principal_id);
   const workspace = expectStatus(
     await createWorkspace({ client, path: { organization_name: fixture.a.organizationName }, body: { data: { type: "workspaces", attributes: { name: "by-operator" } } } }),
     201,
-  )!.data;
+  ).data;
   await uploadConfiguration(server, operator, workspace.id);
   expectStatus(await createRun({ client, path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201);
   for (const [operationId, call] of authenticatedOperations(fixture).filter(([id]) => ["createOrganizationToken", "createProject", "createOrganization"].includes(id))) {
@@ -378,7 +380,7 @@ testEachServer(tokens, "returns the secret once and stores only its SHA-256", as
     path: { organization_name: a.organizationName },
     body: { data: { type: "tokens", attributes: { role: "viewer", description: "ci reader" } } },
   });
-  const token = expectStatus(result, 201)!.data;
+  const token = expectStatus(result, 201).data;
   const secret = token.attributes.secret;
   assert.type(secret, "string");
   assert.ok(secret.length >= 32, secret);
@@ -386,7 +388,7 @@ testEachServer(tokens, "returns the secret once and stores only its SHA-256", as
   assert.is(token.attributes.description, "ci reader");
   assert.equal(await countRows(server, ["api_tokens"]), { api_tokens: before.api_tokens + 1 });
 
-  const row = await server.db.knex("api_tokens").where({ id: token.id }).first();
+  const row = await server.db.knex("api_tokens").where({ id: token.id }).first<ApiTokenRow>();
   assert.is(row.token_hash, sha256(secret));
   const rowText = JSON.stringify(row);
   const everything = await databaseText(server);
@@ -406,7 +408,7 @@ testEachServer(tokens, "fails 422 DOCUMENT_INVALID at /data/attributes/role for 
     createOrganizationToken({
       client: server.v1(a.token),
       path: { organization_name: a.organizationName },
-      body: { data: { type: "tokens", attributes: { role: "owner" } } } as any,
+      body: { data: { type: "tokens", attributes: { role: "owner" } } } as unknown as V1["TokenCreateDocument"],
     }),
   );
   expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/attributes/role" });

@@ -27,8 +27,8 @@ async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>):
 /** A fetch Response as the SDK result shape the error helpers take. */
 async function asResult(response: Response): Promise<SdkResult> {
   const text = await response.text();
-  const body = text ? JSON.parse(text) : undefined;
-  return { response, data: response.ok ? body : undefined, error: response.ok ? undefined : body } as SdkResult;
+  const body: unknown = text ? JSON.parse(text) : undefined;
+  return { response, data: response.ok ? body : undefined, error: response.ok ? undefined : body };
 }
 
 async function setUp(server: TestServer) {

@@ -11,6 +11,7 @@ import { largePlanDiff, storePlanDiff } from "../../../web/test/e2e/run-plan-dif
 import { seededRun, storePlanArtifacts, storeState } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { firstError, type V1 } from "../support/documents.ts";
 
 interface Raw {
   status: number;
@@ -59,7 +60,7 @@ testEachServer(compression, "plan-changes (5,000 resources) and a 1 MB log: br a
   assert.is(plain.status, 200);
   assert.is(plain.headers["content-encoding"], undefined);
   assert.is(plain.headers.vary, "Accept-Encoding");
-  const document = JSON.parse(plain.body.toString("utf8"));
+  const document = JSON.parse(plain.body.toString("utf8")) as V1["PlanDiff"];
   assert.is(document.resources.length, 5_000);
 
   for (const [accept, expected] of [
@@ -93,13 +94,13 @@ testEachServer(compression, "plan-changes (5,000 resources) and a 1 MB log: br a
   const logBr = await raw(server, "GET", logPath, { ...auth, "Accept-Encoding": "br, gzip" });
   assert.is(logBr.headers["content-encoding"], "br");
   assert.equal(JSON.parse(decoded(logBr).toString("utf8")), JSON.parse(logPlain.body.toString("utf8")));
-  assert.is(JSON.parse(logPlain.body.toString("utf8")).data.attributes.text, text);
+  assert.is((JSON.parse(logPlain.body.toString("utf8")) as V1["RunLogDocument"]).data.attributes.text, text);
   assert.ok(logBr.body.length * 5 < logPlain.body.length, `log: ${logBr.body.length} of ${logPlain.body.length} bytes`);
 
   // Error documents are JSON too (a small one is sent as it is).
   const missing = await raw(server, "GET", `/v1/runs/run-doesnotexist00000000/plan-changes`, { ...auth, "Accept-Encoding": "br" });
   assert.is(missing.status, 400);
-  assert.ok(JSON.parse(decoded(missing).toString("utf8")).errors[0].code);
+  assert.ok(firstError(JSON.parse(decoded(missing).toString("utf8"))).code);
 });
 
 testEachServer(compression, "the raw plan stream and the emergency state go out byte for byte with their exact length, whatever the client accepts", async (server) => {

@@ -36,7 +36,7 @@ async function createRuns(server: TestServer, token: string, workspaceIds: strin
           path: { workspace_id: workspaceIds[index % workspaceIds.length] },
           body: { data: { type: "runs", attributes: { message: `run ${index}` } } },
         });
-        return expectStatus(result, 201)!.data;
+        return expectStatus(result, 201).data;
       }),
     );
     runs.push(...created);
@@ -80,7 +80,7 @@ async function seedInventory(server: TestServer) {
 }
 
 async function page(server: TestServer, token: string, organizationName: string, query: Record<string, unknown>) {
-  return listOrganizationRuns({ client: server.v1(token), path: { organization_name: organizationName }, query: query as any });
+  return listOrganizationRuns({ client: server.v1(token), path: { organization_name: organizationName }, query });
 }
 
 /** Changes the character at `index` to another one of the base64url alphabet. */
@@ -106,7 +106,7 @@ testEachServer(
     let lateRunId: string | undefined;
     do {
       const result = await page(server, a.token, a.organizationName, cursor === undefined ? { limit: 7 } : { limit: 7, cursor });
-      const body = expectStatus(result, 200)!;
+      const body = expectStatus(result, 200);
       assert.ok(v1Validators.listOrganizationRunsResponse200(body), JSON.stringify(v1Validators.listOrganizationRunsResponse200.errors));
       assert.is(body.meta.page.limit, 7);
       pages.push(body.data.length);
@@ -122,7 +122,7 @@ testEachServer(
         // A run created while paging is newer than every cursor: it must not appear later on.
         now = Date.parse("2026-12-01T23:00:00.000Z");
         const late = await createRun({ client: server.v1(a.token), path: { workspace_id: wsA1.id }, body: { data: { type: "runs" } } });
-        lateRunId = expectStatus(late, 201)!.data.id;
+        lateRunId = expectStatus(late, 201).data.id;
       }
     } while (cursor !== undefined && pages.length < 100);
 
@@ -136,7 +136,7 @@ testEachServer(
     assert.equal(ids, expected);
     assert.ok(seen.every((r) => r.relationships.organization.data.id === a.organizationId));
     // The run created mid-way is the newest one now.
-    const first = expectStatus(await page(server, a.token, a.organizationName, { limit: 1 }), 200)!;
+    const first = expectStatus(await page(server, a.token, a.organizationName, { limit: 1 }), 200);
     assert.is(first.data[0].id, lateRunId);
   },
   options,
@@ -149,7 +149,7 @@ testEachServer(
     const { a, runsA } = await seedInventory(server);
     const expected = [...runsA].sort(byInventoryOrder).map((r) => r.id);
 
-    const one = expectStatus(await page(server, a.token, a.organizationName, { limit: 1 }), 200)!;
+    const one = expectStatus(await page(server, a.token, a.organizationName, { limit: 1 }), 200);
     assert.equal(
       one.data.map((r) => r.id),
       expected.slice(0, 1),
@@ -157,25 +157,25 @@ testEachServer(
     assert.is(one.meta.page.limit, 1);
     assert.type(one.meta.page.next_cursor, "string");
 
-    const hundred = expectStatus(await page(server, a.token, a.organizationName, { limit: 100 }), 200)!;
+    const hundred = expectStatus(await page(server, a.token, a.organizationName, { limit: 100 }), 200);
     assert.equal(
       hundred.data.map((r) => r.id),
       expected.slice(0, 100),
     );
     assert.is(hundred.meta.page.limit, 100);
-    const rest = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: hundred.meta.page.next_cursor }), 200)!;
+    const rest = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: hundred.meta.page.next_cursor }), 200);
     assert.equal(
       rest.data.map((r) => r.id),
       expected.slice(100, 200),
     );
-    const tail = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: rest.meta.page.next_cursor }), 200)!;
+    const tail = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: rest.meta.page.next_cursor }), 200);
     assert.equal(
       tail.data.map((r) => r.id),
       expected.slice(200),
     );
     assert.is(tail.meta.page.next_cursor, null);
 
-    const byDefault = expectStatus(await page(server, a.token, a.organizationName, {}), 200)!;
+    const byDefault = expectStatus(await page(server, a.token, a.organizationName, {}), 200);
     assert.is(byDefault.data.length, 20);
     assert.is(byDefault.meta.page.limit, 20);
     assert.equal(
@@ -196,12 +196,12 @@ testEachServer(
   "fails 400 RUN_LIST_CURSOR_INVALID (source.parameter cursor) for bare timestamps, delimiter cursors, tampered, forged, unauthenticated and garbage cursors",
   async (server) => {
     const { a } = await seedInventory(server);
-    const real = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200)!.meta.page.next_cursor!;
+    const real = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200).meta.page.next_cursor!;
     assert.type(real, "string");
     // The real cursor works.
     expectStatus(await page(server, a.token, a.organizationName, { limit: 7, cursor: real }), 200);
 
-    const firstPage = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200)!.data;
+    const firstPage = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200).data;
     const lastOfPage = firstPage[6];
     // The real cursor's payload is exactly this key, so "unsigned" is the real cursor minus its MAC.
     const key = { v: 1, c: lastOfPage.attributes.created_at, i: lastOfPage.id };
@@ -269,10 +269,10 @@ testEachServer(
     // its organization, so it is a valid position in any list; the query stays scoped to the
     // organization in the path. This test records that behaviour.
     const { a, b, runsA, runsB } = await seedInventory(server);
-    const bFirst = expectStatus(await page(server, b.token, b.organizationName, { limit: 3 }), 200)!;
+    const bFirst = expectStatus(await page(server, b.token, b.organizationName, { limit: 3 }), 200);
     const foreignCursor = bFirst.meta.page.next_cursor!;
     const keyRun = bFirst.data[2];
-    const result = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: foreignCursor }), 200)!;
+    const result = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: foreignCursor }), 200);
     const expected = [...runsA]
       .sort(byInventoryOrder)
       .filter((r) => byInventoryOrder(r, keyRun) > 0)

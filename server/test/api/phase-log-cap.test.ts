@@ -9,6 +9,7 @@ import { PhaseLog, truncationLine } from "../../src/runner/phase-log.ts";
 import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { readLog, startRun } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { jsonOf, type Tfe, type V1 } from "../support/documents.ts";
 
 const CAP = 1000;
 
@@ -29,7 +30,7 @@ async function writeApplyLog(server: TestServer, runId: string, text: string, pi
 /** The apply log as the CLI reads it (the framed stream of log-read-url, without STX, the header it drops and ETX). */
 async function cliLog(server: TestServer, token: string, runId: string): Promise<string> {
   const apply = await fetch(`${server.baseUrl}/api/v2/applies/${phaseId(runId, "apply")}`, { headers: { Authorization: `Bearer ${token}` } });
-  const url = new URL(((await apply.json()) as any).data.attributes["log-read-url"]);
+  const url = new URL((await jsonOf<Tfe["ApplyDocument"]>(apply)).data.attributes["log-read-url"]);
   url.search = "?offset=0&limit=1048576";
   const bytes = Buffer.from(await (await fetch(url)).arrayBuffer());
   assert.is(bytes[0], 0x02);
@@ -38,10 +39,10 @@ async function cliLog(server: TestServer, token: string, runId: string): Promise
   return text.slice(text.indexOf("Applying the approved plan...\n") + "Applying the approved plan...\n".length);
 }
 
-async function reviewOf(server: TestServer, token: string, runId: string): Promise<any> {
+async function reviewOf(server: TestServer, token: string, runId: string): Promise<V1["RunReview"]["attributes"]> {
   const response = await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${token}` } });
   assert.is(response.status, 200);
-  return ((await response.json()) as any).data.attributes;
+  return (await jsonOf<V1["RunReviewDocument"]>(response)).data.attributes;
 }
 
 async function liveChunks(server: TestServer, runId: string): Promise<string> {

@@ -19,10 +19,10 @@ test("/openapi/v1.json and /openapi/tfe.json are the bundled specs, without a to
       assert.match(response.headers.get("content-type") ?? "", /^application\/json/, surface);
       assert.equal(await response.json(), JSON.parse(generated(`${surface}/openapi.json`)), surface);
     }
-    const v1 = await (await fetch(`${server.baseUrl}/openapi/v1.json`)).json();
+    const v1 = (await (await fetch(`${server.baseUrl}/openapi/v1.json`)).json()) as { paths: Record<string, unknown> };
     // The served v1 spec declares its own reference routes, and the tfe spec its /api/v2 paths.
     for (const path of ["/openapi/v1.json", "/openapi/tfe.json", "/docs", "/docs/tfe", "/v1/runs/{run_id}"]) assert.ok(v1.paths[path], path);
-    const tfe = await (await fetch(`${server.baseUrl}/openapi/tfe.json`)).json();
+    const tfe = (await (await fetch(`${server.baseUrl}/openapi/tfe.json`)).json()) as { paths: Record<string, unknown> };
     assert.ok(Object.keys(tfe.paths).some((path) => path.startsWith("/api/v2/")));
     // A bad token is not even looked at (the routes take no credentials).
     const withBadToken = await fetch(`${server.baseUrl}/openapi/v1.json`, { headers: { Authorization: "Bearer nonsense" } });

@@ -5,6 +5,7 @@ import { createOrganizationWithToken, createToken, createVariable, createWorkspa
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { ApiTokenRow } from "../../src/store/rows.ts";
 
 const SECRET = "s3cr3t-review-value-0xdeadbeef";
 
@@ -32,9 +33,9 @@ async function pendingRun(server: TestServer, message?: string) {
 /** A token of `role` whose grants then lose `permission` (a grant set no built-in role has). */
 async function tokenWithout(server: TestServer, adminToken: string, organizationName: string, role: "viewer" | "operator" | "admin", permission: string) {
   const { token, tokenId } = await createToken(server, adminToken, organizationName, role);
-  const row = await server.db.knex("api_tokens").where({ id: tokenId }).first();
+  const row = await server.db.knex("api_tokens").where({ id: tokenId }).first<ApiTokenRow>();
   await server.db.knex("permission_grants").where({ principal_id: row.principal_id, permission }).del();
-  return { token, principalId: row.principal_id as string };
+  return { token, principalId: row.principal_id };
 }
 
 const getRunReviewSuite = suite("getRunReview");

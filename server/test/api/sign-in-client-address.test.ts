@@ -8,6 +8,7 @@ import { openApiChannel, SANDBOX_API_URL } from "../../src/runner/api-channel.ts
 import { runCollecting } from "../../src/runner/sandbox-test-support.ts";
 import { createUser } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 // Which address the sign-in throttle counts a failure against (domain/auth-throttle.ts: an
 // address's 20th failure blocks it for every account): the connection's peer, or, only when that
@@ -64,8 +65,8 @@ testEachServer(
     assert.is(await signIn(server, victim.email, victim.password, { localAddress: "127.0.0.2", forwardedFor: "203.0.113.77" }), 429);
     // The addresses it named were not charged: a person there (behind no proxy: 127.0.0.3) signs in.
     assert.is(await signIn(server, victim.email, victim.password, { localAddress: "127.0.0.3" }), 201);
-    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first();
-    assert.is(JSON.parse(failure.data).client_address, "127.0.0.2");
+    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first<AuditEventRow>();
+    assert.is((JSON.parse(failure.data) as { client_address?: string }).client_address, "127.0.0.2");
   },
   { clock, config: { trustedProxies: ["127.0.0.9", "10.0.0.0/8"] } },
 );
@@ -84,8 +85,8 @@ testEachServer(
     assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.7, 10.1.2.3" }), 429);
     // Everyone else behind the same proxy still signs in.
     assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.8" }), 201);
-    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first();
-    assert.is(JSON.parse(failure.data).client_address, "198.51.100.7");
+    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first<AuditEventRow>();
+    assert.is((JSON.parse(failure.data) as { client_address?: string }).client_address, "198.51.100.7");
   },
   { clock, config: { trustedProxies: ["127.0.0.5", "10.0.0.0/8"] } },
 );

@@ -3,6 +3,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createUser, signIn } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { firstError, jsonOf, type V1 } from "../support/documents.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 // Failed sign-ins and step-ups: throttled per account and per client address with exponential
 // backoff (domain/auth-throttle.ts: an account's 5th failure in a row blocks it 1 s, then 2 s,
@@ -33,7 +35,7 @@ function signInFrom(server: TestServer, email: string, password: string, options
         if (error?.meta) delete error.meta.request_id;
         resolve({
           status: res.statusCode ?? 0,
-          retryAfter: (res.headers["retry-after"] as string | undefined) ?? null,
+          retryAfter: res.headers["retry-after"] ?? null,
           code: error?.code ?? null,
           error: error ?? null,
           setCookie: (res.headers["set-cookie"] ?? [null])[0],
@@ -46,10 +48,9 @@ function signInFrom(server: TestServer, email: string, password: string, options
 }
 
 const failureAudits = async (server: TestServer) =>
-  (await server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id")).map((row: any) => [
-    row.action,
-    JSON.parse(row.data).refusal,
-  ]);
+  (
+    await server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id").select<AuditEventRow[]>("*")
+  ).map((row) => [row.action, (JSON.parse(row.data) as { refusal?: string }).refusal]);
 
 const T0 = Date.parse("2026-12-03T09:00:00.000Z");
 let nowMs = T0;
@@ -207,12 +208,12 @@ testEachServer(
     for (let i = 1; i <= 5; i++) {
       const response = await stepUp(`wrong ${i}`);
       assert.is(response.status, 403, `failure ${i}`);
-      assert.is(((await response.json()) as any).errors[0].code, "STEP_UP_PASSWORD_INVALID");
+      assert.is(firstError(await response.json()).code, "STEP_UP_PASSWORD_INVALID");
     }
     const blocked = await stepUp(password);
     assert.is(blocked.status, 429);
     assert.is(blocked.headers.get("retry-after"), "1");
-    assert.is(((await blocked.json()) as any).errors[0].code, "AUTH_THROTTLED");
+    assert.is(firstError(await blocked.json()).code, "AUTH_THROTTLED");
     assert.is((await signInFrom(server, email, password)).status, 429);
     at(1000);
     assert.is((await stepUp(password)).status, 200);
@@ -235,13 +236,14 @@ testEachServer(rotation, "a sign-in starts a new session: the cookie sent with i
   assert.is.not(second, first.cookie);
   const old = await first.request("GET", "/v1/auth/sessions/current");
   assert.is(old.status, 401);
-  assert.match(((await old.json()) as any).errors[0].detail, /signed out/);
+  assert.match(firstError(await old.json()).detail!, /signed out/);
   const current = await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } });
   assert.is(current.status, 200);
-  const ended = await server.db.knex("audit_events").where({ action: "session.ended" });
+  const ended = await server.db.knex("audit_events").where({ action: "session.ended" }).select<AuditEventRow[]>("*");
   assert.is(ended.length, 1);
-  assert.is(JSON.parse(ended[0].data).reason, "replaced_by_sign_in");
-  assert.is(JSON.parse(ended[0].data).replaced_by, ((await current.json()) as any).data.id);
+  const endedData = JSON.parse(ended[0].data) as { reason?: string; replaced_by?: string };
+  assert.is(endedData.reason, "replaced_by_sign_in");
+  assert.is(endedData.replaced_by, (await jsonOf<V1["SessionDocument"]>(current)).data.id);
   // A failed sign-in leaves the presented session alone.
   assert.is((await signInFrom(server, email, "wrong", { cookie: second })).status, 401);
   assert.is((await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } })).status, 200);

@@ -18,6 +18,7 @@ import { createOrganizationWithToken, createToken, createWorkspace, sha256 } fro
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer as testEachServerOn, withTestServer, type TestServer, type TestServerOptions } from "../support/test-server.ts";
 import { describeViolations, startContractProxy } from "../e2e/contract-proxy.ts";
+import type { Tfe } from "../support/documents.ts";
 
 const FRAME = 64 * 1024 + 16;
 
@@ -90,7 +91,7 @@ async function drain(response: Response): Promise<{ bytes: Buffer; failed: boole
 async function expectUnavailable(response: Response, planId: string): Promise<unknown> {
   assert.is(response.status, 404);
   assert.match(response.headers.get("content-type") ?? "", /^application\/vnd\.api\+json/);
-  const document = (await response.json()) as any;
+  const document = (await response.json()) as Tfe["ErrorDocument"];
   assert.is(document.errors.length, 1);
   assert.is(document.errors[0].status, "404");
   assert.is(document.errors[0].code, "PLAN_JSON_UNAVAILABLE");
@@ -276,7 +277,7 @@ testEachServer(test, "concurrent downloads are each byte-exact; a tampered one a
       assert.ok(bytes.equals(tamperedPlan.subarray(0, bytes.length)));
       return;
     }
-    const planJson = plans[i < runs.length ? i : i - runs.length - 1]!;
+    const planJson = plans[i < runs.length ? i : i - runs.length - 1];
     assert.not.ok(failed, `download ${i} failed`);
     assert.ok(bytes.equals(planJson), `download ${i} differs from its plan JSON`);
   });
@@ -413,7 +414,7 @@ testEachServer(
     const ref = (await server.services.stores.artifacts.forRun(record.id, "plan_json"))!.ref;
     assert.is(bytes.length, ref.sizeBytes);
     assert.is(createHash("sha256").update(bytes).digest("hex"), ref.sha256);
-    const document = JSON.parse(bytes.toString("utf8"));
+    const document = JSON.parse(bytes.toString("utf8")) as { resource_changes?: unknown[] };
     assert.ok(Array.isArray(document.resource_changes) && document.resource_changes.length > 0);
   },
   { runner: true },

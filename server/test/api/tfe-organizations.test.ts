@@ -16,7 +16,7 @@ function createDocument(name: string) {
 }
 
 async function auditActions(server: TestServer, targetId: string): Promise<string[]> {
-  const rows = (await server.db.knex("audit_events").where({ target_id: targetId }).select("action")) as { action: string }[];
+  const rows = await server.db.knex("audit_events").where({ target_id: targetId }).select<{ action: string }[]>("action");
   return rows.map((row) => row.action);
 }
 
@@ -39,7 +39,7 @@ testEachServer(create, "a deployment administrator creates the organization as /
     projects.data.map((project) => project.attributes.name),
     ["Default Project"],
   );
-  assert.equal(organization.relationships["default-project"].data, { type: "projects", id: projects.data[0]!.id });
+  assert.equal(organization.relationships["default-project"].data, { type: "projects", id: projects.data[0].id });
   assert.equal(await auditActions(server, v1.data.id), ["organization.created"]);
   const audit = (await server.db.knex("audit_events").where({ target_id: v1.data.id }).first()) as { actor_id: string };
   assert.is(audit.actor_id, BOOTSTRAP_PRINCIPAL_ID);
@@ -113,8 +113,8 @@ testEachServer(read, "a query the list does not implement is 400, never the whol
     const response = await fetch(`${server.baseUrl}/api/v2/organizations?${encodeURIComponent(parameter)}=x`, { headers: { Authorization: `Bearer ${server.bootstrapToken}` } });
     assert.is(response.status, 400, parameter);
     const body = (await response.json()) as { errors: { code: string; source?: { parameter?: string } }[] };
-    assert.is(body.errors[0]!.code, "REQUEST_INVALID");
-    assert.is(body.errors[0]!.source?.parameter, parameter);
+    assert.is(body.errors[0].code, "REQUEST_INVALID");
+    assert.is(body.errors[0].source?.parameter, parameter);
   }
 });
 

@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import { expectNothingWritten } from "../support/factories.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { testEachServer } from "../support/test-server.ts";
+import { firstError, jsonOf, type Tfe } from "../support/documents.ts";
 
 const test = suite("tfe run workspace relationship");
 
@@ -23,17 +24,17 @@ testEachServer(test, "data: null and an empty id are refused 422 DOCUMENT_INVALI
   ] as const) {
     const response = await expectNothingWritten(server, () => post(data));
     assert.is(response.status, 422, JSON.stringify(data));
-    const error = (await response.json()).errors[0];
+    const error = firstError(await response.json());
     assert.is(error.code, "DOCUMENT_INVALID");
-    assert.is(error.source.pointer, pointer);
+    assert.is(error.source!.pointer, pointer);
   }
   // One character is enough for validation: the workspace is then looked up (a missing one is 404).
   assert.is((await post({ type: "workspaces", id: "w" })).status, 404);
   // The real workspace is accepted past validation (it has no configuration version yet: not a 422 DOCUMENT_INVALID on the relationship).
   const named = await post({ type: "workspaces", id: workspace.id });
-  const body = await named.json();
+  const body = await jsonOf<Partial<Tfe["ErrorDocument"]>>(named);
   assert.not.ok(
-    body.errors?.some((e: any) => e.source?.pointer?.startsWith("/data/relationships/workspace")),
+    body.errors?.some((e) => e.source?.pointer?.startsWith("/data/relationships/workspace")),
     JSON.stringify(body),
   );
 });

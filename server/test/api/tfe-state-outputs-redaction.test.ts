@@ -11,6 +11,7 @@ import { stateVersionOutputId } from "../../src/api/tfe/presenters.ts";
 import { createToken, createVariable } from "../support/factories.ts";
 import { seededOrganization, storeState } from "../support/seeded-runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { Tfe } from "../support/documents.ts";
 
 const VARIABLE_SECRET = "outputs-variable-secret-51720";
 const STATE_SECRET = "outputs-state-secret-88342";
@@ -64,10 +65,10 @@ async function setUp(server: TestServer) {
   return { workspace, version, callers };
 }
 
-async function get(server: TestServer, token: string, path: string): Promise<{ status: number; text: string; body: any }> {
+async function get<T>(server: TestServer, token: string, path: string): Promise<{ status: number; text: string; body: T }> {
   const response = await fetch(`${server.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
   const text = await response.text();
-  return { status: response.status, text, body: JSON.parse(text) };
+  return { status: response.status, text, body: JSON.parse(text) as T };
 }
 
 function assertNoSecret(where: string, text: string) {
@@ -82,26 +83,26 @@ testEachServer(test, "a viewer and an operator never see a sensitive variable th
   const one = (index: number) => `/api/v2/state-version-outputs/${stateVersionOutputId(version.id, index)}`;
 
   // The viewer (no state:read): names, types and sensitivity, never a value.
-  const viewer = await get(server, callers.viewer, list);
+  const viewer = await get<Tfe["StateVersionOutputListDocument"]>(server, callers.viewer, list);
   assert.is(viewer.status, 200, viewer.text);
   assertNoSecret("the viewer's list", viewer.text);
   assert.equal(
-    viewer.body.data.map((o: any) => [o.attributes.name, o.attributes.sensitive, o.attributes.value]),
+    viewer.body.data.map((o) => [o.attributes.name, o.attributes.sensitive, o.attributes.value]),
     ["plain", "ns", "nested", "cfg", "hello", "hidden"].map((name) => [name, name === "hidden", null]),
   );
   assert.equal(viewer.body.data[2].attributes["detailed-type"], ["object", { list: ["list", "string"], n: "number" }]);
   for (let index = 0; index < 6; index++) {
-    const single = await get(server, callers.viewer, one(index));
+    const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers.viewer, one(index));
     assert.is(single.status, 200, single.text);
     assert.is(single.body.data.attributes.value, null);
   }
 
   // The operator and the admin (state:read): the values, redacted by value like the logs.
   for (const caller of ["operator", "admin"] as const) {
-    const read = await get(server, callers[caller], list);
+    const read = await get<Tfe["StateVersionOutputListDocument"]>(server, callers[caller], list);
     assert.is(read.status, 200, read.text);
     assertNoSecret(`the ${caller}'s list`, read.text);
-    const values = Object.fromEntries(read.body.data.map((o: any) => [o.attributes.name, o.attributes.value]));
+    const values = Object.fromEntries(read.body.data.map((o) => [o.attributes.name, o.attributes.value]));
     assert.equal(values, {
       plain: REDACTED,
       ns: `copied ${REDACTED}`,
@@ -111,7 +112,7 @@ testEachServer(test, "a viewer and an operator never see a sensitive variable th
       hidden: null,
     });
     for (let index = 0; index < 6; index++) {
-      const single = await get(server, callers[caller], one(index));
+      const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers[caller], one(index));
       assert.is(single.status, 200, single.text);
       assertNoSecret(`the ${caller}'s output ${index}`, single.text);
       assert.equal(single.body.data.attributes.value, read.body.data[index].attributes.value);

@@ -8,6 +8,7 @@ import { createWorkspace, expectNothingWritten, expectStatus, expectV1Error, upl
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const TABLES = ["workspaces", "audit_events", "workspace_locks"];
 
@@ -32,9 +33,9 @@ testEachServer(deletion, "an administrator deletes with the exact name: gone fro
   const ws = await make("retired");
   expectStatus(await remove(admin, ws.id, "retired"), 204);
   expectV1Error(await getWorkspace({ client: server.v1(org.token), path: { workspace_id: ws.id } }), 404, "NOT_FOUND");
-  const names = expectStatus(await listWorkspaces({ client: server.v1(org.token), path: { organization_name: "acme" } }), 200)!.data.map((w) => w.attributes.name);
+  const names = expectStatus(await listWorkspaces({ client: server.v1(org.token), path: { organization_name: "acme" } }), 200).data.map((w) => w.attributes.name);
   assert.not.ok(names.includes("retired"));
-  const event = await server.db.knex("audit_events").where({ target_id: ws.id, action: "workspace.deleted" }).first();
+  const event = await server.db.knex("audit_events").where({ target_id: ws.id, action: "workspace.deleted" }).first<AuditEventRow | undefined>();
   assert.is(event?.actor_id, admin.userId);
   // The name can be taken again; deleting the old id again is a 404.
   await make("retired");

@@ -8,6 +8,7 @@ import { expectNothingWritten, expectStatus, expectV1Error } from "../support/fa
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const LOCK_TABLES = ["workspace_locks", "audit_events"];
 
@@ -18,7 +19,7 @@ async function world(server: TestServer) {
   const admin = await signedInMember(server, "acme", "admin");
   const lock = (who: typeof ada, reason: string) =>
     lockWorkspace({ client: who.session.client(), path: { workspace_id: workspace.id }, body: { data: { type: "workspace-locks", attributes: { reason } } } });
-  const summary = async () => expectStatus(await getWorkspaceStateSummary({ client: server.v1(org.token), path: { workspace_id: workspace.id } }), 200)!.data.attributes.lock;
+  const summary = async () => expectStatus(await getWorkspaceStateSummary({ client: server.v1(org.token), path: { workspace_id: workspace.id } }), 200).data.attributes.lock;
   return { org, workspace, ada, bob, admin, lock, summary };
 }
 
@@ -26,7 +27,7 @@ const locks = suite("workspace locks (/v1)");
 
 testEachServer(locks, "lock with a reason, refused while held, unlocked only by its holder, then free", async (server) => {
   const { workspace, ada, bob, lock, summary } = await world(server);
-  const taken = expectStatus(await lock(ada, "  rotating keys  "), 200)!;
+  const taken = expectStatus(await lock(ada, "  rotating keys  "), 200);
   assert.ok(v1Validators.lockWorkspaceResponse200(taken), JSON.stringify(v1Validators.lockWorkspaceResponse200.errors));
   assert.equal({ ...taken.data.attributes, locked_at: "t", fence: 0 }, { holder_kind: "user", holder_id: ada.userId, reason: "rotating keys", locked_at: "t", fence: 0 });
   assert.ok(taken.data.attributes.fence > 0);
@@ -42,7 +43,7 @@ testEachServer(locks, "lock with a reason, refused while held, unlocked only by 
     "WORKSPACE_LOCKED",
   );
 
-  const released = expectStatus(await unlockWorkspace({ client: ada.session.client(), path: { workspace_id: workspace.id } }), 200)!;
+  const released = expectStatus(await unlockWorkspace({ client: ada.session.client(), path: { workspace_id: workspace.id } }), 200);
   assert.is(released.data.attributes.holder_id, ada.userId);
   assert.is(await summary(), null);
   expectV1Error(
@@ -51,7 +52,7 @@ testEachServer(locks, "lock with a reason, refused while held, unlocked only by 
     "WORKSPACE_NOT_LOCKED",
   );
   // Each change is in the audit history with its actor.
-  const actions = (await server.db.knex("audit_events").where({ target_id: workspace.id }).select("action", "actor_id")) as Array<{ action: string; actor_id: string }>;
+  const actions = await server.db.knex("audit_events").where({ target_id: workspace.id }).select<Array<{ action: string; actor_id: string }>>("action", "actor_id");
   assert.equal(
     actions.filter((a) => a.action.startsWith("workspace.") && a.action.includes("lock")).map((a) => [a.action, a.actor_id]),
     [
@@ -77,11 +78,11 @@ testEachServer(locks, "an organization administrator force-unlocks someone else'
   expectStatus(await lock(ada, "holding"), 200);
   const refused = await expectNothingWritten(server, () => forceUnlockWorkspace({ client: bob.session.client(), path: { workspace_id: workspace.id } }), LOCK_TABLES);
   expectV1Error(refused, 403, "FORBIDDEN");
-  const forced = expectStatus(await forceUnlockWorkspace({ client: admin.session.client(), path: { workspace_id: workspace.id } }), 200)!;
+  const forced = expectStatus(await forceUnlockWorkspace({ client: admin.session.client(), path: { workspace_id: workspace.id } }), 200);
   assert.is(forced.data.attributes.holder_id, ada.userId);
   assert.is(await summary(), null);
   expectV1Error(await forceUnlockWorkspace({ client: admin.session.client(), path: { workspace_id: workspace.id } }), 409, "WORKSPACE_NOT_LOCKED");
-  const forcedEvent = await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.force_unlocked" }).first();
+  const forcedEvent = await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.force_unlocked" }).first<AuditEventRow | undefined>();
   assert.is(forcedEvent?.actor_id, admin.userId);
 });
 

@@ -7,6 +7,7 @@ import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { createToken, expectStatus } from "../support/factories.ts";
 import { seededOrganization, seedRunIn, storeState } from "../support/seeded-runs.ts";
 import { testEachServer } from "../support/test-server.ts";
+import type { StateVersionRow } from "../../src/store/rows.ts";
 
 const test = suite("workspace state summary");
 
@@ -31,8 +32,8 @@ testEachServer(
     const one = await summary();
     assert.is(one.state_versions.length, 1, "the pending upload is not state");
     const [first] = one.state_versions;
-    const row = await server.db.knex("state_versions").where({ workspace_id: workspace.id, serial: 1 }).first();
-    assert.equal(first, { id: row.id, serial: 1, run_id: run.id, published_at: new Date(row.published_at).toISOString(), digest: row.sha256, size_bytes: Number(row.size_bytes) });
+    const row = await server.db.knex("state_versions").where({ workspace_id: workspace.id, serial: 1 }).first<StateVersionRow>();
+    assert.equal(first, { id: row.id, serial: 1, run_id: run.id, published_at: new Date(row.published_at!).toISOString(), digest: row.sha256, size_bytes: Number(row.size_bytes) });
     assert.is(one.current_state_version_id, row.id);
     assert.not.ok(JSON.stringify(one).includes("lineage"), "metadata only");
 

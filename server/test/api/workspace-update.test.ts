@@ -7,6 +7,7 @@ import { createWorkspace, expectNothingWritten, expectStatus, expectV1Error } fr
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const update = suite("updateWorkspace general settings (/v1)");
 
@@ -14,14 +15,14 @@ testEachServer(update, "renames, describes and moves the working directory; the 
   const { org, workspace } = await seededOrganization(server);
   const patch = (attributes: Record<string, unknown>) =>
     updateWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "workspaces", attributes } } as never });
-  const renamed = expectStatus(await patch({ name: "app-prod", description: "the app", working_directory: "infra/prod" }), 200)!.data;
+  const renamed = expectStatus(await patch({ name: "app-prod", description: "the app", working_directory: "infra/prod" }), 200).data;
   assert.equal([renamed.attributes.name, renamed.attributes.description, renamed.attributes.working_directory], ["app-prod", "the app", "infra/prod"]);
-  const names = expectStatus(await listWorkspaces({ client: server.v1(org.token), path: { organization_name: "acme" } }), 200)!.data.map((w) => w.attributes.name);
+  const names = expectStatus(await listWorkspaces({ client: server.v1(org.token), path: { organization_name: "acme" } }), 200).data.map((w) => w.attributes.name);
   assert.ok(names.includes("app-prod") && !names.includes("app"), names.join(","));
-  const event = await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" }).first();
+  const event = await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" }).first<AuditEventRow | undefined>();
   assert.ok(event, "audited");
-  assert.is(expectStatus(await patch({ description: null }), 200)!.data.attributes.description, null);
-  assert.is(expectStatus(await getWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id } }), 200)!.data.attributes.name, "app-prod");
+  assert.is(expectStatus(await patch({ description: null }), 200).data.attributes.description, null);
+  assert.is(expectStatus(await getWorkspace({ client: server.v1(org.token), path: { workspace_id: workspace.id } }), 200).data.attributes.name, "app-prod");
 });
 
 testEachServer(update, "a taken name, a bad name or working directory, and a viewer are refused, writing nothing", async (server) => {
@@ -43,7 +44,7 @@ testEachServer(update, "an administrator moves a workspace to another project: p
   const project = expectStatus(
     await createProject({ client: server.v1(org.token), path: { organization_name: "acme" }, body: { data: { type: "projects", attributes: { name: "payments" } } } }),
     201,
-  )!.data;
+  ).data;
   const scoped = await signedInMember(server, "acme", "viewer", { project_id: project.id });
   const sees = async () => (await getWorkspace({ client: scoped.session.client(), path: { workspace_id: workspace.id } })).response.status;
   assert.is(await sees(), 404, "not in the payments project yet");
@@ -57,10 +58,10 @@ testEachServer(update, "an administrator moves a workspace to another project: p
   const tables = ["workspaces", "audit_events"];
   expectV1Error(await expectNothingWritten(server, () => move(operator.session.client(), project.id), tables), 403, "FORBIDDEN");
   expectV1Error(await expectNothingWritten(server, () => move(server.v1(org.token), "prj-0000000000000000"), tables), 404, "NOT_FOUND");
-  const moved = expectStatus(await move(server.v1(org.token), project.id), 200)!.data;
+  const moved = expectStatus(await move(server.v1(org.token), project.id), 200).data;
   assert.is(moved.relationships.project.data.id, project.id);
   assert.is(await sees(), 200, "the payments project's viewer now reaches it");
-  const event = (await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" })).find((e: { data: string | null }) =>
+  const event = (await server.db.knex("audit_events").where({ target_id: workspace.id, action: "workspace.updated" }).select<AuditEventRow[]>("*")).find((e) =>
     String(e.data).includes("project_id"),
   );
   assert.ok(event, "the move is audited");
