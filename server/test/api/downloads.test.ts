@@ -6,6 +6,7 @@ import { applicationTables, createOrganizationWithToken, expectNothingWritten } 
 import { seededRun, tokenWith } from "../support/seeded-runs.ts";
 import { signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { AuditEventRow } from "../../src/store/rows.ts";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
@@ -31,8 +32,18 @@ async function errorOf(response: Response, status: number, code: string) {
 }
 
 async function downloadAudits(server: TestServer, runId: string) {
-  return server.db.knex("audit_events").where({ target_id: runId }).andWhere("action", "like", "run.download.%").orderBy("created_at");
+  return server.db.knex("audit_events").where({ target_id: runId }).andWhere("action", "like", "run.download.%").orderBy("created_at").select<AuditEventRow[]>("*");
 }
+
+/** What a run.download.* audit event records. */
+interface DownloadAuditData {
+  reason?: string;
+  sha256?: string;
+  state_version_id?: string;
+  refusal?: string;
+  operation?: string;
+}
+const dataOf = (row: AuditEventRow) => JSON.parse(row.data) as DownloadAuditData;
 
 // ---------------------------------------------------------------------------------------------
 const sensitive = suite("sensitive downloads");
@@ -54,10 +65,10 @@ testEachServer(sensitive, "raw plan and emergency state: exact bytes, attachment
 
   const audits = await downloadAudits(server, run.id);
   assert.equal(
-    audits.map((a: any) => a.action),
+    audits.map((a) => a.action),
     ["run.download.raw_plan", "run.download.emergency_state"],
   );
-  const data = audits.map((a: any) => JSON.parse(a.data));
+  const data = audits.map(dataOf);
   assert.is(data[0].reason, "incident 42: verify the plan");
   assert.is(data[0].sha256, sha256(planJson));
   assert.is(data[1].reason, "restore after the interrupted apply");
@@ -129,16 +140,16 @@ testEachServer(
         assert.match(error.detail, /confirm your password \(POST \/v1\/auth\/step-up\)/);
         const after = await downloadAudits(server, run.id);
         assert.is(after.length, before.length + 1, `${label}: one audit event for the refusal`);
-        const event = after.at(-1);
+        const event = after.at(-1)!;
         assert.is(event.action, "run.download.refused");
         assert.is(event.organization_id, organizationId);
-        const data = JSON.parse(event.data);
+        const data = dataOf(event);
         assert.is(data.refusal, "STEP_UP_REQUIRED");
         assert.is(data.operation, path === raw ? "downloadRawPlan" : "downloadEmergencyState");
       }
     }
     // Not a single byte went out: no download event besides the refusals.
-    assert.equal([...new Set((await downloadAudits(server, run.id)).map((a: any) => a.action))], ["run.download.refused"]);
+    assert.equal([...new Set((await downloadAudits(server, run.id)).map((a) => a.action))], ["run.download.refused"]);
     // The plan JSON route of the compatibility surface keeps its own rule (artifact:read_sensitive, tokens welcome, no step-up).
     const json = await fetch(`${server.baseUrl}/api/v2/plans/${run.id.replace(/^run-/, "plan-")}/json-output`, { headers: { Authorization: `Bearer ${org.token}` } });
     assert.is(json.status, 200);
@@ -174,7 +185,7 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
   assert.is(status, 200);
   const audits = await downloadAudits(server, run.id);
   assert.is(audits.length, 1);
-  assert.is(JSON.parse(audits[0].data).reason, "disconnect test");
+  assert.is(dataOf(audits[0]).reason, "disconnect test");
 });
 
 {
@@ -208,7 +219,7 @@ testEachServer(sensitive, "the audit row is committed even when the client disco
       );
       assert.is((await admin.session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: admin.password } } } })).status, 200);
       assert.is((await admin.session.request("POST", path, { body: reasonBody("after step-up") })).status, 200);
-      const reasons = (await downloadAudits(server, run.id)).map((a: any) => JSON.parse(a.data).reason);
+      const reasons = (await downloadAudits(server, run.id)).map((a) => dataOf(a).reason);
       assert.equal(reasons, ["fresh", "exactly 15 minutes", "after step-up"]);
       // An operator session is never a sensitive-access principal, fresh or not.
       const operator = await signedInMember(server, "acme", "operator");
@@ -229,7 +240,7 @@ testEachServer(redacted, "artifact:read (a viewer) downloads the plan-diff artif
   assert.equal(await response.json(), JSON.parse(planDiff.toString()));
   assert.is(response.headers.get("content-disposition"), `attachment; filename="${run.id}-plan-changes.json"`);
   assert.equal(
-    (await downloadAudits(server, run.id)).map((a: any) => a.action),
+    (await downloadAudits(server, run.id)).map((a) => a.action),
     ["run.download.redacted_plan"],
   );
 

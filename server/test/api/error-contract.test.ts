@@ -23,24 +23,29 @@ import { createUser, signIn } from "../support/sessions.ts";
 import { isSensitivePermission } from "../../src/domain/authorization.ts";
 
 type Schema = { type?: string; maxLength?: number; pattern?: string; enum?: string[]; $ref?: string };
-type Spec = { paths: Record<string, Record<string, any>>; components: { parameters?: Record<string, any>; schemas?: Record<string, any> } };
+/** A spec node that may be a `$ref` to another one. */
+type Node = { $ref?: string };
+type ParameterNode = Node & { name: string; in: "path" | "query"; schema: Schema };
+type PathItem = { parameters?: Node[] } & Record<string, { parameters?: Node[] }>;
+type Spec = { paths: Record<string, PathItem>; components: { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> } };
 
-function resolve(spec: Spec, node: any): any {
-  let at = node;
+/** The node itself, or what its `$ref` chain leads to (as the caller expects it to be). */
+function resolve<T>(spec: Spec, node: unknown): T {
+  let at = node as Node | undefined;
   while (at && typeof at.$ref === "string")
     at = at.$ref
       .slice(2)
       .split("/")
-      .reduce((o: any, k: string) => o?.[k], spec);
-  return at;
+      .reduce<unknown>((o, k) => (o as Record<string, unknown> | undefined)?.[k], spec) as Node | undefined;
+  return at as T;
 }
 
 /** The declared path and query parameters of an operation, with their resolved schemas. */
 function parametersOf(spec: Spec, op: OperationDescriptor): Array<{ name: string; in: "path" | "query"; schema: Schema }> {
   const item = spec.paths[op.path];
-  return [...(item.parameters ?? []), ...(item[op.method.toLowerCase()].parameters ?? [])].map((p: any) => {
-    const parameter = resolve(spec, p);
-    return { name: parameter.name, in: parameter.in, schema: resolve(spec, parameter.schema) };
+  return [...(item.parameters ?? []), ...(item[op.method.toLowerCase()].parameters ?? [])].map((p) => {
+    const parameter = resolve<ParameterNode>(spec, p);
+    return { name: parameter.name, in: parameter.in, schema: resolve<Schema>(spec, parameter.schema) };
   });
 }
 
@@ -170,11 +175,7 @@ testEachServer(
   async (server) => {
     const { token } = await setUp(server);
     const tables = await applicationTables(server);
-    const { probed, answering400 } = await expectNothingWritten(
-      server,
-      () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument as Validator),
-      tables,
-    );
+    const { probed, answering400 } = await expectNothingWritten(server, () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument), tables);
     const withJsonBody = tfeOperations.filter((op) => op.requestBody && op.requestBody.contentType !== "application/octet-stream");
     assert.ok(withJsonBody.length >= 10, String(withJsonBody.length));
     for (const op of withJsonBody) assert.ok(answering400.has(op.operationId), op.operationId);
@@ -198,7 +199,7 @@ testEachServer(declared, "/v1: the same probes on every operation; each 400 is d
   const session = await signIn(server, admin.email, admin.password);
   const { probed, answering400 } = await expectNothingWritten(
     server,
-    () => checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument as Validator, session),
+    () => checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument, session),
     tables,
   );
   console.log(`  /v1: ${probed} requests, ${answering400.size} of ${v1Operations.length} operations answer 400`);
@@ -220,8 +221,8 @@ async function probeApp(validateResponses: boolean, declared400: Validator | nul
     permission: "none",
     authenticated: false,
     runToken: false,
-    validatePath: Object.assign(() => true, { errors: null }) as unknown as Validator,
-    validateQuery: Object.assign(() => true, { errors: null }) as unknown as Validator,
+    validatePath: Object.assign(() => true, { errors: null }),
+    validateQuery: Object.assign(() => true, { errors: null }),
     requestBody: { contentType: "application/json", required: true, validate: null },
     responses,
   };

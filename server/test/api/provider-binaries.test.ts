@@ -57,7 +57,7 @@ testEachServer(upload, "a provider binary under .terraform/ (at the root or in a
   // of tofu's working data (go-slug's defaults): both accepted.
   const modules = { "main.tf": "", ".terraform.lock.hcl": LOCK, ".terraform/modules/modules.json": '{"Modules":[]}', ".terraform/modules/vpc/main.tf": "" };
   assert.is((await putUpload(pending.attributes.upload_url!, makeConfigurationTarball(modules))).status, 200);
-  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(shown.attributes.status, "uploaded");
 });
 

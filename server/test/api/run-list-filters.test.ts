@@ -18,7 +18,7 @@ async function seed(server: TestServer) {
   const runs: Run[] = [];
   for (let i = 0; i < 24; i++) {
     const created = await createRun({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs", attributes: { message: `run ${i}` } } } });
-    runs.push(expectStatus(created, 201)!.data);
+    runs.push(expectStatus(created, 201).data);
   }
   // Every third run awaits approval, every eighth is soft-failed, the fifth needs recovery; the rest applied.
   const statusOf = (i: number) => (i === 5 ? "needs_recovery" : i % 8 === 0 ? "policy_soft_failed" : i % 3 === 0 ? "awaiting_approval" : "applied");
@@ -40,8 +40,8 @@ async function listAll(server: TestServer, token: string, organization: string, 
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const result = await listOrganizationRuns({ client: server.v1(token), path: { organization_name: organization }, query: { ...query, ...(cursor ? { cursor } : {}) } as never });
-    const body = expectStatus(result, 200)!;
+    const result = await listOrganizationRuns({ client: server.v1(token), path: { organization_name: organization }, query: { ...query, ...(cursor ? { cursor } : {}) } });
+    const body = expectStatus(result, 200);
     assert.ok(v1Validators.listOrganizationRunsResponse200(body), JSON.stringify(v1Validators.listOrganizationRunsResponse200.errors));
     ids.push(...body.data.map((r) => r.id));
     cursor = body.meta.page.next_cursor ?? undefined;
@@ -69,7 +69,7 @@ testEachServer(filter, "one status, and several comma-separated, page through ex
 
 testEachServer(filter, "refuses an unknown status, an empty one and a malformed list with 400 REQUEST_INVALID", async (server) => {
   const { org } = await seed(server);
-  const list = (status: string) => listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName }, query: { status } as never });
+  const list = (status: string) => listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName }, query: { status } });
   const unknown = expectV1Error(await list("awaiting_approval,approved_maybe"), 400, "REQUEST_INVALID");
   assert.ok(JSON.stringify(unknown).includes("approved_maybe"), "the error names the unknown status");
   expectV1Error(await list(""), 400, "REQUEST_INVALID", { parameter: "status" });
@@ -83,15 +83,15 @@ testEachServer(creators, "names the token's principal for a token's run and the 
   const org = await createOrganizationWithToken(server, "acme", "admin");
   const workspace = await createWorkspace(server, org.token, org.organizationName, { name: "net" });
   await uploadConfiguration(server, org.token, workspace.id);
-  const byToken = expectStatus(await createRun({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201)!.data;
+  const byToken = expectStatus(await createRun({ client: server.v1(org.token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
   assert.is(byToken.attributes.created_by?.kind, "token");
   assert.ok(byToken.attributes.created_by?.name, "a token principal has a name");
   const user = await createUser(server, { displayName: "Ada Lovelace" });
   await addMembership(server, org.organizationName, user.email, "operator");
   const session = await signIn(server, user.email, user.password);
-  const bySession = expectStatus(await createRun({ client: session.client(), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201)!.data;
+  const bySession = expectStatus(await createRun({ client: session.client(), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
   assert.equal(bySession.attributes.created_by, { id: user.userId, kind: "user", name: "Ada Lovelace" });
-  const listed = expectStatus(await listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName } }), 200)!.data;
+  const listed = expectStatus(await listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName } }), 200).data;
   assert.equal(
     listed.map((r) => [r.id, r.attributes.created_by?.kind]),
     [
@@ -101,7 +101,7 @@ testEachServer(creators, "names the token's principal for a token's run and the 
   );
   // A run with no creator on record says so.
   await server.db.knex("runs").where({ id: byToken.id }).update({ created_by: null });
-  const again = expectStatus(await listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName } }), 200)!.data;
+  const again = expectStatus(await listOrganizationRuns({ client: server.v1(org.token), path: { organization_name: org.organizationName } }), 200).data;
   assert.is(again.find((r) => r.id === byToken.id)!.attributes.created_by, null);
 });
 

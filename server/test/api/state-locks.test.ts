@@ -39,12 +39,12 @@ testEachServer(locks, "lock, unlock and force-unlock answer 200 with the workspa
   assert.is(validWorkspaceDocument(await getWorkspace({ client, path })).data.attributes.locked, false);
 
   // The CLI's exact request: Content-Type JSON:API, a body whose type is "".
-  const locked = validWorkspaceDocument(await lockWorkspace({ client, path, body: CLI_LOCK_BODY as never }));
+  const locked = validWorkspaceDocument(await lockWorkspace({ client, path, body: CLI_LOCK_BODY }));
   assert.is(locked.data.id, f.workspaceId);
   assert.is(locked.data.attributes.locked, true);
   const byId = validWorkspaceDocument(await getWorkspace({ client, path }));
   assert.is(byId.data.attributes.locked, true);
-  const byName = expectStatus(await getWorkspaceByName({ client, path: { organization_name: f.organizationName, workspace_name: f.workspaceName } }), 200)!;
+  const byName = expectStatus(await getWorkspaceByName({ client, path: { organization_name: f.organizationName, workspace_name: f.workspaceName } }), 200);
   assert.is(byName.data.attributes.locked, true);
   const lock = await server.services.stores.workspaceLocks.current(f.workspaceId);
   assert.equal({ kind: lock?.holder.kind, reason: lock?.reason, fence: lock?.fence }, { kind: "user", reason: "Locked by OpenTofu", fence: 1 });
@@ -75,10 +75,10 @@ testEachServer(locks, "fails 409 with the text the CLI matches: locked by someon
   const f = await setUp(server);
   const other = await createToken(server, f.token, f.organizationName, "admin");
   const path = { workspace_id: f.workspaceId };
-  validWorkspaceDocument(await lockWorkspace({ client: server.tfe(f.token), path, body: CLI_LOCK_BODY as never }));
+  validWorkspaceDocument(await lockWorkspace({ client: server.tfe(f.token), path, body: CLI_LOCK_BODY }));
 
   await expectUnchanged(server, f.workspaceId, async () => {
-    const again = expectConflict(await lockWorkspace({ client: server.tfe(f.token), path, body: CLI_LOCK_BODY as never }), "WORKSPACE_LOCKED", "Workspace is locked");
+    const again = expectConflict(await lockWorkspace({ client: server.tfe(f.token), path, body: CLI_LOCK_BODY }), "WORKSPACE_LOCKED", "Workspace is locked");
     assert.match(again.detail!, /is locked by User prn-/);
     expectConflict(await lockWorkspace({ client: server.tfe(other.token), path }), "WORKSPACE_LOCKED", "Workspace is locked");
     const foreign = expectConflict(await unlockWorkspace({ client: server.tfe(other.token), path }), "WORKSPACE_LOCKED", "Workspace is locked");
@@ -121,7 +121,7 @@ testEachServer(locks, "two lock requests at once: exactly one gets the lock (fen
   const f = await setUp(server);
   const other = await createToken(server, f.token, f.organizationName, "admin");
   const path = { workspace_id: f.workspaceId };
-  const results = await Promise.all([f.token, other.token, f.token, other.token].map((token) => lockWorkspace({ client: server.tfe(token), path, body: CLI_LOCK_BODY as never })));
+  const results = await Promise.all([f.token, other.token, f.token, other.token].map((token) => lockWorkspace({ client: server.tfe(token), path, body: CLI_LOCK_BODY })));
   assert.equal(results.map((r) => r.response.status).sort(), [200, 409, 409, 409]);
   assert.is((await server.services.stores.workspaceLocks.current(f.workspaceId))?.fence, 1);
   assert.is(await server.services.stores.workspaceLocks.lastFence(f.workspaceId), 1);
@@ -156,7 +156,7 @@ testEachServer(runLocks, "two runs locking at once: one fence, the other WORKSPA
   const outcomes = await Promise.allSettled(runs.map((run) => lockWorkspaceForRun(server.services, f.workspaceId, run.id)));
   const won = outcomes.filter((o) => o.status === "fulfilled");
   assert.is(won.length, 1, JSON.stringify(outcomes));
-  assert.is((won[0] as PromiseFulfilledResult<number>).value, 1);
+  assert.is(won[0].value, 1);
   for (const o of outcomes) if (o.status === "rejected") assert.ok(isDomainError(o.reason, "WORKSPACE_LOCKED"), String(o.reason));
 });
 
@@ -167,7 +167,7 @@ testEachServer(runLocks, "the run's own token: lock is re-entrant (200, no new f
   const { secret: planSecret } = await mintRunToken(server.services, run, "plan", 10 * MINUTE);
   const path = { workspace_id: f.workspaceId };
   for (const token of [secret, planSecret]) {
-    const locked = validWorkspaceDocument(await lockWorkspace({ client: server.tfe(token), path, body: CLI_LOCK_BODY as never }));
+    const locked = validWorkspaceDocument(await lockWorkspace({ client: server.tfe(token), path, body: CLI_LOCK_BODY }));
     assert.is(locked.data.attributes.locked, true);
     assert.is(locked.data.attributes.permissions["can-lock"], true);
     const unlocked = validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(token), path }));
@@ -194,11 +194,7 @@ testEachServer(runLocks, "the run's own token: lock is re-entrant (200, no new f
   // Once the runner released it: the apply token neither takes nor releases a lock, the plan token still passes.
   assert.ok(await unlockWorkspaceForRun(server.services, f.workspaceId, run.id));
   await expectUnchanged(server, f.workspaceId, async () => {
-    expectConflict(
-      await lockWorkspace({ client: server.tfe(secret), path, body: CLI_LOCK_BODY as never }),
-      "RUN_TOKEN_LOCK_REQUIRED",
-      "An apply token needs the run to hold the lock",
-    );
+    expectConflict(await lockWorkspace({ client: server.tfe(secret), path, body: CLI_LOCK_BODY }), "RUN_TOKEN_LOCK_REQUIRED", "An apply token needs the run to hold the lock");
     expectConflict(await unlockWorkspace({ client: server.tfe(secret), path }), "WORKSPACE_NOT_LOCKED", "Workspace is not locked");
     assert.is(validWorkspaceDocument(await lockWorkspace({ client: server.tfe(planSecret), path })).data.attributes.locked, false, "a plan takes no lock");
     validWorkspaceDocument(await unlockWorkspace({ client: server.tfe(planSecret), path }));
@@ -235,7 +231,7 @@ testEachServer(scope, "a run token reaches its run's organization and workspace 
   const { secret } = await mintRunToken(server.services, run, "plan", 10 * MINUTE);
   const tfe = server.tfe(secret);
   expectStatus(await getEntitlementSet({ client: tfe, path: { organization_name: f.organizationName } }), 200);
-  const shown = expectStatus(await getWorkspaceByName({ client: tfe, path: { organization_name: f.organizationName, workspace_name: f.workspaceName } }), 200)!;
+  const shown = expectStatus(await getWorkspaceByName({ client: tfe, path: { organization_name: f.organizationName, workspace_name: f.workspaceName } }), 200);
   assert.is(shown.data.id, f.workspaceId);
   assert.is(shown.data.attributes.permissions["can-queue-run"], false);
   validWorkspaceDocument(await getWorkspace({ client: tfe, path: { workspace_id: f.workspaceId } }));

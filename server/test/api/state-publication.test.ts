@@ -45,7 +45,7 @@ testEachServer(publishing, "no state yet: current-state-version is 404 and curre
   const { secret } = await mintRunToken(server.services, run, "plan", MINUTE);
   for (const token of [f.token, secret]) {
     expectTfeError(await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: f.workspaceId } }), 404, "not found");
-    const outputs = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(token), path: { workspace_id: f.workspaceId } }), 200)!;
+    const outputs = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(token), path: { workspace_id: f.workspaceId } }), 200);
     assert.ok(tfeValidators.listCurrentStateVersionOutputsResponse200(outputs), JSON.stringify(tfeValidators.listCurrentStateVersionOutputsResponse200.errors));
     assert.equal(outputs.data, []);
   }
@@ -68,7 +68,7 @@ testEachServer(
     const path = { workspace_id: f.workspaceId };
 
     const created = await createWith(server, secret, f.workspaceId, bytes, 1, lineage, { runId: run.id, outputs });
-    const document = expectStatus(created, 201)!;
+    const document = expectStatus(created, 201);
     assert.ok(tfeValidators.createStateVersionResponse201(document), JSON.stringify(tfeValidators.createStateVersionResponse201.errors));
     const sv = document.data;
     assert.match(sv.id, /^sv-[0-9a-z]{16}$/);
@@ -89,7 +89,7 @@ testEachServer(
     ]);
     assert.is(state.status, 204);
     assert.is(json.status, 204);
-    const shown = expectStatus(await getStateVersion({ client: server.tfe(secret), path: { state_version_id: sv.id } }), 200)!;
+    const shown = expectStatus(await getStateVersion({ client: server.tfe(secret), path: { state_version_id: sv.id } }), 200);
     assert.ok(tfeValidators.getStateVersionResponse200(shown));
     assert.is(shown.data.attributes.status, "pending");
     assert.is(shown.data.attributes.sha256, hex("sha256", bytes));
@@ -104,7 +104,7 @@ testEachServer(
 
     // Pending: not current, no outputs; only the run itself may read its pending bytes.
     expectTfeError(await getCurrentStateVersion({ client: server.tfe(f.token), path }), 404, "not found");
-    assert.equal(expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!.data, []);
+    assert.equal(expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200).data, []);
     const own = await downloadBytes(server, secret, sv.id);
     assert.is(own.result.response.status, 200);
     assert.ok(own.bytes?.equals(bytes));
@@ -125,7 +125,7 @@ testEachServer(
     assert.equal(await listPendingStateVersions(server.services, run.id), []);
 
     for (const token of [secret, f.token]) {
-      const current = expectStatus(await getCurrentStateVersion({ client: server.tfe(token), path }), 200)!;
+      const current = expectStatus(await getCurrentStateVersion({ client: server.tfe(token), path }), 200);
       assert.ok(tfeValidators.getCurrentStateVersionResponse200(current), JSON.stringify(tfeValidators.getCurrentStateVersionResponse200.errors));
       assert.is(current.data.id, sv.id);
       assert.is(current.data.attributes.status, "finalized");
@@ -149,7 +149,7 @@ testEachServer(
     assert.match(refused.detail!, /state:read/);
     expectTfeError((await downloadBytes(server, undefined, sv.id)).result, 401, "unauthorized");
 
-    const listed = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200)!;
+    const listed = expectStatus(await listCurrentStateVersionOutputs({ client: server.tfe(f.token), path }), 200);
     assert.ok(tfeValidators.listCurrentStateVersionOutputsResponse200(listed), JSON.stringify(tfeValidators.listCurrentStateVersionOutputsResponse200.errors));
     assert.equal(
       listed.data.map((o) => o.attributes),
@@ -160,7 +160,7 @@ testEachServer(
       ],
     );
     const password = listed.data[1];
-    const single = expectStatus(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: password.id } }), 200)!;
+    const single = expectStatus(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: password.id } }), 200);
     assert.ok(tfeValidators.getStateVersionOutputResponse200(single));
     assert.equal(single.data, password);
     expectTfeError(await getStateVersionOutput({ client: server.tfe(f.token), path: { state_version_output_id: `svo-${"0".repeat(16)}-0` } }), 404, "not found");
@@ -178,7 +178,7 @@ testEachServer(publishing, "without relationships.run (no TFE_RUN_ID) the versio
   const run = await newRun(server, f);
   const { secret } = await startApply(server, run);
   const bytes = stateFile(4, "lineage-x");
-  const created = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 4, "lineage-x"), 201)!;
+  const created = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 4, "lineage-x"), 201);
   assert.equal(created.data.relationships.run.data, { type: "runs", id: run.id });
 });
 
@@ -253,7 +253,7 @@ testEachServer(refusals, "json-state-outputs that are not base64 of an outputs o
   // base64 of null declares no outputs; they are then read from the uploaded state.
   const body = createBody(stateFile(1, "lineage-a", { o: { value: "v", type: "string" } }), 1, "lineage-a", { runId: run.id });
   body.data.attributes["json-state-outputs"] = Buffer.from("null").toString("base64");
-  const sv = expectStatus(await createStateVersion({ client: server.tfe(secret), path: { workspace_id: f.workspaceId }, body }), 201)!.data;
+  const sv = expectStatus(await createStateVersion({ client: server.tfe(secret), path: { workspace_id: f.workspaceId }, body }), 201).data;
   assert.is((await putUpload(sv.attributes["hosted-state-upload-url"]!, stateFile(1, "lineage-a", { o: { value: "v", type: "string" } }))).status, 204);
   assert.equal((await server.services.stores.stateVersions.getById(sv.id))?.outputs, [{ name: "o", sensitive: false, type: "string", value: "v" }]);
 });
@@ -341,7 +341,7 @@ testEachServer(refusals, "confirmStatePublication refuses any mismatch, a stale 
   assert.is((await server.services.stores.stateVersions.getById(sv.id))?.status, "pending");
 
   // Created but never uploaded.
-  const empty = expectStatus(await createWith(server, secret, f.workspaceId, stateFile(2, "lineage-a"), 2, "lineage-a", { runId: run.id }), 201)!.data;
+  const empty = expectStatus(await createWith(server, secret, f.workspaceId, stateFile(2, "lineage-a"), 2, "lineage-a", { runId: run.id }), 201).data;
   await expectUnchanged(server, f.workspaceId, async () => {
     const error = await rejection(confirmStatePublication(server.services, publication(run, empty.id, stateFile(2, "lineage-a"), 2, "lineage-a", fence)));
     assert.ok(isDomainError(error, "STATE_VERSION_NOT_UPLOADED"), String(error));
@@ -373,7 +373,7 @@ testEachServer(uploads, "refuses bytes that are not the declared state (MD5, ser
   const run = await newRun(server, f);
   const { secret } = await startApply(server, run);
   const bytes = stateFile(1, "lineage-a");
-  const sv = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }), 201)!.data;
+  const sv = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }), 201).data;
   const url = sv.attributes["hosted-state-upload-url"]!;
   const expect422 = async (target: string, body: Buffer, detail: RegExp) => {
     const response = await putUpload(target, body);
@@ -384,11 +384,11 @@ testEachServer(uploads, "refuses bytes that are not the declared state (MD5, ser
   };
   // Bytes whose MD5 is the declared one but which are not that state (another serial or lineage, or no state at all).
   const notJson = Buffer.from("not a state file");
-  const svNotJson = expectStatus(await createWith(server, secret, f.workspaceId, notJson, 5, "lineage-a", { runId: run.id }), 201)!.data;
+  const svNotJson = expectStatus(await createWith(server, secret, f.workspaceId, notJson, 5, "lineage-a", { runId: run.id }), 201).data;
   const wrongSerial = stateFile(7, "lineage-a");
-  const svWrongSerial = expectStatus(await createWith(server, secret, f.workspaceId, wrongSerial, 6, "lineage-a", { runId: run.id }), 201)!.data;
+  const svWrongSerial = expectStatus(await createWith(server, secret, f.workspaceId, wrongSerial, 6, "lineage-a", { runId: run.id }), 201).data;
   const wrongLineage = stateFile(8, "lineage-z");
-  const svWrongLineage = expectStatus(await createWith(server, secret, f.workspaceId, wrongLineage, 8, "lineage-a", { runId: run.id }), 201)!.data;
+  const svWrongLineage = expectStatus(await createWith(server, secret, f.workspaceId, wrongLineage, 8, "lineage-a", { runId: run.id }), 201).data;
   await expectUnchanged(server, f.workspaceId, async () => {
     await expect422(url, stateFile(1, "lineage-a", { extra: { value: 1, type: "number" } }), /MD5/);
     await expect422(svNotJson.attributes["hosted-state-upload-url"]!, notJson, /not a JSON state file/);
@@ -416,7 +416,7 @@ testEachServer(
     const run = await newRun(server, f);
     const { secret } = await startApply(server, run);
     const bytes = stateFile(1, "lineage-a");
-    const sv = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }), 201)!.data;
+    const sv = expectStatus(await createWith(server, secret, f.workspaceId, bytes, 1, "lineage-a", { runId: run.id }), 201).data;
     const stateUrl = sv.attributes["hosted-state-upload-url"]!;
     const jsonUrl = sv.attributes["hosted-json-state-upload-url"]!;
     const stateToken = stateUrl.slice(stateUrl.lastIndexOf("/") + 1);

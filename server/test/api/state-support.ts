@@ -50,7 +50,7 @@ export async function setUp(server: TestServer, name = "acme"): Promise<Fixture>
 /** A run of the workspace, created through v1, as the runner sees it. */
 export async function newRun(server: TestServer, f: Fixture, kind: "plan_and_apply" | "speculative" = "plan_and_apply"): Promise<Run> {
   const created = await v1CreateRun({ client: server.v1(f.token), path: { workspace_id: f.workspaceId }, body: { data: { type: "runs", attributes: { kind } } } });
-  const id = expectStatus(created, 201)!.data.id;
+  const id = expectStatus(created, 201).data.id;
   return (await server.services.stores.runs.getById(id))!;
 }
 
@@ -105,7 +105,7 @@ export function createWith(
 
 /** Creates a state version with the run token and PUTs the state and JSON state as the CLI does; returns the pending version. */
 export async function writeState(server: TestServer, secret: string, run: Run, bytes: Buffer, serial: number, lineage: string, outputs?: unknown) {
-  const created = expectStatus(await createWith(server, secret, run.workspaceId, bytes, serial, lineage, { runId: run.id, outputs }), 201)!.data;
+  const created = expectStatus(await createWith(server, secret, run.workspaceId, bytes, serial, lineage, { runId: run.id, outputs }), 201).data;
   const [state, json] = await Promise.all([
     putUpload(created.attributes["hosted-state-upload-url"]!, bytes),
     putUpload(created.attributes["hosted-json-state-upload-url"]!, Buffer.from('{"format_version":"1.0"}')),

@@ -22,9 +22,9 @@ async function pages(server: TestServer, token: string, organization: string, qu
   let cursor: string | undefined;
   do {
     const body = expectStatus(
-      await listWorkspaces({ client: server.v1(token), path: { organization_name: organization }, query: { ...query, ...(cursor ? { cursor } : {}) } as never }),
+      await listWorkspaces({ client: server.v1(token), path: { organization_name: organization }, query: { ...query, ...(cursor ? { cursor } : {}) } }),
       200,
-    )!;
+    );
     assert.ok(v1Validators.listWorkspacesResponse200(body), JSON.stringify(v1Validators.listWorkspacesResponse200.errors));
     names.push(body.data.map((w) => w.attributes.name));
     cursor = body.meta?.page.next_cursor ?? undefined;
@@ -44,7 +44,7 @@ testEachServer(list, "pages 25 workspaces by 7 in code-unit name order, each onc
     [7, 7, 7, 4],
   );
   assert.equal(got.flat(), codeUnitOrder(NAMES));
-  const all = expectStatus(await listWorkspaces({ client: server.v1(acme.token), path: { organization_name: "acme" } }), 200)!;
+  const all = expectStatus(await listWorkspaces({ client: server.v1(acme.token), path: { organization_name: "acme" } }), 200);
   assert.is(all.data.length, 25);
   assert.is(all.meta, undefined);
   // Exactly a page's worth: one page, no cursor.
@@ -67,10 +67,10 @@ testEachServer(list, "filters by a case-insensitive name fragment, paged the sam
 
 testEachServer(list, "refuses a tampered cursor, another organization's, and a limit outside 1..100", async (server) => {
   const { acme, other } = await seed(server);
-  const first = expectStatus(await listWorkspaces({ client: server.v1(acme.token), path: { organization_name: "acme" }, query: { limit: 2 } }), 200)!;
+  const first = expectStatus(await listWorkspaces({ client: server.v1(acme.token), path: { organization_name: "acme" }, query: { limit: 2 } }), 200);
   const cursor = first.meta!.page.next_cursor!;
   const call = (token: string, organization: string, query: Record<string, unknown>) =>
-    listWorkspaces({ client: server.v1(token), path: { organization_name: organization }, query: query as never });
+    listWorkspaces({ client: server.v1(token), path: { organization_name: organization }, query: query });
   expectV1Error(await call(acme.token, "acme", { limit: 2, cursor: `${cursor.slice(0, -2)}AA` }), 400, "WORKSPACE_LIST_CURSOR_INVALID", { parameter: "cursor" });
   expectV1Error(await call(other.token, "other", { limit: 2, cursor }), 400, "WORKSPACE_LIST_CURSOR_INVALID", { parameter: "cursor" });
   expectV1Error(await call(acme.token, "acme", { limit: 0 }), 400, "REQUEST_INVALID", { parameter: "limit" });
