@@ -112,7 +112,7 @@ try {
   const log = await readPlanLog();
   // A speculative run ends planned_and_finished once its plan is recorded.
   assert.equal(status, "planned_and_finished", `the run ended ${status}; plan log:\n${log}`);
-  assert.match(log, /random_id\.suffix will be created/, `the plan log does not show the planned resource:\n${log}`);
+  assert.match(log, /random_id\.suffix(: Plan to create| will be created)/, `the plan log does not show the planned resource:\n${log}`);
   assert.match(log, /2 to add, 0 to change, 0 to destroy/, `the plan log has no summary:\n${log}`);
   say(`run ${run.id}: planned_and_finished (random_id.suffix and terraform_data.app to add)`);
 
