@@ -53,7 +53,7 @@ func NewWorkspaceCreateDocumentDataAttributes(name string) *WorkspaceCreateDocum
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
-	var structuredRunOutputEnabled bool = true
+	var structuredRunOutputEnabled bool = false
 	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }
@@ -69,7 +69,7 @@ func NewWorkspaceCreateDocumentDataAttributesWithDefaults() *WorkspaceCreateDocu
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
-	var structuredRunOutputEnabled bool = true
+	var structuredRunOutputEnabled bool = false
 	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }

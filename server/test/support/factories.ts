@@ -79,7 +79,6 @@ export interface WorkspaceAttributes {
   working_directory?: string;
   opentofu_version?: string;
   execution_region?: string;
-  structured_run_output_enabled?: boolean;
 }
 
 let workspaceCounter = 0;
