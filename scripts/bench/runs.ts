@@ -16,7 +16,7 @@ const bench = await startBenchStackShip({ concurrency: 1 });
 const { stackship, runner, base, token, timings } = bench;
 try {
   process.stdout.write(`[bench] runs: ${RUNS} speculative plans through StackShip vs local tofu (load ${load()})…\n`);
-  // Structured run output is on by default for new workspaces: the baseline turns it off.
+  // Each side sets the switch itself, so the comparison does not depend on the default.
   const workspace = { id: await bench.workspace("w", { structured_run_output_enabled: false }) };
   const structured = { id: await bench.workspace("s", { structured_run_output_enabled: true }) };
 

@@ -167,7 +167,7 @@ testEachServer(runs, "run actions take {} or a comment with any content type, or
 
 testEachServer(runs, "log-read-url: absolute, signed in the path, no Authorization; byte windows of STX log ETX; 200 empty past the end; a forged token is 404", async (server) => {
   const { token, workspace } = await setUp(server);
-  // The human log form (structured output, on by default, serves plan_json: structured-logs.test.ts).
+  // The human log form, whatever the default (with structured output the URL serves plan_json: structured-logs.test.ts).
   assert.is(
     (await api(server, token, "PATCH", `/workspaces/${workspace.id}`, JSON.stringify({ data: { type: "workspaces", attributes: { "structured-run-output-enabled": false } } })))
       .status,
