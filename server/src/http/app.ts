@@ -221,7 +221,8 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   // Koa reports the socket errors of a response already under way (a client that went away
   // mid-stream) on the app; its default prints them to stderr. They go to the log instead.
   app.on("error", (error: NodeJS.ErrnoException, ctx?: Koa.Context) => {
-    const log = (ctx?.log as Logger | undefined) ?? services.logger;
+    // The request's own logger (request-id.ts puts it in ctx.state), so the line carries its request id.
+    const log = (ctx?.state as Partial<RequestState> | undefined)?.log ?? services.logger;
     if (CLIENT_WENT_AWAY.has(error.code ?? "")) log.debug({ err: error.message }, "the client went away before the response was complete");
     else log.error({ err: error }, "response failed");
   });
