@@ -19,6 +19,7 @@ import {
   type SdkResult,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { V1 } from "../support/documents.ts";
 
 const UPLOAD_LIMIT = 64 * 1024 * 1024;
 
@@ -89,6 +90,11 @@ function declaredStatuses(operationId: string): number[] {
   return Object.keys(operation.responses).map(Number);
 }
 
+/** Bytes as an upload body: the SDK types it a Blob, and fetch sends a Buffer as it is. */
+function uploadBody(bytes: Buffer): Blob {
+  return bytes as unknown as Blob;
+}
+
 function tokenOf(uploadUrl: string): string {
   const prefix = "/uploads/configuration-versions/";
   const url = new URL(uploadUrl);
@@ -124,7 +130,7 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID for a missing body (and fo
 testEachServer(documents, "fails 422 DOCUMENT_INVALID at /data/type for a wrong data.type, and writes nothing", async (server) => {
   const { organizationName, workspace } = await setUp(server);
   for (const [operationId, call, valid] of jsonBodyOperations(organizationName, workspace.id)) {
-    const wrong = JSON.parse(JSON.stringify(valid));
+    const wrong = JSON.parse(JSON.stringify(valid)) as { data: { type: string } };
     wrong.data.type = wrong.data.type === "runs" ? "run" : "runs";
     const result = await allTablesUnchanged(server, () => call(server.admin, { body: wrong }));
     labelled(operationId, () => expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: "/data/type" }));
@@ -134,11 +140,15 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID at /data/type for a wrong 
 testEachServer(documents, "fails 422 DOCUMENT_INVALID at the member for unknown top-level and data members, and writes nothing", async (server) => {
   const { workspace } = await setUp(server);
   const topLevel = await allTablesUnchanged(server, () =>
-    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as any }),
+    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs" }, included: [] } as unknown as V1["RunCreateDocument"] }),
   );
   expectV1Error(topLevel, 422, "DOCUMENT_INVALID", { pointer: "/included" });
   const inData = await allTablesUnchanged(server, () =>
-    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: { data: { type: "runs", id: "run-0123456789abcdef" } } as any }),
+    sdk.createRun({
+      client: server.admin,
+      path: { workspace_id: workspace.id },
+      body: { data: { type: "runs", id: "run-0123456789abcdef" } } as unknown as V1["RunCreateDocument"],
+    }),
   );
   expectV1Error(inData, 422, "DOCUMENT_INVALID", { pointer: "/data/id" });
 });
@@ -146,7 +156,9 @@ testEachServer(documents, "fails 422 DOCUMENT_INVALID at the member for unknown 
 testEachServer(documents, "refuses a JSON body over 1 MiB with a 4xx JSON:API error, and writes nothing", async (server) => {
   const { workspace } = await setUp(server);
   const huge = JSON.stringify({ data: { type: "runs", attributes: { message: "x".repeat(1024 * 1024) } } });
-  const result = await allTablesUnchanged(server, () => sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: {} as any, bodySerializer: () => huge }));
+  const result = await allTablesUnchanged(server, () =>
+    sdk.createRun({ client: server.admin, path: { workspace_id: workspace.id }, body: {} as V1["RunCreateDocument"], bodySerializer: () => huge }),
+  );
   assert.ok([400, 413].includes(result.response.status), String(result.response.status));
   expectV1Error(result, result.response.status, "REQUEST_INVALID");
 });
@@ -164,7 +176,7 @@ testEachServer(documents, "answers every error status with one the spec declares
       if (!declaredStatuses(operationId).includes(result.response.status)) undeclared.push(`${operationId} answers ${result.response.status} to ${label}`);
     }
   }
-  const badToken = await sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: "not-a-token" }, body: Buffer.from("x") as any });
+  const badToken = await sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: "not-a-token" }, body: uploadBody(Buffer.from("x")) });
   if (!declaredStatuses("uploadConfiguration").includes(badToken.response.status))
     undeclared.push(`uploadConfiguration answers ${badToken.response.status} to a malformed upload token`);
   assert.equal(undeclared, []);
@@ -176,14 +188,14 @@ const routing = suite("routing");
 testEachServer(routing, "fails 404 NOT_FOUND with a JSON:API error document for an unknown route", async (server) => {
   await setUp(server);
   for (const url of ["/v1/nothing-here", "/nothing", "/v1/runs", "/v1/organizations/acme/nothing", "/v2/organizations"]) {
-    const result = await allTablesUnchanged(server, () => server.admin.get({ url: url as any }));
+    const result = await allTablesUnchanged(server, () => server.admin.get({ url }));
     labelled(url, () => expectV1Error(result as SdkResult, 404, "NOT_FOUND"));
   }
 });
 
 testEachServer(routing, "fails 405 METHOD_NOT_ALLOWED for a wrong method on a known path, and writes nothing", async (server) => {
   const { organizationName, workspace } = await setUp(server);
-  const cases: Array<[string, string]> = [
+  const cases: Array<["DELETE" | "PUT" | "GET" | "POST", string]> = [
     ["DELETE", "/v1/runs/run-0123456789abcdef"],
     ["PUT", "/v1/organizations"],
     ["DELETE", "/v1/organizations"],
@@ -194,14 +206,14 @@ testEachServer(routing, "fails 405 METHOD_NOT_ALLOWED for a wrong method on a kn
     ["GET", "/uploads/configuration-versions/abc.def"],
   ];
   for (const [method, url] of cases) {
-    const result = await allTablesUnchanged(server, () => server.admin.request({ method: method as any, url: url as any }));
+    const result = await allTablesUnchanged(server, () => server.admin.request({ method, url }));
     labelled(`${method} ${url}`, () => expectV1Error(result as SdkResult, 405, "METHOD_NOT_ALLOWED"));
   }
 });
 
 testEachServer(routing, "names the allowed methods in an Allow header on 405 (RFC 9110 §15.5.6)", async (server) => {
   await setUp(server);
-  const result = (await server.admin.request({ method: "DELETE", url: "/v1/runs/run-0123456789abcdef" as any })) as SdkResult;
+  const result = (await server.admin.request({ method: "DELETE", url: "/v1/runs/run-0123456789abcdef" })) as SdkResult;
   expectV1Error(result, 405, "METHOD_NOT_ALLOWED");
   assert.is(result.response.headers.get("allow"), "GET");
 });
@@ -237,7 +249,7 @@ testEachServer(upload, "stores the upload: status uploaded, config_digest is the
   const bytes = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "x" {}\n', "modules/a/main.tf": "# a\n" });
   const response = await putUpload(pending.attributes.upload_url!, bytes);
   assert.is(response.status, 200);
-  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(shown.attributes.status, "uploaded");
   assert.is(shown.attributes.config_digest, sha256(bytes));
   assert.is(shown.attributes.size_bytes, bytes.length);
@@ -257,11 +269,11 @@ testEachServer(upload, "fails 409 CONFIGURATION_VERSION_ALREADY_UPLOADED on a se
   const second = makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "other" {}\n' });
   for (const bytes of [second, first]) {
     const result = await allTablesUnchanged(server, () =>
-      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: uploadBody(bytes) }),
     );
     expectV1Error(result, 409, "CONFIGURATION_VERSION_ALREADY_UPLOADED");
   }
-  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const shown = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(shown.attributes.config_digest, sha256(first));
   assert.equal(await storedArtifactKeys(server), artifactsBefore);
 });
@@ -283,10 +295,12 @@ testEachServer(upload, "fails 404 NOT_FOUND for a tampered upload token, and wri
     `${Buffer.from(JSON.stringify({ cv: pending.id, exp: 4102444800 })).toString("base64url")}.${mac}`,
   ];
   for (const t of tampered) {
-    const result = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: t }, body: makeConfigurationTarball() as any }));
+    const result = await allTablesUnchanged(server, () =>
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: t }, body: uploadBody(makeConfigurationTarball()) }),
+    );
     labelled(t, () => expectV1Error(result, 404, "NOT_FOUND"));
   }
-  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(still.attributes.status, "pending");
   assert.equal(await storedArtifactKeys(server), []);
 });
@@ -306,11 +320,11 @@ testEachServer(upload, "fails 422 CONFIGURATION_UPLOAD_INVALID for data that is 
   ];
   for (const [label, bytes] of bodies) {
     const result = await allTablesUnchanged(server, () =>
-      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: bytes as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: uploadBody(bytes) }),
     );
     labelled(label, () => expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID"));
   }
-  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200)!.data;
+  const still = expectStatus(await sdk.getConfigurationVersion({ client: server.v1(token), path: { configuration_version_id: pending.id } }), 200).data;
   assert.is(still.attributes.status, "pending");
   assert.is(still.attributes.config_digest, null);
   assert.equal(await storedArtifactKeys(server), []);
@@ -326,10 +340,10 @@ testEachServer(
     const pending = await createPendingConfiguration(server, token, workspace.id);
     const uploadToken = tokenOf(pending.attributes.upload_url!);
     const atLimit = Buffer.alloc(UPLOAD_LIMIT, 0x61);
-    const fits = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: atLimit as any }));
+    const fits = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: uploadBody(atLimit) }));
     expectV1Error(fits, 422, "CONFIGURATION_UPLOAD_INVALID");
     const overLimit = Buffer.alloc(UPLOAD_LIMIT + 1, 0x61);
-    const tooLarge = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: overLimit as any }));
+    const tooLarge = await allTablesUnchanged(server, () => sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: uploadToken }, body: uploadBody(overLimit) }));
     expectV1Error(tooLarge, 413, "CONFIGURATION_UPLOAD_TOO_LARGE");
     assert.equal(await storedArtifactKeys(server), []);
   },
@@ -345,7 +359,7 @@ testEachServer(
     const pending = await createPendingConfiguration(server, token, workspace.id);
     uploadClock.now += 3600 * 1000 + 1000;
     const result = await allTablesUnchanged(server, () =>
-      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: makeConfigurationTarball() as any }),
+      sdk.uploadConfiguration({ client: server.v1(), path: { upload_token: tokenOf(pending.attributes.upload_url!) }, body: uploadBody(makeConfigurationTarball()) }),
     );
     expectV1Error(result, 404, "NOT_FOUND");
     // Within the hour it works.
@@ -371,7 +385,7 @@ testEachServer(workspaces, "resolves opentofu_version latest, the major.minor pr
   ] as const) {
     const workspace = await createWorkspaceFixture(server, token, organizationName, requested === undefined ? { name } : { name, opentofu_version: requested });
     labelled(String(requested), () => assert.is(workspace.attributes.opentofu_version, pinned));
-    const row = await server.db.knex("workspaces").where({ id: workspace.id }).first("opentofu_version");
+    const row = await server.db.knex("workspaces").where({ id: workspace.id }).first<{ opentofu_version: string }>("opentofu_version");
     assert.is(row.opentofu_version, pinned);
   }
 });
