@@ -1,11 +1,14 @@
 // Shared set-up for the invariant tests: a workspace that can run, a template of a valid run (so
 // every refused attempt differs from an accepted one in exactly one field), and the checks that
 // a refusal left the database as it was.
+import type { Knex } from "knex";
 import * as assert from "uvu/assert";
 import { createRun, type Run } from "../../../client/src/index.ts";
 import { DomainError, isDomainError, type ErrorCode } from "../../src/domain/errors.ts";
 import { newId } from "../../src/domain/ids.ts";
+import type { RunKind } from "../../src/domain/run.ts";
 import type { CreateRunInput } from "../../src/store/index.ts";
+import type { RunRow } from "../../src/store/rows.ts";
 import { translateError } from "../../src/store/translate-error.ts";
 import { countRows, createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
@@ -32,7 +35,7 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
   const workspace = await createWorkspace(server, token, organizationName, { name: "networking" });
   const { configurationVersion } = await uploadConfiguration(server, token, workspace.id);
   const acceptedRun = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
-  const row = await server.db.knex("runs").where({ id: acceptedRun.id }).first();
+  const row = await server.db.knex("runs").where({ id: acceptedRun.id }).first<RunRow | undefined>();
   assert.ok(row);
   return {
     organizationName,
@@ -47,7 +50,7 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
       workspaceId: row.workspace_id,
       configurationVersionId: row.configuration_version_id,
       inputSnapshotId: row.input_snapshot_id,
-      kind: row.kind,
+      kind: row.kind as RunKind,
       message: "repository door",
       source: "api",
       configDigest: row.config_digest,
@@ -58,7 +61,7 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
       createdBy: null,
       createdAt: new Date(Date.parse("2026-12-02T10:00:00.000Z")),
     }),
-    rawRow: async () => ({ ...(await server.db.knex("runs").where({ id: acceptedRun.id }).first()), id: newId("run"), message: "raw door" }),
+    rawRow: async () => ({ ...(await server.db.knex("runs").where({ id: acceptedRun.id }).first<Record<string, unknown>>()), id: newId("run"), message: "raw door" }),
   };
 }
 
@@ -99,15 +102,15 @@ export function rawInsertWithLiteral(server: TestServer, row: Record<string, unk
   const columns = Object.keys(row).filter((name) => name !== column);
   const identifiers = [...columns, column].map(() => "??").join(", ");
   const values = [...columns.map(() => "?"), literal].join(", ");
-  return server.db.knex.raw(`insert into runs (${identifiers}) values (${values})`, [...columns, column, ...columns.map((name) => row[name] as any)]);
+  return server.db.knex.raw(`insert into runs (${identifiers}) values (${values})`, [...columns, column, ...columns.map((name) => row[name] as Knex.Value)]);
 }
 
 /** Whether the named CHECK constraint is part of the runs table on this database. */
 export async function hasCheckConstraint(server: TestServer, name: string): Promise<boolean> {
   if (server.dialect === "sqlite") {
-    const row = await server.db.knex("sqlite_master").where({ type: "table", name: "runs" }).first("sql");
+    const row = await server.db.knex("sqlite_master").where({ type: "table", name: "runs" }).first<{ sql: unknown } | undefined>("sql");
     return typeof row?.sql === "string" && row.sql.includes(name);
   }
-  const rows = await server.db.knex.raw("select conname from pg_constraint where conrelid = 'runs'::regclass and contype = 'c' and conname = ?", [name]);
+  const rows = await server.db.knex.raw<{ rows: unknown[] }>("select conname from pg_constraint where conrelid = 'runs'::regclass and contype = 'c' and conname = ?", [name]);
   return rows.rows.length === 1;
 }
