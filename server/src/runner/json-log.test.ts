@@ -37,11 +37,35 @@ render("a diagnostic shows its summary, where and its detail; outputs list a sen
 render("lines split across chunks are rendered whole; a partial last line waits for flush", () => {
   const renderer = new JsonLogRenderer();
   const line = '{"@level":"info","@message":"a: Creating...","type":"apply_start"}\n';
-  let out = renderer.push("init text\n" + line.slice(0, 20));
-  out += renderer.push(line.slice(20) + "tail");
+  let out = renderer.push("init text\n" + line.slice(0, 20)).join("");
+  out += renderer.push(line.slice(20) + "tail").join("");
   assert.is(out, "init text\na: Creating...\n");
-  assert.is(renderer.flush(), "tail\n");
-  assert.is(renderer.flush(), "");
+  assert.equal(renderer.flush(), ["tail\n"]);
+  assert.equal(renderer.flush(), [""]);
+});
+
+const ui = (type: string, message: string) => `${JSON.stringify({ "@level": "info", "@message": message, type })}\n`;
+
+render("with planSection, the plan's own lines are held back and their place ends the first piece", () => {
+  const renderer = new JsonLogRenderer(true);
+  const pieces = renderer.push(
+    ui("version", "OpenTofu 1.12.6") +
+      ui("refresh_start", "a: Refreshing state...") +
+      ui("planned_change", "a: Plan to create") +
+      ui("change_summary", "Plan: 1 to add, 0 to change, 0 to destroy.") +
+      ui("diagnostic", "Warning: late"),
+  );
+  assert.equal(pieces, ["a: Refreshing state...\n", "Warning: late\n"]);
+  assert.is(renderer.section, "a: Plan to create\n\nPlan: 1 to add, 0 to change, 0 to destroy.\n\n");
+  // Only one place: later plan lines add to the section without a new piece.
+  assert.equal(renderer.push(ui("outputs", "Outputs: 0")), [""]);
+  assert.ok(renderer.sectionStarted);
+});
+
+render("without planSection (the apply, the live feed after release), every line renders where it comes", () => {
+  const renderer = new JsonLogRenderer(false);
+  assert.equal(renderer.push(ui("planned_change", "a: Plan to create") + ui("apply_start", "a: Creating...")), ["a: Plan to create\na: Creating...\n"]);
+  assert.is(renderer.section, "");
 });
 
 render.run();

@@ -63,38 +63,75 @@ function renderOutputs(line: UiLine): string | null {
   return `\nOutputs:\n\n${rendered.join("\n")}`;
 }
 
+/** The UI lines that make up tofu's rendering of the plan itself (its drift, changes, summary and outputs). */
+const PLAN_SECTION_TYPES = new Set(["resource_drift", "planned_change", "change_summary", "outputs"]);
+
 /**
  * Splits a stream of text into whole lines and renders each (renderJsonLogLine); a partial
  * last line is held until its end arrives or `flush`.
+ *
+ * With `planSection` on (the plan phase's held log), the lines of the plan's own rendering
+ * (PLAN_SECTION_TYPES) are not rendered where they come: the first of them ends a piece of the
+ * output (the place the plan goes) and their `@message` rendering is kept in `section`, for when
+ * tofu's own rendering of the saved plan (`tofu show`) is not there to take that place.
  */
 export class JsonLogRenderer {
   private partial = "";
+  /** The `@message` rendering of the plan's own lines, held back while `planSection` is on. */
+  section = "";
+  /** Whether the place of the plan's rendering has been passed (it ended a piece). */
+  sectionStarted = false;
 
-  /** The human text of the whole lines `chunk` completes. */
-  push(chunk: string): string {
+  constructor(public planSection = false) {}
+
+  /**
+   * The human text of the whole lines `chunk` completes, in pieces: more than one only where the
+   * plan's own rendering goes, between the first piece and the second.
+   */
+  push(chunk: string): string[] {
     const text = this.partial + chunk;
     const end = text.lastIndexOf("\n");
     if (end < 0) {
       this.partial = text;
-      return "";
+      return [""];
     }
     this.partial = text.slice(end + 1);
-    return renderLines(text.slice(0, end));
+    return this.renderLines(text.slice(0, end));
   }
 
   /** The held partial line, rendered. */
-  flush(): string {
+  flush(): string[] {
     const rest = this.partial;
     this.partial = "";
-    return rest.length === 0 ? "" : renderLines(rest);
+    return rest.length === 0 ? [""] : this.renderLines(rest);
+  }
+
+  private renderLines(text: string): string[] {
+    const pieces = [""];
+    for (const line of text.split("\n")) {
+      const rendered = renderJsonLogLine(line);
+      if (rendered === null) continue;
+      if (this.planSection && isPlanSectionLine(line)) {
+        if (!this.sectionStarted) {
+          this.sectionStarted = true;
+          pieces.push("");
+        }
+        this.section += `${rendered}\n`;
+        continue;
+      }
+      pieces[pieces.length - 1] += `${rendered}\n`;
+    }
+    return pieces;
   }
 }
 
-function renderLines(text: string): string {
-  let out = "";
-  for (const line of text.split("\n")) {
-    const rendered = renderJsonLogLine(line);
-    if (rendered !== null) out += `${rendered}\n`;
+function isPlanSectionLine(line: string): boolean {
+  const trimmed = line.trim();
+  if (!trimmed.startsWith("{")) return false;
+  try {
+    const parsed: unknown = JSON.parse(trimmed);
+    return isUiLine(parsed) && parsed.type !== undefined && PLAN_SECTION_TYPES.has(parsed.type);
+  } catch {
+    return false;
   }
-  return out;
 }

@@ -86,7 +86,9 @@ class LogCap {
  * A `json` log (a plan or apply of a run with structured output, whose tofu prints `-json` UI
  * lines) keeps both forms: the output as it came under `plan_json`/`apply_json` (the CLI renders
  * it) and its human rendering (json-log.ts) under the phase itself. Each is redacted and capped
- * on its own, with the same values.
+ * on its own, with the same values. In a held plan log the human form shows tofu's own rendering
+ * of the saved plan (`tofu show`: each resource's changes, moves, "No changes."), given to
+ * `release`, where the plan's UI lines came; without it, their `@message` lines.
  */
 export class PhaseLog {
   private buffer = "";
@@ -98,6 +100,8 @@ export class PhaseLog {
   private timer: NodeJS.Timeout | null = null;
   private sanitizer: LogSanitizer | null = null;
   private held: string[] = [];
+  /** Where in `held` the plan's own rendering goes (a held structured plan log, json-log.ts). */
+  private planAt: number | null = null;
   private readonly cap: LogCap;
 
   constructor(
@@ -112,17 +116,25 @@ export class PhaseLog {
     this.cap = new LogCap(options.maxBytes ?? DEFAULT_PHASE_LOG_MAX_BYTES);
     if (options.json && phase !== "policy") {
       this.json = new PhaseLog(stores, runId, phase === "plan" ? "plan_json" : "apply_json", clock, secrets, { hold: options.hold, maxBytes: options.maxBytes });
-      this.renderer = new JsonLogRenderer();
+      this.renderer = new JsonLogRenderer(phase === "plan" && options.hold === true);
     }
   }
 
   write(text: string): void {
     if (this.json && this.renderer) {
       this.json.write(text);
-      this.writeText(this.renderer.push(text));
+      this.writePieces(this.renderer.push(text));
     } else {
       this.writeText(text);
     }
+  }
+
+  /** Rendered pieces: the plan's own rendering goes between the first and the second (JsonLogRenderer). */
+  private writePieces(pieces: string[]): void {
+    pieces.forEach((piece, index) => {
+      if (index > 0) this.planAt = this.held.length;
+      this.writeText(piece);
+    });
   }
 
   private writeText(text: string): void {
@@ -136,11 +148,22 @@ export class PhaseLog {
     else if (!this.timer) this.timer = setTimeout(() => this.flush(false), 200);
   }
 
-  /** A held log: sanitizes what was held with these values (and everything after), and starts storing. */
-  release(secrets: readonly string[] | ValueMatcher): void {
+  /**
+   * A held log: sanitizes what was held with these values (and everything after), and starts
+   * storing. `humanPlan` is tofu's own rendering of the saved plan, for a structured plan log.
+   */
+  release(secrets: readonly string[] | ValueMatcher, humanPlan?: string): void {
     this.json?.release(secrets);
     if (this.sanitizer !== null) return;
     this.sanitizer = new LogSanitizer(secrets);
+    if (this.renderer?.planSection) {
+      // The plan's rendering where its lines came: tofu's own, else their `@message` lines. From
+      // here on, the plan's lines (none are left once tofu exited) render where they come.
+      this.renderer.planSection = false;
+      if (this.planAt !== null) this.held.splice(this.planAt, 0, stripAnsi(humanPlan !== undefined ? withBlankLineBefore(humanPlan) : this.renderer.section));
+      else if (this.renderer.section.length > 0) this.held.push(this.renderer.section);
+      this.renderer.section = "";
+    }
     const held = this.held.join("");
     this.held = [];
     // In pieces, so the stored chunks (and live messages) stay the size they are while streaming.
@@ -171,10 +194,16 @@ export class PhaseLog {
 
   /** Writes what is left and marks the phase's log complete (a held log not released yet: with the values it was created with). */
   async close(): Promise<void> {
-    if (this.renderer) this.writeText(this.renderer.flush());
+    if (this.renderer) this.writePieces(this.renderer.flush());
     if (this.sanitizer === null) this.release(this.secrets);
     this.flush(true);
     await Promise.all([this.writes, this.json?.close()]);
     if (this.failure) throw this.failure.error;
   }
+}
+
+/** tofu's rendering of a plan as it follows the refresh lines in a human plan log: after a blank line, ending in a newline. */
+function withBlankLineBefore(text: string): string {
+  const body = text.replace(/^\n+/, "");
+  return `\n${body}${body.endsWith("\n") ? "" : "\n"}`;
 }

@@ -23,6 +23,13 @@ export interface EvidenceRequest {
    * or generates configuration. The values of the `secretEnv` variables stay redacted.
    */
   redactedPlan?: { schemas: readonly string[]; always: boolean; secretEnv: readonly string[] };
+  /**
+   * The command that prints the saved plan as tofu renders it for people (`tofu show -no-color
+   * <plan>`), run by the launcher like `show` once the rest is derived: the human form of a
+   * structured-output run's plan log (phase-log.ts). Not evidence: only ever part of that log,
+   * redacted by value like the rest of it.
+   */
+  humanShow?: readonly string[];
   /** Further files sent as they are once the plan is shown, by artifact name. */
   files?: readonly { name: string; from: string }[];
 }
@@ -32,6 +39,7 @@ export const EVIDENCE_PLAN = "plan.tfplan";
 export const EVIDENCE_PLAN_JSON = "plan.json";
 export const EVIDENCE_PLAN_DIFF = "plan-diff.json";
 export const EVIDENCE_PLAN_REDACTED = "plan-redacted.json";
+export const EVIDENCE_PLAN_HUMAN = "plan.txt";
 
 /** A JSON message of the launcher, or one artifact whose bytes followed its header. */
 export type ControlItem = { kind: "message"; message: Record<string, unknown> } | { kind: "artifact"; name: string; bytes: Buffer };

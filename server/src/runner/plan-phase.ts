@@ -32,7 +32,7 @@ import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
-import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_JSON, EVIDENCE_PLAN_REDACTED } from "./plan-evidence.ts";
+import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_HUMAN, EVIDENCE_PLAN_JSON, EVIDENCE_PLAN_REDACTED } from "./plan-evidence.ts";
 import type { ArtifactRef } from "../domain/artifacts.ts";
 
 const now = () => performance.timeOrigin + performance.now();
@@ -151,7 +151,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   }
   const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: secretValues, priorState, plan: planJson });
   const matcher = new ValueMatcher(secrets);
-  log.release(matcher);
+  // With structured output, tofu's own rendering of the saved plan (never evidence: only log text, redacted).
+  log.release(matcher, result.artifacts[EVIDENCE_PLAN_HUMAN]?.toString("utf8"));
   if (classification !== "exit_zero" || !planFile || !planJsonBytes || planJson === undefined) {
     if (result.error) log.write(`\n${result.error}\n`);
     if (result.limit !== null) log.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);

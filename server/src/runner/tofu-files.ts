@@ -42,6 +42,8 @@ export function planEvidenceRequest(runId: string, secretEnv: readonly string[],
     planDiff: { runId, secretEnv },
     // The CLI's redacted plan: always with structured output, else only for imports (-generate-config-out).
     redactedPlan: { schemas: ["tofu", "providers", "schema", "-json"], always: structuredRunOutput, secretEnv },
+    // With structured output the plan's log is `-json` lines: tofu's own rendering of the plan goes in its human form.
+    ...(structuredRunOutput ? { humanShow: ["tofu", "show", "-no-color", plan] } : {}),
     files: [
       { name: "lock.hcl", from: `${dir}/.terraform.lock.hcl` },
       { name: "modules.json", from: `${SANDBOX_TF_DATA_DIR}/modules/modules.json` },

@@ -40,6 +40,13 @@ export async function produceEvidence(evidence, booted, env, wrapper) {
     const redacted = await buildRedactedPlan(booted.planDiff, evidence.redactedPlan, shown.stdout, env, wrapper, typeof evidence.cwd === "string" ? evidence.cwd : "/work");
     if (redacted !== undefined) sendArtifact("plan-redacted.json", redacted);
   }
+  const humanShow = Array.isArray(evidence.humanShow) && evidence.humanShow.length > 0 && evidence.humanShow.every((a) => typeof a === "string") ? evidence.humanShow : undefined;
+  if (humanShow !== undefined) {
+    // Only for the human form of the log (never evidence): without it the log shows the plan's `@message` lines.
+    send({ type: "mark", name: "human-show", at: now() });
+    const human = await runShow([...wrapper, ...humanShow], typeof evidence.cwd === "string" ? evidence.cwd : "/work", env, "plan.txt");
+    if (human.code === 0 && human.signal === null && human.stdout !== undefined) sendArtifact("plan.txt", human.stdout);
+  }
   for (const { name, from } of Array.isArray(evidence.files) ? evidence.files : []) {
     if (typeof name !== "string" || typeof from !== "string") continue;
     const bytes = readEvidenceFile(from);
