@@ -8,11 +8,16 @@ import type { EvidenceRequest } from "./plan-evidence.ts";
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
 /**
- * The modules the builder imports (redaction by value, redaction by mask; they import nothing),
- * and the redacted plan's builder beside it, which the launcher loads with it (it imports only
- * the redaction module).
+ * The modules the builder imports (redaction by value and the value matcher it imports, redaction
+ * by mask; nothing else), and the redacted plan's builder beside it, which the launcher loads
+ * with it (it imports only the redaction module).
  */
-const PLAN_DIFF_IMPORTS = ["src/domain/redaction/sensitive-values.mjs", "src/domain/plan-diff/redact-change.mjs", "src/domain/plan-diff/redacted-plan.mjs"];
+const PLAN_DIFF_IMPORTS = [
+  "src/domain/redaction/sensitive-values.mjs",
+  "src/domain/redaction/value-matcher.mjs",
+  "src/domain/plan-diff/redact-change.mjs",
+  "src/domain/plan-diff/redacted-plan.mjs",
+];
 /** The builder's path inside the sandbox, which the launcher loads (`SandboxShape.planDiffBuilder`). */
 export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_BUILDER}`;
 
