@@ -19,6 +19,8 @@ import { encodeRunCursor } from "../../server/src/domain/cursor.ts";
 import { createOrganizationWithToken, createWorkspace } from "../../server/test/support/factories.ts";
 import { testDialects } from "../../server/test/support/databases.ts";
 import { withTestServer, type TestServer } from "../../server/test/support/test-server.ts";
+import { jsonOf, type Tfe, type V1 } from "../../server/test/support/documents.ts";
+import type { RunRow } from "../../server/src/store/rows.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1_000_000);
 const PAGE = 20;
@@ -68,10 +70,11 @@ async function seed(server: TestServer, organizationId: string, workspaceId: str
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
 
-async function timed(url: string, token: string): Promise<{ ms: number; body: any }> {
+/** One GET; how long it took and its JSON body, as the documented shape `T` the caller names. */
+async function timed<T>(url: string, token: string): Promise<{ ms: number; body: T }> {
   const start = process.hrtime.bigint();
   const response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" } });
-  const body = await response.json();
+  const body = await jsonOf<T>(response);
   const took = Number(process.hrtime.bigint() - start) / 1e6;
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
   return { ms: took, body };
@@ -103,7 +106,7 @@ async function bench(server: TestServer) {
     { column: "id", order: "desc" as const },
   ];
   const [before] = await server.db
-    .knex("runs")
+    .knex<RunRow>("runs")
     .where({ organization_id: organizationId })
     .orderBy(order)
     .offset(depth - 1)
@@ -112,8 +115,8 @@ async function bench(server: TestServer) {
   const cursor = encodeRunCursor({ createdAt: new Date(before.created_at).toISOString(), id: before.id }, server.services.keys.cursor);
   const v1 = `${server.baseUrl}/v1/organizations/${organizationName}/runs?limit=${PAGE}`;
   const v1Deep = `${v1}&cursor=${encodeURIComponent(cursor)}`;
-  const deepPage = (await timed(v1Deep, token)).body;
-  const firstPage = (await timed(v1, token)).body;
+  const deepPage = (await timed<V1["RunListDocument"]>(v1Deep, token)).body;
+  const firstPage = (await timed<V1["RunListDocument"]>(v1, token)).body;
   const floor = `${server.baseUrl}/v1/organizations/${organizationName}`;
   const [first, deep, single] = await medians([v1, v1Deep, floor], token);
   process.stdout.write(
@@ -125,11 +128,11 @@ async function bench(server: TestServer) {
 
   // The compatibility list: page[number] over the newest 500 runs.
   const tfe = (page: number) => `${server.baseUrl}/api/v2/workspaces/${workspace.id}/runs?page%5Bnumber%5D=${page}&page%5Bsize%5D=${PAGE}`;
-  const meta = (await timed(tfe(1), token)).body.meta.pagination;
-  const lastPage = meta["total-pages"] as number;
+  const meta = (await timed<Tfe["RunListDocument"]>(tfe(1), token)).body.meta.pagination;
+  const lastPage = meta["total-pages"];
   const far = Math.ceil(RUNS / PAGE);
   const [tfeFirst, tfeLast, tfeFar] = await medians([tfe(1), tfe(lastPage), tfe(far)], token);
-  const farBody = (await timed(tfe(far), token)).body;
+  const farBody = (await timed<Tfe["RunListDocument"]>(tfe(far), token)).body;
   const farAnswer = `${farBody.data.length} runs, current-page ${farBody.meta.pagination["current-page"]}`;
   process.stdout.write(
     `[bench inventory] ${name}: tfe workspace runs (page[number], newest ${meta["total-count"]} of ${RUNS.toLocaleString("en")} visible): page 1 ${ms(tfeFirst)} (baseline) | page ${lastPage} (depth ${((lastPage - 1) * PAGE).toLocaleString("en")}) ${ms(tfeLast)} = ${(tfeLast / tfeFirst).toFixed(2)}×` +
@@ -138,7 +141,7 @@ async function bench(server: TestServer) {
 
   // The same two pages at the store layer (no HTTP, no presenting): the query's own share.
   const storeSamples = [[], []] as number[][];
-  const deepKey = { createdAt: new Date(before.created_at).toISOString(), id: before.id as string };
+  const deepKey = { createdAt: new Date(before.created_at).toISOString(), id: before.id };
   for (let i = 0; i < REPEATS; i++) {
     for (const [j, after] of [undefined, deepKey].entries()) {
       const start = process.hrtime.bigint();

@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
-import { api } from "./support.ts";
+import type { V1 } from "../../server/test/support/documents.ts";
+import { api, uploadUrlOf } from "./support.ts";
 
 const SIZE = Number(process.env.BENCH_PLAN_JSON_BYTES ?? 100 * 1024 * 1024);
 const REPEATS = Number(process.env.BENCH_JSON_OUTPUT_REPEATS ?? 5);
@@ -91,7 +92,10 @@ async function serve(): Promise<void> {
   // The baseline: the same plaintext from disk, unencrypted, through the same Koa app.
   const rawFile = join(dataDir, "plan.json");
   stackship.app.middleware.unshift(async (ctx, next) => {
-    if (ctx.path !== RAW_PATH) return next();
+    if (ctx.path !== RAW_PATH) {
+      await next();
+      return;
+    }
     ctx.set("Cache-Control", "private, no-store");
     ctx.type = "application/json";
     ctx.length = SIZE;
@@ -102,21 +106,24 @@ async function serve(): Promise<void> {
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
-  const call = (token: string, method: string, path: string, body?: unknown) => api(base, token, method, path, body);
+  const call = <T>(token: string, method: string, path: string, body?: unknown) => api<T>(base, token, method, path, body);
   await call(bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
   // json-output needs artifact:read_sensitive (an admin token).
-  const token = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-  const admin = (await call(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-  const workspace = (await call(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
-  const cv = (await call(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+  const token = (await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
+    .attributes.secret;
+  const admin = (await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
+    .attributes.secret;
+  const workspace = (await call<V1["WorkspaceDocument"]>(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
+  const cv = (await call<V1["ConfigurationVersionDocument"]>(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } }))
+    .data;
   const src = join(dataDir, "src");
   mkdirSync(join(src, "c"), { recursive: true });
   writeFileSync(join(src, "c", "main.tf"), "\n");
   execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-  const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
+  const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
   if (!upload.ok) throw new Error(`upload: ${upload.status}`);
   const created = (
-    await call(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+    await call<V1["RunDocument"]>(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
       data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } } },
     })
   ).data;
@@ -164,7 +171,8 @@ async function serve(): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The client side (this process).
 
-function request(child: ChildProcess, type: string): Promise<any> {
+/** Sends `type` to the bench server; its next message (the caller knows which kind it is). */
+function request(child: ChildProcess, type: string): Promise<unknown> {
   return new Promise((resolve) => {
     child.once("message", resolve);
     child.send({ type });

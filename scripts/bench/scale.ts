@@ -18,7 +18,8 @@ import pino from "pino";
 import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
 import { createStackShip } from "../../server/src/server.ts";
 import { configTarball } from "./stackship-harness.ts";
-import { api } from "./support.ts";
+import type { V1 } from "../../server/test/support/documents.ts";
+import { api, uploadUrlOf } from "./support.ts";
 
 const PLANS = Number(process.env.BENCH_SCALE_PLANS ?? 40);
 const WORKSPACES = Math.max(1, Math.floor(PLANS / 2));
@@ -76,13 +77,18 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   const children: ChildProcess[] = [];
   try {
     await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-    const token = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+    const token = (await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
+      .attributes.secret;
     const tarball = configTarball();
     const workspaces: string[] = [];
     for (let i = 0; i < WORKSPACES; i++) {
-      const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: `w${i}` } } })).data;
-      const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
-      const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: tarball });
+      const workspace = (
+        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: `w${i}` } } })
+      ).data;
+      const cv = (
+        await api<V1["ConfigurationVersionDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })
+      ).data;
+      const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
       workspaces.push(workspace.id);
     }
@@ -112,7 +118,7 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
     const drainMs = performance.now() - started;
     const [{ n: errored }] = await knexDb("runs").where({ status: "errored" }).count({ n: "*" });
     if (Number(errored) > 0) {
-      const reasons = await knexDb("run_log_chunks").where({ phase: "plan" }).select("text").limit(1);
+      const reasons = await knexDb<{ phase: string; text: string }>("run_log_chunks").where({ phase: "plan" }).select("text").limit(1);
       process.stdout.write(`[bench] scale: ${errored} plans errored; the first plan log: ${reasons[0]?.text.trim() ?? "(none)"}\n`);
     }
     const waits = await knexDb("run_attempts as a")

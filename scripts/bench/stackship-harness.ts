@@ -13,7 +13,8 @@ import { RunnerEngine, type RunnerOptions } from "../../server/src/runner/engine
 import { isTerminalRunStatus } from "../../server/src/domain/run.ts";
 import { openRunChangeFeed } from "../../server/src/store/run-events.ts";
 import type { AttemptTimings } from "../../server/src/runner/execution.ts";
-import { api, startBenchServer } from "./support.ts";
+import type { V1 } from "../../server/test/support/documents.ts";
+import { api, startBenchServer, uploadUrlOf } from "./support.ts";
 
 export const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
 const tofu = join(REPO_ROOT, ".tools/bin/tofu");
@@ -95,8 +96,8 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   );
   await runner.start();
   await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token: string = (await api(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
-    .secret;
+  const token = (await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
+    .attributes.secret;
   const tarball = configTarball();
   const feed = openRunChangeFeed(stackship.services.db);
   return {
@@ -107,15 +108,19 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     timings,
     /** A workspace whose current configuration version is CONFIG. */
     async workspace(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
-      const workspace = (await api(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name, ...attributes } } })).data;
-      const cv = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
-      const upload = await fetch(cv.attributes.upload_url, { method: "PUT", body: tarball });
+      const workspace = (
+        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name, ...attributes } } })
+      ).data;
+      const cv = (
+        await api<V1["ConfigurationVersionDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })
+      ).data;
+      const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
       return workspace.id;
     },
     /** Queues a speculative run on the workspace's current configuration. */
     async speculative(workspaceId: string): Promise<string> {
-      return (await api(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
+      return (await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
     },
     /**
      * Listens (from now on) to the run change feed: `of(runId)` resolves once that run is terminal.

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import pino from "pino";
 import { loadConfig } from "../../server/src/config.ts";
 import { createStackShip, type StackShip } from "../../server/src/server.ts";
+import type { V1 } from "../../server/test/support/documents.ts";
 
 /**
  * The benchmarks' HTTP client: node's own, keeping its connections. A bench's client shares the
@@ -18,8 +19,17 @@ import { createStackShip, type StackShip } from "../../server/src/server.ts";
  */
 const agent = new Agent({ keepAlive: true });
 
-/** `method path` against `base` with a bearer token; the parsed JSON body, or throws with the status and body. */
-export async function api(base: string, token: string, method: string, path: string, body?: unknown): Promise<any> {
+/** A JSON:API document holding one resource: the least every `api` answer read without a named shape has. */
+export interface ResourceDocument {
+  data: { type: string; id: string; attributes: Record<string, unknown> };
+}
+
+/**
+ * `method path` against `base` with a bearer token; the parsed JSON body as the documented shape
+ * `T` the caller names (`V1["WorkspaceDocument"]`, …; undefined for an empty body), or throws with
+ * the status and body.
+ */
+export async function api<T = ResourceDocument>(base: string, token: string, method: string, path: string, body?: unknown): Promise<T> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
     const request = httpRequest(
@@ -44,7 +54,14 @@ export async function api(base: string, token: string, method: string, path: str
     request.end(payload);
   });
   if (status < 200 || status > 299) throw new Error(`${method} ${path}: ${status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
+  return (text ? JSON.parse(text) : undefined) as T;
+}
+
+/** The signed URL a new configuration version's `.tar.gz` is PUT to (null only once it is uploaded). */
+export function uploadUrlOf(cv: V1["ConfigurationVersion"]): string {
+  const url = cv.attributes.upload_url;
+  if (url === null) throw new Error(`configuration version ${cv.id} has no upload URL`);
+  return url;
 }
 
 export interface BenchServer {

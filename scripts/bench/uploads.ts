@@ -17,6 +17,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
+import { jsonOf, type V1 } from "../../server/test/support/documents.ts";
 
 const PARALLEL = 4;
 
@@ -46,21 +47,24 @@ async function serve(): Promise<void> {
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const api = async (token: string, path: string, body: unknown): Promise<any> => {
+  const api = async <T>(token: string, path: string, body: unknown): Promise<T> => {
     const response = await fetch(`${base}${path}`, {
       method: "POST",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
       body: JSON.stringify(body),
     });
     if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return response.json();
+    return jsonOf<T>(response);
   };
   await api(bootstrapToken, "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const admin = (await api(bootstrapToken, "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
-  const workspace = (await api(admin, "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
+  const admin = (await api<V1["TokenDocument"]>(bootstrapToken, "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
+    .secret;
+  const workspace = (await api<V1["WorkspaceDocument"]>(admin, "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
   const uploadUrls: string[] = [];
   for (let i = 0; i < PARALLEL + 1; i += 1) {
-    uploadUrls.push((await api(admin, `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data.attributes.upload_url);
+    const cv = (await api<V1["ConfigurationVersionDocument"]>(admin, `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+    if (cv.attributes.upload_url === null) throw new Error(`configuration version ${cv.id} has no upload URL`);
+    uploadUrls.push(cv.attributes.upload_url);
   }
   let rssBefore = 0;
   let rssPeak = 0;
