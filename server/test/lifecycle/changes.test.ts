@@ -31,7 +31,7 @@ async function planAndApply(server: TestServer, token: string, workspaceId: stri
 
 async function currentSerial(server: TestServer, token: string, workspaceId: string): Promise<number> {
   const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
-  return (current.data as any).data.attributes.serial;
+  return current.data!.data.attributes.serial;
 }
 
 testEachServer(

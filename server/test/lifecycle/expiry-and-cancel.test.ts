@@ -38,7 +38,7 @@ testEachServer(
     offsetMs = 61_000;
     const expired = await waitForStatus(server, token, first.id, ["expired"], 20_000);
     assert.is(expired.attributes.status_reason, "approval_expired");
-    const review = await server.db.knex("run_reviews").where({ run_id: first.id }).first();
+    const review = await server.db.knex("run_reviews").where({ run_id: first.id }).first<{ decision: string | null; actor_id: string | null }>();
     assert.is(review.decision, "expired");
     assert.is(review.actor_id, null);
     // The lock went with it: the queued run plans now.
@@ -64,7 +64,7 @@ testEachServer(
     const deadline = Date.now() + 30_000;
     let attempt: { status: string } | undefined;
     while (Date.now() < deadline) {
-      attempt = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "plan" }).first();
+      attempt = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "plan" }).first<{ status: string } | undefined>();
       if (attempt && attempt.status !== "running") break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

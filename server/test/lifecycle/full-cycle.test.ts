@@ -48,9 +48,9 @@ testEachServer(
 
       const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
       assert.is(current.response.status, 200, JSON.stringify(current.error));
-      const state = (current.data as any).data;
+      const state = current.data!.data;
       assert.is(state.attributes.serial, 1);
-      assert.is(state.relationships.run.data.id, run.id);
+      assert.is(state.relationships.run.data!.id, run.id);
 
       // The workspace is free again: the lock went with the run.
       const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;

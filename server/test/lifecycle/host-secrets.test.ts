@@ -75,9 +75,10 @@ async function assertSpeculativeRedacted(server: TestServer, token: string, runI
   assert.is(changes.response.status, 200, JSON.stringify(changes.error));
   const text = JSON.stringify(changes.data);
   assertNoLeak("the speculative plan changes", text);
-  const copy = (changes.data as any).resources.find((r: any) => r.address === "terraform_data.copy");
-  assert.equal(copy.before.input.canary, { $stackship: "sensitive" }, text);
-  assert.is(copy.after.input.canary, "placeholder");
+  const copy = changes.data!.resources.find((r) => r.address === "terraform_data.copy")!;
+  const [before, after] = [copy.before, copy.after] as Array<{ input: { canary: unknown } }>;
+  assert.equal(before.input.canary, { $stackship: "sensitive" }, text);
+  assert.is(after.input.canary, "placeholder");
 }
 
 const host = suite("the host's redaction set: secrets a run never receives, printed forms, run tokens");

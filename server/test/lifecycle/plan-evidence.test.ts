@@ -114,8 +114,8 @@ testEachServer(
       assert.equal(listed, REAL_ADDRESSES, "the Changes tab lists every resource of the real plan");
 
       const stored = await server.services.stores.runs.getById(run.id);
-      const planJson = JSON.parse((await readPlanJson(server.services, stored!)).toString("utf8"));
-      assert.equal(planJson.resource_changes.map((c: { address: string }) => c.address).sort(), REAL_ADDRESSES, "the stored plan JSON is the show of the saved plan");
+      const planJson = JSON.parse((await readPlanJson(server.services, stored!)).toString("utf8")) as { resource_changes: Array<{ address: string }> };
+      assert.equal(planJson.resource_changes.map((c) => c.address).sort(), REAL_ADDRESSES, "the stored plan JSON is the show of the saved plan");
       assert.equal(stored!.execution.planCounts, { create: 3, change: 0, destroy: 0 });
       // The three digests recorded with the plan are those of the stored artifacts.
       const x = stored!.execution;

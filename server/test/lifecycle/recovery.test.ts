@@ -6,6 +6,7 @@ import { createOrganizationWithToken, createToken, createWorkspace, expectStatus
 import { fixture, readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { AuditEventRow, RunRow } from "../../src/store/rows.ts";
 
 const recovery = suite("recovery after an interrupted apply");
 
@@ -41,7 +42,7 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
   // Another runner notices the silence and never guesses.
   const survivor = await startSurvivorRunner(server);
   try {
-    const runs = await server.db.knex("runs").where({ workspace_id: workspace.id }).orderBy("created_at", "desc").first();
+    const runs = await server.db.knex("runs").where({ workspace_id: workspace.id }).orderBy("created_at", "desc").first<RunRow>();
     const stuck = await waitForStatus(server, token, runs.id, ["needs_recovery", "applied", "errored"], 30_000);
     assert.is(stuck.attributes.status, "needs_recovery");
     assert.is(stuck.attributes.status_reason, "apply_interrupted");
@@ -58,7 +59,7 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
     assert.equal(evidence.lock?.holder_id, stuck.id, "the workspace stays locked by the run");
     assert.match(evidence.predecessor_state_digest ?? "", /^[0-9a-f]{64}$/);
     const state = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-    assert.is((state.data as any).data.attributes.serial, 1, "the published state is untouched");
+    assert.is(state.data!.data.attributes.serial, 1, "the published state is untouched");
 
     // Only run:recover may resolve, with a typed reason.
     const operator = await createToken(server, token, organizationName, "operator");
@@ -79,7 +80,7 @@ testEachServer(recovery, "kill -9 of the runner process during apply: needs_reco
     assert.is(resolved.attributes.status, "errored");
     assert.is(resolved.attributes.status_reason, "recovered");
     assert.is(resolved.attributes.recovery?.lock, null, "the lock is released");
-    const audit = await server.db.knex("audit_events").where({ target_id: stuck.id, action: "run.recovery_resolved" }).first();
+    const audit = await server.db.knex("audit_events").where({ target_id: stuck.id, action: "run.recovery_resolved" }).first<AuditEventRow>();
     assert.is(audit.reason, body.data.attributes.reason);
     expectV1Error(await resolveRunRecovery({ client: server.v1(token), path: { run_id: stuck.id }, body }), 409, "RUN_TRANSITION_INVALID");
     const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: stuck.id } }), 200).data;

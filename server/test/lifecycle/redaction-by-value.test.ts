@@ -82,11 +82,12 @@ testEachServer(
     // The plan changes: `output` in `before` holds the value and no mask marks it.
     const changes = await getRunPlanChanges({ client: server.v1(token), path: { run_id: second.id } });
     assert.is(changes.response.status, 200, JSON.stringify(changes.error));
-    const [entry] = (changes.data as any).resources;
+    const [entry] = changes.data!.resources;
     assert.equal([entry.address, entry.action], ["terraform_data.copy", "update"]);
-    assert.equal(entry.before.output, { gen: "g1", pass: S, user: "u" });
-    assert.equal(entry.before.input, { gen: "g1", pass: S, user: "u" });
-    assert.equal(entry.after.output, U);
+    const [before, after] = [entry.before, entry.after] as Array<{ input: unknown; output: unknown }>;
+    assert.equal(before.output, { gen: "g1", pass: S, user: "u" });
+    assert.equal(before.input, { gen: "g1", pass: S, user: "u" });
+    assert.equal(after.output, U);
     assertNoLeak("the plan changes", JSON.stringify(changes.data), secret);
 
     // The policy finding quoted the whole prior output.

@@ -7,6 +7,7 @@ import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
 import { planningRun } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import type { StateVersionRow } from "../../src/store/rows.ts";
 
 const SECRET = "hunter2-review-secret-9f1c";
 const sensitiveVariable = (server: TestServer, token: string, workspaceId: string, key = "db_password") =>
@@ -134,13 +135,13 @@ testEachServer(
     const apply = done.attributes.stages.apply;
     assert.is(apply.status, "succeeded");
     assert.is(apply.phase_status, "finished");
-    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first();
+    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first<StateVersionRow | undefined>();
     assert.ok(version, "the apply committed a state version");
     assert.equal(apply.state_version, {
       state: "committed",
       id: version.id,
       serial: Number(version.serial),
-      published_at: new Date(version.published_at).toISOString(),
+      published_at: new Date(version.published_at!).toISOString(),
       digest: version.sha256,
     });
     const reason = done.attributes.terminal_reason;

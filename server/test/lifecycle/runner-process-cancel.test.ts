@@ -26,19 +26,26 @@ async function poll<T>(what: string, read: () => Promise<T | undefined> | T | un
   }
 }
 
+/** The run_attempts columns read here (sandbox_name is set once the sandbox is). */
+interface AttemptRow {
+  id: string;
+  status: string;
+  sandbox_name: string;
+}
+
 /** The running attempt of `phase` once its sandbox id is recorded and its processes exist. */
 async function runningSandbox(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<{ id: string; sandboxName: string }> {
   return poll(`the ${phase} sandbox of ${runId}`, async () => {
-    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first();
-    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? { id: attempt.id as string, sandboxName: attempt.sandbox_name as string } : undefined;
+    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first<AttemptRow | undefined>();
+    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? { id: attempt.id, sandboxName: attempt.sandbox_name } : undefined;
   });
 }
 
 /** Waits until the attempt is no longer running; returns its status and the ms since `since`. */
 async function attemptEnded(server: TestServer, attemptId: string, since: number): Promise<{ status: string; ms: number }> {
   return poll("the attempt to end", async () => {
-    const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first();
-    return attempt.status === "running" ? undefined : { status: attempt.status as string, ms: Date.now() - since };
+    const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first<AttemptRow>();
+    return attempt.status === "running" ? undefined : { status: attempt.status, ms: Date.now() - since };
   });
 }
 

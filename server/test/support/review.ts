@@ -5,6 +5,7 @@ import { getRunReview, type Client, type RunReview } from "../../../client/src/i
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { expectStatus, leakForms } from "./factories.ts";
 import type { TestServer } from "./test-server.ts";
+import type { ConfigurationVersionRow, RunRow, StateVersionRow } from "../../src/store/rows.ts";
 
 /** GETs a run's review with `client`, asserts 200, no-store and the spec's document, and returns the resource. */
 export async function review(client: Client, runId: string): Promise<RunReview> {
@@ -77,13 +78,16 @@ const FORBIDDEN_TEXT = [
  * and text markers above.
  */
 export async function assertNoLeaks(server: TestServer, document: unknown, runId: string, secrets: readonly string[] = []): Promise<void> {
-  const run = await server.db.knex("runs").where({ id: runId }).first();
+  const run = await server.db.knex("runs").where({ id: runId }).first<Pick<RunRow, "configuration_version_id" | "workspace_id">>();
   const storedKeys: string[] = [];
-  const configuration = await server.db.knex("configuration_versions").where({ id: run.configuration_version_id }).first();
+  const configuration = await server.db
+    .knex("configuration_versions")
+    .where({ id: run.configuration_version_id })
+    .first<Pick<ConfigurationVersionRow, "artifact_key"> | undefined>();
   if (configuration?.artifact_key) storedKeys.push(configuration.artifact_key);
-  for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select("artifact_key"))
+  for (const row of await server.db.knex("state_versions").where({ workspace_id: run.workspace_id }).select<Pick<StateVersionRow, "artifact_key">[]>("artifact_key"))
     if (row.artifact_key) storedKeys.push(row.artifact_key);
-  for (const row of await server.db.knex("artifacts").select("artifact_key")) storedKeys.push(row.artifact_key);
+  for (const row of await server.db.knex("artifacts").select<{ artifact_key: string }[]>("artifact_key")) storedKeys.push(row.artifact_key);
   const handles = (await server.db.knex("snapshot_secrets").select("handle", "ciphertext")).flatMap((row: { handle: string; ciphertext: string }) => [row.handle, row.ciphertext]);
   const secretForms = secrets.flatMap(leakForms);
   const entries = walk(document);
