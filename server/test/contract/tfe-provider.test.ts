@@ -19,6 +19,7 @@ import { REPO_ROOT } from "../../src/config.ts";
 import { buildApp } from "../../src/http/app.ts";
 import { ensureLocalTls } from "../../src/http/tls.ts";
 import { testDialects } from "../support/databases.ts";
+import type { V1 } from "../support/documents.ts";
 import { createOrganizationWithToken } from "../support/factories.ts";
 import { skipTest } from "../support/skips.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
@@ -121,10 +122,11 @@ resource "tfe_workspace" "eager" {
 `;
 }
 
-async function v1(server: TestServer, token: string, path: string): Promise<{ status: number; json: any }> {
+/** GETs `path` with the token; `json` is the body as the documented shape `T` (undefined when empty). */
+async function v1<T = unknown>(server: TestServer, token: string, path: string): Promise<{ status: number; json: T }> {
   const response = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}`, accept: "application/vnd.api+json" } });
   const text = await response.text();
-  return { status: response.status, json: text ? JSON.parse(text) : undefined };
+  return { status: response.status, json: (text ? JSON.parse(text) : undefined) as T };
 }
 
 async function scenario(server: TestServer, mirror: string): Promise<void> {
@@ -172,16 +174,14 @@ async function scenario(server: TestServer, mirror: string): Promise<void> {
     assert.is(readBack.description, "Managed by the tfe provider");
 
     // Through /v1, as the dashboard sees it: the workspace, and the sensitive value never returned.
-    const workspace = await v1(server, token, `/v1/workspaces/${readBack.id}`);
+    const workspace = await v1<V1["WorkspaceDocument"]>(server, token, `/v1/workspaces/${readBack.id}`);
     assert.is(workspace.status, 200, JSON.stringify(workspace.json));
     assert.is(workspace.json.data.attributes.name, "provider-app");
     assert.is(workspace.json.data.attributes.description, "Managed by the tfe provider");
     assert.is(workspace.json.data.attributes.working_directory, "stacks/app");
-    const variables = await v1(server, token, `/v1/workspaces/${readBack.id}/variables`);
+    const variables = await v1<V1["VariableListDocument"]>(server, token, `/v1/workspaces/${readBack.id}/variables`);
     assert.is(variables.status, 200);
-    const byKey = new Map(
-      (variables.json.data as { attributes: { key: string; value: string | null; sensitive: boolean; category: string } }[]).map((v) => [v.attributes.key, v.attributes]),
-    );
+    const byKey = new Map(variables.json.data.map((v) => [v.attributes.key, v.attributes]));
     assert.equal([...byKey.keys()].sort(), ["API_KEY", "region"]);
     assert.is(byKey.get("region")!.value, "eu-west-1");
     assert.is(byKey.get("region")!.category, "terraform");

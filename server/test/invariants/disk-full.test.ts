@@ -81,6 +81,12 @@ function filesUnder(root: string): string[] {
   return readdirSync(root, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(root, entry.name)) : [join(root, entry.name)]));
 }
 
+/** A stored object as a row records it: its key and size. */
+interface StoredSize {
+  key: string;
+  size: number | string;
+}
+
 /** Nothing half-written: no temporary file, and every artifact and state version row has its object, complete. */
 async function assertNothingHalfWritten(server: TestServer, artifacts: string): Promise<void> {
   const files = filesUnder(artifacts).filter((file) => !file.endsWith("/filler"));
@@ -91,11 +97,11 @@ async function assertNothingHalfWritten(server: TestServer, artifacts: string): 
   );
   const knex = server.db.knex;
   const rows = [
-    ...(await knex("artifacts").select("artifact_key as key", "size_bytes as size")),
-    ...(await knex("state_versions").whereNotNull("artifact_key").select("artifact_key as key", "size_bytes as size")),
-    ...(await knex("configuration_versions").whereNotNull("artifact_key").select("artifact_key as key", "size_bytes as size")),
+    ...(await knex("artifacts").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
+    ...(await knex("state_versions").whereNotNull("artifact_key").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
+    ...(await knex("configuration_versions").whereNotNull("artifact_key").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
   ];
-  for (const row of rows as Array<{ key: string; size: number | string }>) {
+  for (const row of rows) {
     const path = join(artifacts, row.key);
     assert.ok(existsSync(path), `artifact ${row.key} is recorded but its object is missing`);
     assert.ok(statSync(path).size >= Number(row.size), `artifact ${row.key} is shorter than recorded`);
@@ -106,7 +112,7 @@ async function assertNothingHalfWritten(server: TestServer, artifacts: string): 
 async function currentState(server: TestServer, token: string, workspaceId: string): Promise<{ id: string; serial: number; sha256: string; downloadUrl: string }> {
   const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
   const data = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-  const row = (await server.db.knex("state_versions").where({ id: data.id }).first("sha256")) as { sha256: string };
+  const row = await server.db.knex("state_versions").where({ id: data.id }).first<{ sha256: string }>("sha256");
   return { id: data.id, serial: data.attributes.serial as number, sha256: row.sha256, downloadUrl: data.attributes["hosted-state-download-url"] as string };
 }
 
@@ -190,7 +196,7 @@ for (const dialect of testDialects()) {
           assert.is(published.serial, 2);
           const bytes = await stateBytes(server, token, published.downloadUrl);
           assert.is(sha256(bytes), published.sha256, "the published state's bytes are the ones recorded");
-          assert.ok(JSON.parse(bytes.toString("utf8")).resources.some((resource: { name: string }) => resource.name === "y"));
+          assert.ok((JSON.parse(bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some((resource) => resource.name === "y"));
           await assertNothingHalfWritten(server, artifacts);
         },
         { runner: true, localArtifacts: true, config: { artifactStore: { kind: "local", directory: artifacts } } },

@@ -336,7 +336,9 @@ if (testDialects().includes("postgres")) {
       await append(server, run.id, "plan", "before\n");
       await client.waitFor((m) => m.type === "log" && m.seq === 0);
       const listeners = async () =>
-        (await server.db.knex.raw("select pid from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'")).rows.map((r: { pid: number }) => r.pid);
+        (await server.db.knex.raw<{ rows: Array<{ pid: number }> }>("select pid from pg_stat_activity where datname = current_database() and query ilike 'LISTEN%'")).rows.map(
+          (r) => r.pid,
+        );
       const [listener, ...others] = await listeners();
       assert.ok(listener && others.length === 0, "one LISTEN connection per process");
       await server.db.knex.raw("select pg_terminate_backend(?)", [listener]);

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020.js";
-import { WebSocket } from "ws";
+import { WebSocket, type RawData } from "ws";
 import { REPO_ROOT } from "../../src/config.ts";
 import type { LiveLogMessage, LiveMessage } from "../../src/live/messages.ts";
 import type { TestServer } from "./test-server.ts";
@@ -29,6 +29,12 @@ export interface LiveRefusal {
   body: { errors: Array<{ status: string; code: string; title: string; detail?: string }> } | null;
 }
 
+/** A message's text (with the default binaryType, "nodebuffer", every message arrives as one Buffer). */
+function frameText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  return (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8");
+}
+
 /** The live socket URL of a run on the test server. */
 export function liveUrl(server: TestServer, runId: string): string {
   return `${server.baseUrl.replace(/^http/, "ws")}/live/runs/${runId}`;
@@ -48,8 +54,9 @@ export function openLive(
   const invalid: string[] = [];
   const waiters = new Set<() => void>();
   ws.on("message", (data) => {
-    const message = JSON.parse(String(data)) as LiveMessage;
-    if (!validateMessage(message)) invalid.push(`${String(data).slice(0, 200)}: ${JSON.stringify(validateMessage.errors)}`);
+    const text = frameText(data);
+    const message = JSON.parse(text) as LiveMessage;
+    if (!validateMessage(message)) invalid.push(`${text.slice(0, 200)}: ${JSON.stringify(validateMessage.errors)}`);
     messages.push(message);
     for (const wake of waiters) wake();
   });
@@ -96,7 +103,7 @@ export function openLive(
         const text = Buffer.concat(chunks).toString("utf8");
         let body: LiveRefusal["body"] = null;
         try {
-          body = JSON.parse(text);
+          body = JSON.parse(text) as LiveRefusal["body"];
         } catch {
           body = null;
         }
