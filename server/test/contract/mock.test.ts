@@ -74,7 +74,7 @@ test("answers the dashboard's reads (three times each) with documents the spec's
       const response = await fetch(`${base}${path}`, { headers: { Authorization: "Bearer mock", Accept: contentType! } });
       assert.is(response.status, 200, path);
       assert.ok((response.headers.get("content-type") ?? "").startsWith(contentType!), path);
-      const body = await response.json();
+      const body: unknown = await response.json();
       if (!validate) throw new Error(`${operationId} has no response validator`);
       assert.ok(validate(body), `${operationId}: ${JSON.stringify(validate.errors)}`);
     }

@@ -152,11 +152,10 @@ if (process.getuid?.() !== 0 || bin === null) {
             await waitForLog(server, token, applying.id, "apply", "provisioning-started");
             await restart();
             const afterApply = await waitFor(server, token, applying.id, ["applied", "errored", "needs_recovery"]);
-            const states = (await server.db.knex("state_versions").where({ workspace_id: workspace.id }).select("id", "status", "sha256")) as Array<{
-              id: string;
-              status: string;
-              sha256: string | null;
-            }>;
+            const states = await server.db
+              .knex("state_versions")
+              .where({ workspace_id: workspace.id })
+              .select<Array<{ id: string; status: string; sha256: string | null }>>("id", "status", "sha256");
             if (afterApply.attributes.status === "applied") {
               const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
               const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;

@@ -47,15 +47,15 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
 
         // Fresh evidence: the last plan attempt succeeded, any before it was lost, and the saved
         // plan the run is bound to was written by that last attempt.
-        const attempts = (await server.db
+        const attempts = await server.db
           .knex("run_attempts")
           .where({ run_id: run.id, phase: "plan" })
           .orderBy("attempt_number", "asc")
-          .select("status", "terminal_classification", "started_at")) as Array<{ status: string; terminal_classification: string | null; started_at: string | Date }>;
+          .select<Array<{ status: string; terminal_classification: string | null; started_at: string | Date }>>("status", "terminal_classification", "started_at");
         const last = attempts.at(-1)!;
         assert.is(last.status, "succeeded");
         for (const earlier of attempts.slice(0, -1)) assert.equal([earlier.status, earlier.terminal_classification], ["lost", "runner_lost"]);
-        const plan = (await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan" }).first("sha256", "created_at")) as { sha256: string; created_at: string | Date };
+        const plan = await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan" }).first<{ sha256: string; created_at: string | Date }>("sha256", "created_at");
         assert.is(plan.sha256, ended.attributes.plan_digest);
         assert.ok(new Date(plan.created_at).getTime() >= new Date(last.started_at).getTime(), "the saved plan was written by the attempt that succeeded");
       } finally {

@@ -163,7 +163,7 @@ async function currentState(server: TestServer, token: string, workspaceId: stri
   const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
   const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, { headers: { Authorization: `Bearer ${token}` } });
   assert.is(response.status, 200);
-  const row = (await server.db.knex("state_versions").where({ id: version.id }).first("sha256")) as { sha256: string };
+  const row = await server.db.knex("state_versions").where({ id: version.id }).first<{ sha256: string }>("sha256");
   return { serial: version.attributes.serial as number, bytes: Buffer.from(await response.arrayBuffer()), sha256: row.sha256 };
 }
 

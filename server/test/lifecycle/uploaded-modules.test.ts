@@ -35,7 +35,9 @@ testEachServer(
     );
     const planned = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
     assert.is(planned.attributes.status, "planned_and_finished", await readLog(server, token, run.id, "plan"));
-    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8"));
+    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8")) as {
+      planned_values: { outputs: Record<string, { value: unknown }> };
+    };
     assert.is(planJson.planned_values.outputs.from_module.value, "uploaded-module-output");
   },
   { runner: true },

@@ -27,7 +27,7 @@ export async function storedArtifactKeys(server: TestServer, prefix = ""): Promi
     };
     walk(backend.root);
   } else {
-    for (const row of await server.db.knex("artifact_objects").select("object_key")) keys.push(row.object_key as string);
+    for (const row of await server.db.knex("artifact_objects").select<Array<{ object_key: string }>>("object_key")) keys.push(row.object_key);
   }
   return keys.filter((key) => key.startsWith(prefix)).sort();
 }

@@ -289,10 +289,10 @@ export function randomId(prefix: string): string {
 
 /** Every application table (knex's own bookkeeping excluded), as the dialect lists them. */
 export async function applicationTables(server: TestServer): Promise<string[]> {
-  const rows: Array<{ name: string }> =
+  const rows =
     server.dialect === "sqlite"
-      ? await server.db.knex.select("name").from("sqlite_master").where({ type: "table" })
-      : await server.db.knex.select({ name: "table_name" }).from("information_schema.tables").where({ table_schema: "public" });
+      ? await server.db.knex("sqlite_master").where({ type: "table" }).select<Array<{ name: string }>>("name")
+      : await server.db.knex("information_schema.tables").where({ table_schema: "public" }).select<Array<{ name: string }>>("table_name as name");
   return rows
     .map((row) => row.name)
     .filter((name) => !name.startsWith("knex_") && !name.startsWith("sqlite_"))
