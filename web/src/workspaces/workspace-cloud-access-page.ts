@@ -4,8 +4,6 @@
 // holders), and the federation profiles with their verification. workspace:write holders create,
 // edit and delete profiles; organization admins verify them. Any change clears a verification, and
 // only verified profiles serve speculative plans. Everything through the generated SDK.
-import { consume } from "@lit/context";
-import { Task } from "@lit/task";
 import {
   createFederationProfile,
   deleteFederationProfile,
@@ -26,9 +24,9 @@ import { customElement, property, state } from "lit/decorators.js";
 import { live } from "lit/directives/live.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { apiContext, sessionContext } from "../app/context.ts";
-import type { Session } from "../app/session.ts";
-import { failureText, loadWorkspace, pointerOf, renderFailure, timeCell, workspaceNav, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { failureText, pointerOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { workspaceFrame } from "./workspace-frame.ts";
+import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
 
 // Closed sets, exhaustive over the generated unions (a spec change fails the type check).
@@ -97,8 +95,6 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     `,
   ];
 
-  @consume({ context: apiContext }) accessor api!: Client;
-  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
   @property({ attribute: "workspace-id" }) accessor workspaceId = "";
 
   @state() private accessor editing: Editing = null;
@@ -112,30 +108,21 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   /** The switch's value while its change is being sent (then what the server holds). */
   @state() private accessor planPending: boolean | null = null;
 
-  private readonly data = new Task(this, {
-    args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => {
-      const [loaded, profiles, issuer] = await Promise.all([
-        loadWorkspace(this.api, this.session, id, signal),
-        dataOf(listFederationProfiles({ client: this.api, path: { workspace_id: id }, signal })).then((d) => d.data.map(checkProfile)),
-        readIssuer(this.api, signal),
-      ]);
-      return { ...loaded, profiles, issuer };
-    },
+  private readonly page = new WorkspaceLoader(this, async (api, id, signal) => {
+    const [profiles, issuer] = await Promise.all([
+      dataOf(listFederationProfiles({ client: api, path: { workspace_id: id }, signal })).then((d) => d.data.map(checkProfile)),
+      readIssuer(api, signal),
+    ]);
+    return { profiles, issuer };
   });
 
   override render(): TemplateResult {
-    return html`${this.renderPage()}<p role="status" class="visually-hidden" id="cloud-access-announcement">${this.announcement}</p>`;
-  }
-
-  private renderPage(): TemplateResult {
-    return this.data.render({
-      initial: () => html`<p role="status">Loading cloud access…</p>`,
-      pending: () => html`<p role="status">Loading cloud access…</p>`,
-      error: (error) => renderFailure("Cloud access is unavailable", error),
-      complete: (loaded) => html`${workspaceNav(loaded.workspace, "cloud-access", this.session)}
-        <h1>Cloud access for ${loaded.workspace.attributes.name}</h1>
-        ${this.renderIssuer(loaded.issuer)} ${this.renderPlanRequirement(loaded)}
+    return workspaceFrame(this.page, {
+      tab: "cloud-access",
+      loading: "Loading cloud access…",
+      unavailable: "Cloud access is unavailable",
+      heading: (workspace) => `Cloud access for ${workspace.attributes.name}`,
+      body: (loaded) => html`${this.renderIssuer(loaded.issuer)} ${this.renderPlanRequirement(loaded)}
         <section aria-labelledby="profiles-heading">
           <h2 id="profiles-heading">Federation profiles</h2>
           <p id="verification-note">
@@ -145,6 +132,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
           ${loaded.profiles.length === 0 ? html`<p id="profiles-empty">This workspace has no federation profile: its runs receive no cloud credential.</p>` : loaded.profiles.map((p) => this.renderProfile(p, loaded))}
           ${loaded.permissions.write ? this.renderEditor(loaded) : nothing}
         </section>`,
+      announcement: { id: "cloud-access-announcement", text: this.announcement },
     });
   }
 
@@ -293,15 +281,15 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     try {
       const result = profile
         ? await updateFederationProfile({
-            client: this.api,
+            client: this.page.api,
             path: { workspace_id: loaded.workspace.id, profile_id: profile.id },
             body: { data: { type: "federation-profiles", id: profile.id, attributes } },
           })
-        : await createFederationProfile({ client: this.api, path: { workspace_id: loaded.workspace.id }, body: { data: { type: "federation-profiles", attributes } } });
+        : await createFederationProfile({ client: this.page.api, path: { workspace_id: loaded.workspace.id }, body: { data: { type: "federation-profiles", attributes } } });
       if (result.response?.ok) {
         this.editing = null;
         this.announcement = profile ? `Saved ${attributes.name}.` : `Created ${attributes.name}.`;
-        void this.data.run(); // the task renders its own failure
+        this.page.reload();
         return;
       }
       const failure = failureOf(result.error, result.response?.status ?? 0);
@@ -323,7 +311,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       if (result.response?.ok) {
         this.announcement = done;
         this.confirmingDelete = null;
-        void this.data.run(); // the task renders its own failure
+        this.page.reload();
         return;
       }
       this.rowError = { id, message: failureText(failureOf(result.error, result.response?.status ?? 0)) };
@@ -335,14 +323,14 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   }
 
   private verify(profile: FederationProfile): Promise<void> {
-    return this.act(profile.id, () => verifyFederationProfile({ client: this.api, path: { profile_id: profile.id } }), `Verified ${profile.attributes.name}.`);
+    return this.act(profile.id, () => verifyFederationProfile({ client: this.page.api, path: { profile_id: profile.id } }), `Verified ${profile.attributes.name}.`);
   }
 
   private deleteProfile(profile: FederationProfile): Promise<void> {
     const workspaceId = profile.relationships.workspace.data.id;
     return this.act(
       profile.id,
-      () => deleteFederationProfile({ client: this.api, path: { workspace_id: workspaceId, profile_id: profile.id } }),
+      () => deleteFederationProfile({ client: this.page.api, path: { workspace_id: workspaceId, profile_id: profile.id } }),
       `Deleted ${profile.attributes.name}.`,
     );
   }
@@ -352,7 +340,11 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     await this.act(
       "plan",
       () =>
-        updateWorkspace({ client: this.api, path: { workspace_id: loaded.workspace.id }, body: { data: { type: "workspaces", attributes: { plan_requires_credential: value } } } }),
+        updateWorkspace({
+          client: this.page.api,
+          path: { workspace_id: loaded.workspace.id },
+          body: { data: { type: "workspaces", attributes: { plan_requires_credential: value } } },
+        }),
       value ? "Plans now need a cloud credential." : "Plans no longer need a cloud credential.",
     );
     this.planPending = null;

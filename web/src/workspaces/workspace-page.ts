@@ -1,17 +1,16 @@
 // /workspaces/{id} — the workspace overview: its settings, its recent runs (from the organization
 // run inventory), and links to its state, cloud access and source settings pages.
-import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { getWorkspaceStateSummary, listOrganizationRuns, type Client, type Run } from "@stackship/client";
+import { getWorkspaceStateSummary, listOrganizationRuns, type Run } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { checkRun, commitLine, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
-import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
-import type { Session } from "../app/session.ts";
 import "../ui/status-badge.ts";
-import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
+import { workspaceStyles } from "./workspace-common.ts";
+import { workspaceFrame } from "./workspace-frame.ts";
+import { WorkspaceLoader } from "./workspace-loader.ts";
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
 import "./start-run.ts";
 import "./workspace-lock.ts";
@@ -27,29 +26,24 @@ const SCAN_PAGE_SIZE = 100;
 export class SsWorkspacePage extends LitElement {
   static override styles = workspaceStyles;
 
-  @consume({ context: apiContext }) accessor api!: Client;
-  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
   @property({ attribute: "workspace-id" }) accessor workspaceId = "";
 
-  private readonly workspace = new Task(this, {
-    args: () => [this.workspaceId] as const,
-    task: ([id], { signal }) => loadWorkspace(this.api, this.session, id, signal),
-  });
+  private readonly page = new WorkspaceLoader(this);
 
   private readonly state = new Task(this, {
     args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal }))).data.attributes),
+    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.page.api, path: { workspace_id: id }, signal }))).data.attributes),
   });
 
   private readonly runs = new Task(this, {
-    args: () => [this.workspace.value?.organization ?? null, this.workspaceId] as const,
+    args: () => [this.page.value?.organization ?? null, this.workspaceId] as const,
     task: async ([organization, workspaceId], { signal }) => {
       if (!organization) return null;
       const found: Run[] = [];
       let cursor: string | undefined;
       let scanned = 0;
       for (let page = 0; page < SCAN_PAGES; page += 1) {
-        const document = await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: SCAN_PAGE_SIZE, cursor }, signal }));
+        const document = await dataOf(listOrganizationRuns({ client: this.page.api, path: { organization_name: organization }, query: { limit: SCAN_PAGE_SIZE, cursor }, signal }));
         document.data.forEach(checkRun);
         scanned += document.data.length;
         found.push(...document.data.filter((run) => run.relationships.workspace.data.id === workspaceId));
@@ -61,15 +55,14 @@ export class SsWorkspacePage extends LitElement {
   });
 
   override render(): TemplateResult {
-    return this.workspace.render({
-      initial: () => html`<p role="status">Loading the workspace…</p>`,
-      pending: () => html`<p role="status">Loading the workspace…</p>`,
-      error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, organization, permissions }) => {
+    return workspaceFrame(this.page, {
+      tab: "overview",
+      loading: "Loading the workspace…",
+      unavailable: "The workspace is unavailable",
+      heading: (workspace) => workspace.attributes.name,
+      body: ({ workspace, organization, permissions }) => {
         const a = workspace.attributes;
-        return html`${workspaceNav(workspace, "overview", this.session)}
-          <h1>${a.name}</h1>
-          ${a.description ? html`<p>${a.description}</p>` : nothing}
+        return html`${a.description ? html`<p>${a.description}</p>` : nothing}
           <dl class="facts">
             <dt>Organization</dt><dd>${organization ?? html`<span class="muted">not recorded</span>`}</dd>
             <dt>Tracked branch</dt><dd class="mono">${a.tracked_branch}</dd>
@@ -92,8 +85,8 @@ export class SsWorkspacePage extends LitElement {
                   <ss-workspace-general
                     .workspace=${workspace}
                     .organization=${organization}
-                    ?can-move=${this.session?.organizationAdmin ?? false}
-                    @ss-workspace-changed=${() => void this.workspace.run()}
+                    ?can-move=${this.page.session?.organizationAdmin ?? false}
+                    @ss-workspace-changed=${() => this.page.reload()}
                   ></ss-workspace-general>
                 </details>`
               : nothing
@@ -143,9 +136,9 @@ export class SsWorkspacePage extends LitElement {
           ${renderLock(summary.lock)}
           <ss-workspace-lock
             workspace-id=${this.workspaceId}
-            user-id=${this.session?.user.id ?? ""}
+            user-id=${this.page.session?.user.id ?? ""}
             ?can-write=${canWrite}
-            ?can-force=${this.session?.organizationAdmin ?? false}
+            ?can-force=${this.page.session?.organizationAdmin ?? false}
             .lock=${summary.lock}
             @ss-workspace-lock-changed=${() => void this.state.run()}
           ></ss-workspace-lock>`;

@@ -4,14 +4,11 @@
 // about that repository, and for organization administrators a form to connect, change or
 // disconnect it (organization administrators, who alone also see the App id and API URL).
 // Everything through the generated SDK.
-import { consume } from "@lit/context";
-import { Task } from "@lit/task";
 import {
   createGithubInstallationState,
   deleteWorkspaceSource,
   getWorkspaceSource,
   putWorkspaceSource,
-  type Client,
   type GitHubDelivery,
   type SourceConnection,
   type SourceConnectionDocument,
@@ -21,9 +18,9 @@ import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { apiContext, sessionContext } from "../app/context.ts";
-import type { Session } from "../app/session.ts";
-import { failureText, loadWorkspace, pointerOf, renderFailure, timeCell, workspaceNav, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { failureText, pointerOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { workspaceFrame } from "./workspace-frame.ts";
+import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
 
 type DeliveryStatus = GitHubDelivery["attributes"]["status"];
@@ -80,8 +77,6 @@ type Field = (typeof FIELDS)[number];
 export class SsWorkspaceSourcePage extends LitElement {
   static override styles = workspaceStyles;
 
-  @consume({ context: apiContext }) accessor api!: Client;
-  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
   @property({ attribute: "workspace-id" }) accessor workspaceId = "";
 
   @state() private accessor fieldErrors: Partial<Record<Field, string>> = {};
@@ -91,31 +86,19 @@ export class SsWorkspaceSourcePage extends LitElement {
   @state() private accessor announcement = "";
   @state() private accessor installState: { state: string; install_url: string | null; expires_at: string } | null = null;
 
-  private readonly data = new Task(this, {
-    args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => {
-      const [loaded, source] = await Promise.all([
-        loadWorkspace(this.api, this.session, id, signal),
-        dataOf(getWorkspaceSource({ client: this.api, path: { workspace_id: id }, signal })).then(checkSourceDocument),
-      ]);
-      return { ...loaded, source };
-    },
-  });
+  private readonly page = new WorkspaceLoader(this, async (api, id, signal) => ({
+    source: checkSourceDocument(await dataOf(getWorkspaceSource({ client: api, path: { workspace_id: id }, signal }))),
+  }));
 
   override render(): TemplateResult {
-    return html`${this.renderPage()}<p role="status" class="visually-hidden" id="source-announcement">${this.announcement}</p>`;
-  }
-
-  private renderPage(): TemplateResult {
-    return this.data.render({
-      initial: () => html`<p role="status">Loading the source settings…</p>`,
-      pending: () => html`<p role="status">Loading the source settings…</p>`,
-      error: (error) => renderFailure("The source settings are unavailable", error),
-      complete: (loaded) => {
+    return workspaceFrame(this.page, {
+      tab: "source",
+      loading: "Loading the source settings…",
+      unavailable: "The source settings are unavailable",
+      heading: (workspace) => `Source settings for ${workspace.attributes.name}`,
+      body: (loaded) => {
         const { workspace, source } = loaded;
-        return html`${workspaceNav(workspace, "source", this.session)}
-          <h1>Source settings for ${workspace.attributes.name}</h1>
-          ${this.renderPipeline(source.meta.pipeline)}
+        return html`${this.renderPipeline(source.meta.pipeline)}
           <section aria-labelledby="connection-heading">
             <h2 id="connection-heading">Repository connection</h2>
             ${source.data ? this.renderConnection(source.data, loaded) : this.renderNotConnected(loaded)}
@@ -127,6 +110,7 @@ export class SsWorkspaceSourcePage extends LitElement {
             ${this.renderDeliveries(source)}
           </section>`;
       },
+      announcement: { id: "source-announcement", text: this.announcement },
     });
   }
 
@@ -177,7 +161,7 @@ export class SsWorkspaceSourcePage extends LitElement {
     this.saving = true;
     this.formError = null;
     try {
-      this.installState = (await dataOf(createGithubInstallationState({ client: this.api, path: { organization_name: organization } }))).data.attributes;
+      this.installState = (await dataOf(createGithubInstallationState({ client: this.page.api, path: { organization_name: organization } }))).data.attributes;
     } catch (error) {
       this.formError = failureText(error);
     } finally {
@@ -329,7 +313,7 @@ export class SsWorkspaceSourcePage extends LitElement {
     this.saving = true;
     try {
       const result = await putWorkspaceSource({
-        client: this.api,
+        client: this.page.api,
         path: { workspace_id: workspace.id },
         body: {
           data: {
@@ -349,7 +333,7 @@ export class SsWorkspaceSourcePage extends LitElement {
       });
       if (result.response?.ok) {
         this.announcement = `Connected ${text("repository")}.`;
-        void this.data.run(); // the task renders its own failure
+        this.page.reload();
         return;
       }
       this.showError(result.error, result.response?.status ?? 0);
@@ -373,11 +357,11 @@ export class SsWorkspaceSourcePage extends LitElement {
   private async disconnect(workspace: Workspace): Promise<void> {
     this.saving = true;
     try {
-      const result = await deleteWorkspaceSource({ client: this.api, path: { workspace_id: workspace.id } });
+      const result = await deleteWorkspaceSource({ client: this.page.api, path: { workspace_id: workspace.id } });
       if (result.response?.ok) {
         this.confirmingDisconnect = false;
         this.announcement = "The repository was disconnected.";
-        void this.data.run(); // the task renders its own failure
+        this.page.reload();
         return;
       }
       this.confirmingDisconnect = false;

@@ -1,16 +1,14 @@
 // /workspaces/{id}/state — the workspace's published state versions (serial, publication time,
 // digest, the run that published it), which one is current, and the workspace lock.
-import { consume } from "@lit/context";
-import { Task } from "@lit/task";
-import { getWorkspaceStateSummary, type Client, type WorkspaceStateSummaryDocument } from "@stackship/client";
+import { getWorkspaceStateSummary, type WorkspaceStateSummaryDocument } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
-import type { Session } from "../app/session.ts";
-import { loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
+import { workspaceStyles } from "./workspace-common.ts";
+import { workspaceFrame } from "./workspace-frame.ts";
+import { WorkspaceLoader } from "./workspace-loader.ts";
 
 type Summary = WorkspaceStateSummaryDocument["data"]["attributes"];
 
@@ -36,35 +34,26 @@ export function renderLock(lock: Summary["lock"]): TemplateResult {
 export class SsWorkspaceStatePage extends LitElement {
   static override styles = workspaceStyles;
 
-  @consume({ context: apiContext }) accessor api!: Client;
-  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
   @property({ attribute: "workspace-id" }) accessor workspaceId = "";
 
-  private readonly data = new Task(this, {
-    args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => {
-      const [loaded, summary] = await Promise.all([
-        loadWorkspace(this.api, this.session, id, signal),
-        dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal })).then(
-          (document) => checkSummary(document.data.attributes),
-          (error: unknown) => {
-            if ((error as Error).name === "AbortError") throw error;
-            return error as Error;
-          },
-        ),
-      ]);
-      return { ...loaded, summary };
-    },
-  });
+  private readonly page = new WorkspaceLoader(this, (api, id, signal) =>
+    dataOf(getWorkspaceStateSummary({ client: api, path: { workspace_id: id }, signal })).then(
+      (document) => ({ summary: checkSummary(document.data.attributes) }),
+      // The workspace is shown without its state versions: their failure is said in its place.
+      (error: unknown) => {
+        if ((error as Error).name === "AbortError") throw error;
+        return { summary: error as Error };
+      },
+    ),
+  );
 
   override render(): TemplateResult {
-    return this.data.render({
-      initial: () => html`<p role="status">Loading state…</p>`,
-      pending: () => html`<p role="status">Loading state…</p>`,
-      error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, summary }) => html`${workspaceNav(workspace, "state", this.session)}
-        <h1>State of ${workspace.attributes.name}</h1>
-        ${summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)}`,
+    return workspaceFrame(this.page, {
+      tab: "state",
+      loading: "Loading state…",
+      unavailable: "The workspace is unavailable",
+      heading: (workspace) => `State of ${workspace.attributes.name}`,
+      body: ({ summary }) => (summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)),
     });
   }
 

@@ -1,16 +1,14 @@
 // /workspaces/{id}/variables — the workspace's variables: the list (a sensitive value is never
 // shown: the API returns null for it), create, edit and delete (workspace:write). A sensitive
 // value is write-only: the form says so, and editing one replaces it without showing the old.
-import { consume } from "@lit/context";
-import { Task } from "@lit/task";
-import { createVariable, deleteVariable, listVariables, updateVariable, type Client, type Variable } from "@stackship/client";
+import { createVariable, deleteVariable, listVariables, updateVariable, type Variable } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
-import { apiContext, sessionContext } from "../app/context.ts";
-import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
-import { failureText, loadWorkspace, renderFailure, workspaceNav, workspaceStyles } from "./workspace-common.ts";
+import { failureText, workspaceStyles } from "./workspace-common.ts";
+import { workspaceFrame } from "./workspace-frame.ts";
+import { WorkspaceLoader } from "./workspace-loader.ts";
 
 type Category = Variable["attributes"]["category"];
 
@@ -18,8 +16,6 @@ type Category = Variable["attributes"]["category"];
 export class SsWorkspaceVariablesPage extends LitElement {
   static override styles = workspaceStyles;
 
-  @consume({ context: apiContext }) accessor api!: Client;
-  @consume({ context: sessionContext, subscribe: true }) accessor session: Session | null = null;
   @property({ attribute: "workspace-id" }) accessor workspaceId = "";
 
   /** The variable being edited ("new" for the create form), or null. */
@@ -29,15 +25,9 @@ export class SsWorkspaceVariablesPage extends LitElement {
   @state() accessor notice: string | null = null;
   @state() accessor busy = false;
 
-  private readonly data = new Task(this, {
-    args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => {
-      const [loaded, variables] = await Promise.all([
-        loadWorkspace(this.api, this.session, id, signal),
-        dataOf(listVariables({ client: this.api, path: { workspace_id: id }, signal })),
-      ]);
-      return { ...loaded, variables: [...variables.data].sort((a, b) => a.attributes.key.localeCompare(b.attributes.key)) };
-    },
+  private readonly page = new WorkspaceLoader(this, async (api, id, signal) => {
+    const variables = await dataOf(listVariables({ client: api, path: { workspace_id: id }, signal }));
+    return { variables: [...variables.data].sort((a, b) => a.attributes.key.localeCompare(b.attributes.key)) };
   });
 
   private async save(event: SubmitEvent, existing: Variable | null): Promise<void> {
@@ -62,18 +52,20 @@ export class SsWorkspaceVariablesPage extends LitElement {
         const keep = existing.attributes.sensitive && value === "";
         await dataOf(
           updateVariable({
-            client: this.api,
+            client: this.page.api,
             path: { workspace_id: this.workspaceId, variable_id: existing.id },
             body: { data: { type: "variables", id: existing.id, attributes: { ...attributes, ...(keep ? {} : { value }) } } },
           }),
         );
         this.notice = `${attributes.key} was saved.`;
       } else {
-        await dataOf(createVariable({ client: this.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "variables", attributes: { ...attributes, value } } } }));
+        await dataOf(
+          createVariable({ client: this.page.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "variables", attributes: { ...attributes, value } } } }),
+        );
         this.notice = `${attributes.key} was added.`;
       }
       this.editing = null;
-      void this.data.run();
+      this.page.reload();
     } catch (error) {
       this.error = error;
     } finally {
@@ -86,10 +78,10 @@ export class SsWorkspaceVariablesPage extends LitElement {
     this.error = null;
     try {
       // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      await dataOf(deleteVariable({ client: this.api, path: { workspace_id: this.workspaceId, variable_id: variable.id } }).then((r) => ({ ...r, data: r.data ?? null })));
+      await dataOf(deleteVariable({ client: this.page.api, path: { workspace_id: this.workspaceId, variable_id: variable.id } }).then((r) => ({ ...r, data: r.data ?? null })));
       this.notice = `${variable.attributes.key} was deleted.`;
       this.deleting = null;
-      void this.data.run();
+      this.page.reload();
     } catch (error) {
       this.error = error;
     } finally {
@@ -98,19 +90,22 @@ export class SsWorkspaceVariablesPage extends LitElement {
   }
 
   override render(): TemplateResult {
-    return this.data.render({
-      initial: () => html`<p role="status">Loading variables…</p>`,
-      pending: () => html`<p role="status">Loading variables…</p>`,
-      error: (error) => renderFailure("The workspace is unavailable", error),
-      complete: ({ workspace, permissions, variables }) => html`${workspaceNav(workspace, "variables", this.session)}
-        <h1>Variables of ${workspace.attributes.name}</h1>
-        <p class="muted">Every run of this workspace gets them: Terraform variables as the configuration's input variables, environment variables in the run's environment.</p>
+    return workspaceFrame(this.page, {
+      tab: "variables",
+      loading: "Loading variables…",
+      unavailable: "The workspace is unavailable",
+      heading: (workspace) => `Variables of ${workspace.attributes.name}`,
+      body: ({ permissions: { write }, variables }) => this.renderVariables(variables, write),
+    });
+  }
+
+  private renderVariables(variables: Variable[], write: boolean): TemplateResult {
+    return html`<p class="muted">Every run of this workspace gets them: Terraform variables as the configuration's input variables, environment variables in the run's environment.</p>
         ${this.error ? html`<p class="notice danger" role="alert" id="variables-error">${failureText(this.error)}</p>` : nothing}
         ${this.notice ? html`<p class="notice info" role="status" id="variables-notice">${this.notice}</p>` : nothing}
-        ${permissions.write && this.editing !== "new" ? html`<button class="primary" id="add-variable" @click=${() => (this.editing = "new")}>Add variable</button>` : nothing}
+        ${write && this.editing !== "new" ? html`<button class="primary" id="add-variable" @click=${() => (this.editing = "new")}>Add variable</button>` : nothing}
         ${this.editing === "new" ? this.renderForm(null) : nothing}
-        ${variables.length === 0 ? html`<p id="variables-empty">No variables yet.</p>` : this.renderTable(variables, permissions.write)}`,
-    });
+        ${variables.length === 0 ? html`<p id="variables-empty">No variables yet.</p>` : this.renderTable(variables, write)}`;
   }
 
   private renderTable(variables: Variable[], write: boolean): TemplateResult {
