@@ -1,6 +1,5 @@
 import { test } from "uvu";
 import * as assert from "uvu/assert";
-// @ts-expect-error: a plain .mjs module without types
 import { namedSkips } from "./skip-lines.mjs";
 
 test("namedSkips reads every [skip] line, also after uvu's progress dots, and keeps an unreadable one", () => {

@@ -74,7 +74,7 @@ try {
     send(`evt-${n} ${"x".repeat(60)}\n`);
   }
   await sleep(500);
-  const painted = (await page.evaluate("window.__painted")) as Array<[number, number]>;
+  const painted = await page.evaluate<Array<[number, number]>>("window.__painted");
   const latencies: number[] = [];
   let i = 0;
   for (let n = 0; n < EVENTS; n++) {
@@ -104,7 +104,7 @@ try {
     { timeout: 60_000, polling: 100 },
   );
   const consoleCpu = (await taskDuration()) - cpuBefore;
-  const kept = (await page.evaluate(`(() => { ${FIND} return find(document, '[data-testid="console-apply"]').textContent.length; })()`)) as number;
+  const kept = await page.evaluate<number>(`(() => { ${FIND} return find(document, '[data-testid="console-apply"]').textContent.length; })()`);
   // The same messages over the same socket for the policy phase, whose console was never opened:
   // what delivery and parsing cost without any console.
   const transportBefore = await taskDuration();

@@ -26,7 +26,7 @@ const FIND = `const find = (root, selector) => { const direct = root.querySelect
 
 /** Clicks the Changes tab in the page and resolves with the ms until a row was painted. */
 async function timeChangesTab(page: Page): Promise<number> {
-  return (await page.evaluate(`new Promise((resolve, reject) => {
+  return await page.evaluate<number>(`new Promise((resolve, reject) => {
     ${FIND}
     const tab = find(document, "#tab-changes");
     if (!tab) return reject(new Error("no Changes tab"));
@@ -40,25 +40,25 @@ async function timeChangesTab(page: Page): Promise<number> {
       requestAnimationFrame(poll);
     };
     requestAnimationFrame(poll);
-  })`)) as number;
+  })`);
 }
 
 /** Paints the addresses as one <pre> in the page; resolves with the ms until that frame was painted. */
 async function timePlainPre(page: Page, addresses: string[]): Promise<number> {
-  return (await page.evaluate(`new Promise((resolve) => {
+  return await page.evaluate<number>(`new Promise((resolve) => {
     const list = ${JSON.stringify(addresses)};
     const start = performance.now();
     const pre = document.createElement("pre");
     pre.textContent = list.join("\\n");
     document.body.append(pre);
     requestAnimationFrame(() => setTimeout(() => { const took = performance.now() - start; pre.remove(); resolve(took); }, 0));
-  })`)) as number;
+  })`);
 }
 
 /** Loads `url` and resolves with the ms from navigation start until `selector` exists (through shadow roots) and a frame was painted. */
 async function timeLoad(page: Page, url: string, selector: string): Promise<number> {
   await page.goto(url, { waitUntil: "commit" });
-  return (await page.evaluate(`new Promise((resolve, reject) => {
+  return await page.evaluate<number>(`new Promise((resolve, reject) => {
     ${FIND}
     const poll = () => {
       if (find(document, ${JSON.stringify(selector)})) return requestAnimationFrame(() => setTimeout(() => resolve(performance.now()), 0));
@@ -66,7 +66,7 @@ async function timeLoad(page: Page, url: string, selector: string): Promise<numb
       requestAnimationFrame(poll);
     };
     poll();
-  })`)) as number;
+  })`);
 }
 
 const h = await startHarness();

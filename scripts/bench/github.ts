@@ -6,6 +6,7 @@
  * plus the signature verification cost per MiB of payload. Reports; asserts nothing.
  */
 import { Webhooks } from "@octokit/webhooks";
+import type { RunRow } from "../../server/src/store/rows.ts";
 import { GitHubDouble } from "../../server/test/support/github-double.ts";
 import { commitTarball, connectWorkspace, deliver, newSha, pushPayload, settled } from "../../server/test/support/github.ts";
 import { withTestServer } from "../../server/test/support/test-server.ts";
@@ -31,7 +32,8 @@ try {
         const sent = await deliver(server, double, "push", payload);
         const result = await settled(server, sent.deliveryId, 60_000);
         if (result.status !== "processed") throw new Error(`push ${i}: ${JSON.stringify(result)}`);
-        const run = await server.db.knex("runs").where({ id: result.run_ids[0] }).first();
+        const run = await server.db.knex<RunRow>("runs").where({ id: result.run_ids[0] }).first();
+        if (!run) throw new Error(`push ${i}: run ${result.run_ids[0]} not found`);
         // The first few warm the JIT, the connection and the token cache.
         if (i >= 5) samples.push(new Date(run.created_at).getTime() - started);
       }

@@ -5,7 +5,7 @@
  * reports when the last viewer got it and every viewer's receipt time (epoch ms, sub-ms precision).
  */
 import { performance } from "node:perf_hooks";
-import { WebSocket } from "ws";
+import { WebSocket, type RawData } from "ws";
 
 const [url, origin, cookie, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -13,13 +13,19 @@ const now = () => performance.timeOrigin + performance.now();
 const receipts = new Map<number, number[]>();
 const sockets: WebSocket[] = [];
 
+/** A message's text (with the default binaryType, "nodebuffer", every message arrives as one Buffer). */
+function frameText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  return (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8");
+}
+
 function open(): Promise<number> {
   return new Promise((resolve, reject) => {
     const start = now();
     const ws = new WebSocket(url, { headers: { Cookie: cookie }, origin });
     sockets.push(ws);
     ws.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { type: string; seq?: number };
+      const message = JSON.parse(frameText(data)) as { type: string; seq?: number };
       if (message.type === "hello") resolve(now() - start);
       else if (message.type === "log") {
         const at = now();

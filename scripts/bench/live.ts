@@ -15,7 +15,7 @@ import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { WebSocket } from "ws";
+import { WebSocket, type RawData } from "ws";
 import { createOrganizationWithToken, createWorkspace, DEFAULT_CONFIGURATION } from "../../server/test/support/factories.ts";
 import { startRun } from "../../server/test/support/runs.ts";
 import { signedInMember } from "../../server/test/support/sessions.ts";
@@ -26,6 +26,15 @@ const CHUNKS = Number(process.env.BENCH_LIVE_CHUNKS ?? 300);
 const VIEWERS = Number(process.env.BENCH_LIVE_VIEWERS ?? 1000);
 const FANOUT_CHUNKS = Number(process.env.BENCH_LIVE_FANOUT_CHUNKS ?? 50);
 const TARGET_P95_MS = 100;
+
+/** What the viewers process (live-viewers.ts) reports. */
+type ViewersReport = { type: "connected"; total: number; times: number[] } | { type: "delivered"; seq: number; receipts: number[] };
+
+/** A message's text (with the default binaryType, "nodebuffer", every message arrives as one Buffer). */
+function frameText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString("utf8");
+  return (Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data)).toString("utf8");
+}
 
 // A collected heap before each memory sample, so the numbers are what the sockets hold.
 setFlagsFromString("--expose-gc");
@@ -62,7 +71,7 @@ function open(server: TestServer, runId: string, cookie: string): Promise<Viewer
     const ws = new WebSocket(liveUrl(server, runId), { headers: { Cookie: cookie }, origin: server.baseUrl });
     const viewer: Viewer = { ws };
     ws.on("message", (data) => {
-      const message = JSON.parse(String(data)) as { type: string; seq?: number };
+      const message = JSON.parse(frameText(data)) as { type: string; seq?: number };
       if (message.type === "hello") resolve(viewer);
       else if (message.type === "log") viewer.onLog?.(message.seq!);
     });
@@ -113,20 +122,20 @@ async function bench(server: TestServer) {
     execArgv: ["--import", "tsx"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
-  const inbox: Array<{ type: string; [key: string]: any }> = [];
+  const inbox: ViewersReport[] = [];
   let wake: (() => void) | null = null;
-  child.on("message", (message: { type: string }) => {
+  child.on("message", (message: ViewersReport) => {
     inbox.push(message);
     wake?.();
   });
-  const next = async (type: string) => {
+  const next = async <T extends ViewersReport["type"]>(type: T): Promise<Extract<ViewersReport, { type: T }>> => {
     for (;;) {
       const index = inbox.findIndex((m) => m.type === type);
-      if (index >= 0) return inbox.splice(index, 1)[0];
+      if (index >= 0) return inbox.splice(index, 1)[0] as Extract<ViewersReport, { type: T }>;
       await new Promise<void>((resolve) => (wake = resolve));
     }
   };
-  const connected = (await next("connected")) as unknown as { total: number; times: number[] };
+  const connected = await next("connected");
   const afterConnect = memory();
   const epoch = () => performance.timeOrigin + performance.now();
   const toLast: number[] = [];
@@ -137,7 +146,7 @@ async function bench(server: TestServer) {
     let delivered;
     do delivered = await next("delivered");
     while (delivered.seq !== seq);
-    const receipts = delivered.receipts as number[];
+    const receipts = delivered.receipts;
     for (const at of receipts) perViewer.push(at - start);
     toLast.push(Math.max(...receipts) - start);
   }
