@@ -14,8 +14,11 @@ import * as assert from "uvu/assert";
 import { chromium, type Browser } from "playwright-core";
 import { REPO_ROOT } from "../../../server/src/config.ts";
 // @ts-expect-error: a plain ES module without type declarations (web/build.mjs)
-import { buildDashboard } from "../../build.mjs";
+import * as build from "../../build.mjs";
 import { CHROMIUM, hook } from "../support/harness.ts";
+
+/** web/build.mjs's builder, as it is written there: builds into `out` and returns the bundle's file name. */
+const { buildDashboard } = build as { buildDashboard: (out?: string) => Promise<string> };
 
 const test = suite("dashboard against the mock");
 

@@ -180,7 +180,7 @@ test("applied: the apply stage is expanded with the published state version; app
   assert.is(envelopeFile.suggestedFilename(), `${run.id}-decision.intoto.json`);
   const envelopeBytes = Buffer.concat(await (await envelopeFile.createReadStream()).toArray());
   assert.is(createHash("sha256").update(envelopeBytes).digest("hex"), digest, "the bytes saved are the envelope the review names");
-  assert.is(JSON.parse(envelopeBytes.toString("utf8")).payloadType, "application/vnd.in-toto+json");
+  assert.is((JSON.parse(envelopeBytes.toString("utf8")) as { payloadType: unknown }).payloadType, "application/vnd.in-toto+json");
   assert.is(await page.getByTestId("attention-strip").count(), 0, "the decision bar is gone once decided");
   await page.getByTestId("sensitive-downloads").locator("summary").click();
   assert.ok(await page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "the apply uploaded state");
@@ -404,9 +404,9 @@ test("5,000-resource Changes tab: truncation stated, a virtualized list, filters
   assert.match(await detail.innerText(), /inline_policy\[0\]\.policy\s+\(sensitive value\)\s+\(sensitive value\)/);
   assert.match(await detail.innerText(), /max_session_duration\s+changed\s+3600\s+7200/);
   // A string, not a function: tsx would wrap a named inner function in a helper the page lacks.
-  const everything = (await page.evaluate(
+  const everything = await page.evaluate<string>(
     `(() => { const walk = (root) => [...root.querySelectorAll("*")].map((el) => (el.shadowRoot ? walk(el.shadowRoot) : "") + (el.children.length === 0 ? el.textContent : "")).join(" "); return walk(document); })()`,
-  )) as string;
+  );
   assert.not.ok(everything.includes(PLAN_SECRET), "no sensitive value reaches the page");
   await h.screenshot(page, "run-changes-detail");
   await h.cancel(org, run.id);

@@ -228,7 +228,7 @@ test("a run status outside the closed set renders an explicit error state, not a
   // The real response, with one status changed to a value the contract does not have.
   await page.route("**/v1/organizations/acme/runs?*", async (route) => {
     const response = await route.fetch();
-    const body = await response.json();
+    const body = (await response.json()) as { data: Array<{ attributes: { status: string } }> };
     body.data[0].attributes.status = "teleporting";
     await route.fulfill({ response, json: body });
   });

@@ -4,6 +4,7 @@
 // controls are in workspace-settings.test.ts).
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import type { StateVersionRow, WorkspaceVariableRow } from "../../../server/src/store/rows.ts";
 import { hook, startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
 
 const test = suite<{ h: Harness; acme: HarnessOrganization; applied: MadeRun; awaiting: MadeRun }>("workspace pages");
@@ -50,14 +51,14 @@ test("overview: settings, the workspace's runs, the current state version and wh
 });
 
 test("state page: published versions with serial, publication time and digest; the current one; the lock", async ({ h, acme, applied, awaiting }) => {
-  const version = await h.server.db.knex("state_versions").where({ run_id: applied.run.id, status: "finalized" }).first();
+  const version = await h.server.db.knex("state_versions").where({ run_id: applied.run.id, status: "finalized" }).first<StateVersionRow>();
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url(`/workspaces/${applied.workspace.id}/state`));
   const row = page.locator(`tr[data-state-version-id="${version.id}"]`);
   await row.waitFor();
   const cells = await row.locator("td").allInnerTexts();
   assert.is(cells[0], "1 (current)");
-  assert.is(cells[1], `${new Date(version.published_at).toISOString().slice(0, 19).replace("T", " ")} UTC`);
+  assert.is(cells[1], `${new Date(version.published_at!).toISOString().slice(0, 19).replace("T", " ")} UTC`);
   assert.is(cells[2], version.sha256);
   assert.is(cells[4], applied.run.id);
   assert.match(await page.locator("#lock-state").innerText(), awaiting.run.id);
@@ -173,7 +174,7 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   await edit.getByLabel("Description").fill("the database password");
   await edit.getByRole("button", { name: "Save variable" }).click();
   await page.locator("#variables-notice").filter({ hasText: "db_password was saved." }).waitFor();
-  const stored = await h.server.db.knex("workspace_variables").where({ workspace_id: workspace.id, key: "db_password" }).first();
+  const stored = await h.server.db.knex("workspace_variables").where({ workspace_id: workspace.id, key: "db_password" }).first<WorkspaceVariableRow | undefined>();
   assert.ok(stored, "the sensitive variable still exists");
 
   await page.locator("tr[data-variable-key=region]").getByRole("button", { name: "Edit region" }).click();

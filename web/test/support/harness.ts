@@ -19,7 +19,10 @@ import { fixture, readLog, startRunnerProcess, waitForStatus } from "../../../se
 import { addMembership, createUser } from "../../../server/test/support/sessions.ts";
 import { withTestServer, type TestServer } from "../../../server/test/support/test-server.ts";
 // @ts-expect-error: a plain ES module without type declarations (web/build.mjs)
-import { buildDashboard } from "../../build.mjs";
+import * as build from "../../build.mjs";
+
+/** web/build.mjs's builder, as it is written there: builds into `out` and returns the bundle's file name. */
+const { buildDashboard } = build as { buildDashboard: (out?: string) => Promise<string> };
 
 export const SCREENSHOT_DIR = join(REPO_ROOT, ".stackship-test/screenshots");
 export const CHROMIUM = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chromium";
@@ -242,7 +245,7 @@ export async function startHarness(): Promise<Harness> {
     },
 
     async expireSession(email) {
-      const user = await server.db.knex("users").whereRaw("lower(email) = ?", [email.toLowerCase()]).first();
+      const user = await server.db.knex("users").whereRaw("lower(email) = ?", [email.toLowerCase()]).first<{ id: string } | undefined>();
       if (!user) throw new Error(`no user ${email}`);
       await server.db
         .knex("sessions")
