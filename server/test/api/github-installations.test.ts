@@ -1,5 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import type { RunRow } from "../../src/store/rows.ts";
+import { firstError, jsonOf, type V1 } from "../support/documents.ts";
 import { countRows, createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import { bindInstallation, commitTarball, connectWorkspace, deliver, newInstallationId, newRepository, newSha, pushPayload, settled } from "../support/github.ts";
@@ -19,6 +21,12 @@ const double = new GitHubDouble();
 const GITHUB = githubServerOptions(double);
 const BINDING_TABLES = ["github_installation_bindings", "source_connections"] as const;
 
+/** A github_installation_bindings row (the columns read here). */
+interface BindingRow {
+  installation_id: number | string;
+  bound_by: string;
+}
+
 const test = suite("GitHub installation binding");
 test.before(async () => {
   await double.start();
@@ -36,7 +44,7 @@ function putSource(server: TestServer, token: string, workspaceId: string, attri
 async function issueState(session: TestSession, organizationName: string): Promise<string> {
   const response = await session.request("POST", `/v1/organizations/${organizationName}/github-installation-states`);
   assert.is(response.status, 201, await response.clone().text());
-  return ((await response.json()) as any).data.attributes.state;
+  return (await jsonOf<V1["GitHubInstallationStateDocument"]>(response)).data.attributes.state;
 }
 
 function bindWithState(session: TestSession, installationId: number, state: string) {
@@ -45,8 +53,8 @@ function bindWithState(session: TestSession, installationId: number, state: stri
   });
 }
 
-async function errorCode(response: Response): Promise<string> {
-  return ((await response.json()) as any).errors[0].code;
+async function errorCode(response: Response): Promise<string | undefined> {
+  return firstError(await response.json()).code;
 }
 
 testEachServer(
@@ -63,7 +71,7 @@ testEachServer(
     const operator = await signedInMember(server, organizationName, "operator");
     assert.is((await operator.session.request("POST", `/v1/organizations/${organizationName}/github-installation-states`)).status, 403);
     const state = await issueState(admin.session, organizationName);
-    const stored = await server.db.knex("github_installation_states").first();
+    const stored = await server.db.knex<Record<string, unknown>>("github_installation_states").first();
     assert.not.ok(JSON.stringify(stored).includes(state), "only the state's hash is stored");
 
     // Another session (even the same organization's other admin) cannot redeem it.
@@ -77,7 +85,7 @@ testEachServer(
     const requestsBefore = double.requests.length;
     const bound = await bindWithState(admin.session, installationId, state);
     assert.is(bound.status, 201, await bound.clone().text());
-    const body = (await bound.json()) as any;
+    const body = await jsonOf<V1["GitHubInstallationDocument"]>(bound);
     assert.equal(
       [body.data.attributes.installation_id, body.data.attributes.organization, body.data.attributes.account],
       [installationId, organizationName, repository.split("/")[0]],
@@ -171,7 +179,7 @@ testEachServer(
 
     // A deployment administrator may bind it (GitHub confirms it first).
     await bindInstallation(server, double, organizationName, installationId, []);
-    assert.is((await server.db.knex("github_installation_bindings").where({ installation_id: installationId }).first()).bound_by, "prn-bootstrap0000000");
+    assert.is((await server.db.knex<BindingRow>("github_installation_bindings").where({ installation_id: installationId }).first())!.bound_by, "prn-bootstrap0000000");
   },
   GITHUB,
 );
@@ -225,7 +233,7 @@ testEachServer(
     double.setTarball(victim.repository, sha, await commitTarball(victim.repository, sha, { "main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
     const result = await settled(server, (await deliver(server, double, "push", pushPayload(victim.repository, victim.installationId, sha, { changed: ["main.tf"] }))).deliveryId);
     assert.is(result.status, "processed", JSON.stringify(result));
-    const workspaces = (await server.db.knex("runs").whereIn("id", result.run_ids).select("workspace_id")).map((r) => r.workspace_id);
+    const workspaces = (await server.db.knex<RunRow>("runs").whereIn("id", result.run_ids).select("workspace_id")).map((r) => r.workspace_id);
     assert.equal(workspaces, [victim.workspaceId]);
     assert.is((await server.db.knex("runs").where({ workspace_id: attackerWorkspace.id })).length, 0, "no run in the attacker's workspace");
     await server.services.stores.github.deleteConnection(attackerWorkspace.id);
@@ -270,7 +278,7 @@ testEachServer(
     await settled(server, pushed.deliveryId);
     const own = await sourceOf(server, victim.workspaceId, victim.token);
     assert.equal(
-      own.body.meta.deliveries.map((d: any) => d.id),
+      own.body.meta.deliveries.map((d) => d.id),
       [pushed.deliveryId],
     );
 

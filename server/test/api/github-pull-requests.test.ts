@@ -1,5 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import type { InputSnapshotRow, RunRow } from "../../src/store/rows.ts";
 import { createVariable } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import { commitTarball, connectWorkspace, deliver, newInstallationId, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
@@ -8,6 +9,13 @@ import { auditOf, githubServerOptions, MAIN_TF, runOf, sourceOf } from "../suppo
 
 // Pull requests and installations through the GitHub App pipeline, against a local GitHub API double
 // (no runner: runs stay pending). The webhook intake is github-source.test.ts, pushes github-push-runs.test.ts.
+
+/** What a github.run_created audit event records of a fork pull request's speculative run (the parts read here). */
+interface ForkRunCreatedAuditData {
+  fork: true;
+  cloud_credentials: string;
+  sensitive_variables: string;
+}
 
 const double = new GitHubDouble();
 const GITHUB = githubServerOptions(double);
@@ -35,7 +43,7 @@ testEachServer(
     assert.equal(older.attributes.commit, {
       sha: first,
       message: "Change #7",
-      author: older.attributes.commit.author,
+      author: older.attributes.commit!.author,
       ref: "refs/pull/7/head",
       repository: connected.repository,
       fork: false,
@@ -51,7 +59,7 @@ testEachServer(
     assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
     const newer = await runOf(server, connected.token, two.run_ids[0]);
     assert.is(newer.attributes.status, "pending");
-    assert.is(newer.attributes.commit.sha, second);
+    assert.is(newer.attributes.commit!.sha, second);
 
     // A pull request targeting another branch plans nothing.
     const elsewhere = await deliver(
@@ -91,18 +99,18 @@ testEachServer(
     assert.is(result.status, "processed", JSON.stringify(result));
     const run = await runOf(server, connected.token, result.run_ids[0]);
     assert.is(run.attributes.kind, "speculative");
-    assert.is(run.attributes.commit.fork, true);
-    assert.is(run.attributes.commit.repository, "mallory/infra");
-    const snapshot = await server.db
-      .knex("input_snapshots")
-      .where({ id: (await server.db.knex("runs").where({ id: run.id }).first()).input_snapshot_id })
-      .first();
+    assert.is(run.attributes.commit!.fork, true);
+    assert.is(run.attributes.commit!.repository, "mallory/infra");
+    const snapshot = (await server.db
+      .knex<InputSnapshotRow>("input_snapshots")
+      .where({ id: (await server.db.knex<RunRow>("runs").where({ id: run.id }).first())!.input_snapshot_id })
+      .first())!;
     assert.not.match(snapshot.document, canary);
     assert.not.match(snapshot.document, "db_password");
     assert.not.match(snapshot.document, "AWS_SECRET_ACCESS_KEY");
     assert.not.match(JSON.stringify(snapshot.document), "value_handle");
-    const created = (await auditOf(server, run.id)).find((e) => e.action === "github.run_created");
-    const data = JSON.parse(created.data);
+    const created = (await auditOf(server, run.id)).find((e) => e.action === "github.run_created")!;
+    const data = JSON.parse(created.data) as ForkRunCreatedAuditData;
     assert.is(data.fork, true);
     assert.match(data.cloud_credentials, "withheld");
     assert.match(data.sensitive_variables, "omitted");
@@ -123,16 +131,16 @@ testEachServer(
     const created = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "created");
     created.installation.id = installationId;
     created.installation.repository_selection = "selected";
-    created.repositories = [{ ...created.repositories[0], full_name: connected.repository }];
+    created.repositories = [{ ...created.repositories![0], full_name: connected.repository }];
     assert.is((await settled(server, (await deliver(server, double, "installation", created)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "granted");
+    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access, "granted");
     const removed = (await import("../support/github-double.ts")).webhookExample("installation_repositories", (p) => p.action === "removed");
     removed.installation.id = installationId;
     removed.repository_selection = "selected";
     removed.repositories_removed = [{ ...removed.repositories_removed[0], full_name: connected.repository }];
     removed.repositories_added = [];
     assert.is((await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data.attributes.repository_access, "not_granted");
+    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access, "not_granted");
     const notGranted = await deliver(server, double, "push", pushPayload(connected.repository, installationId, newSha()));
     assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "repository_not_granted"]);
     const deleted = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "deleted");

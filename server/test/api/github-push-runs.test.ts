@@ -1,9 +1,12 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { firstError, jsonOf, type V1 } from "../support/documents.ts";
 import { createOrganizationWithToken, createWorkspace, countRows } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import { commitTarball, connectWorkspace, deliver, eventually, newInstallationId, newSha, pushPayload, settled } from "../support/github.ts";
 import { buildTarGz } from "../../src/github/tarball.ts";
+import type { CheckRunRow } from "../../src/store/github-records.ts";
+import type { ConfigurationVersionRow, RunRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { auditOf, githubServerOptions, MAIN_TF, PIPELINE_TABLES, runOf, sourceOf, TARBALL_LIMIT } from "../support/github-source.ts";
 
@@ -153,8 +156,8 @@ testEachServer(
     });
     assert.is(run.attributes.auto_apply, false);
 
-    const review = ((await (await fetch(`${server.baseUrl}/v1/runs/${run.id}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()) as any).data.attributes
-      .header;
+    const review = (await jsonOf<V1["RunReviewDocument"]>(await fetch(`${server.baseUrl}/v1/runs/${run.id}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })))
+      .data.attributes.header;
     assert.is(review.title, `GitHub ${sha}`);
     assert.is(review.title_generated, true);
     assert.equal(review.commit_sha, { state: "recorded", value: sha });
@@ -167,7 +170,7 @@ testEachServer(
     assert.is(review.source, "github_push");
 
     // The configuration is the commit's tree without GitHub's top-level folder.
-    const cv = await server.db.knex("configuration_versions").where({ id: run.relationships.configuration_version.data.id }).first();
+    const cv = (await server.db.knex<ConfigurationVersionRow>("configuration_versions").where({ id: run.relationships.configuration_version.data.id }).first())!;
     assert.is(cv.source, "github");
     assert.is(cv.status, "uploaded");
 
@@ -176,12 +179,12 @@ testEachServer(
     assert.is(check.body.head_sha, sha);
     assert.is(check.body.status, "queued");
     assert.is(check.body.details_url, `http://127.0.0.1:8080/runs/${run.id}`);
-    assert.match(check.body.output.summary, "plan not finished");
+    assert.match(check.body.output!.summary, "plan not finished");
     assert.not.ok(double.downloadSawAuthorization, "the token is never sent to the download host");
 
     const doc = await sourceOf(server, connected.workspaceId, connected.token);
     assert.equal(
-      doc.body.meta.deliveries.map((d: any) => [d.id, d.attributes.status, d.attributes.outcome, d.attributes.run_ids]),
+      doc.body.meta.deliveries.map((d) => [d.id, d.attributes.status, d.attributes.outcome, d.attributes.run_ids]),
       [[sent.deliveryId, "processed", "run_created", [run.id]]],
     );
 
@@ -349,7 +352,7 @@ testEachServer(
       body: JSON.stringify({ data: { type: "source-connections", attributes: { installation_id: network.installationId, repository: network.repository } } }),
     });
     assert.is(refused.status, 422);
-    assert.is(((await refused.json()) as any).errors[0].code, "SOURCE_INSTALLATION_NOT_BOUND");
+    assert.is(firstError(await refused.json()).code, "SOURCE_INSTALLATION_NOT_BOUND");
     assert.equal(await countRows(server, ["source_connections", "audit_events"]), before);
     double.installations.set(network.installationId, [network.repository]);
     const sha = newSha();
@@ -359,7 +362,7 @@ testEachServer(
       (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf"] }))).deliveryId,
     );
     assert.is(one.run_ids.length, 1);
-    assert.is((await server.db.knex("runs").where({ id: one.run_ids[0] }).first()).workspace_id, app.workspaceId);
+    assert.is((await server.db.knex<RunRow>("runs").where({ id: one.run_ids[0] }).first())!.workspace_id, app.workspaceId);
     // The next commit (a push of the same head SHA again would be a replay).
     const next = newSha();
     double.setTarball(network.repository, next, await commitTarball(network.repository, next, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
@@ -367,7 +370,7 @@ testEachServer(
       server,
       (await deliver(server, double, "push", pushPayload(network.repository, network.installationId, next, { changed: ["app/main.tf", "network/main.tf"] }))).deliveryId,
     );
-    const workspaces = (await server.db.knex("runs").whereIn("id", both.run_ids).select("workspace_id")).map((r) => r.workspace_id).sort();
+    const workspaces = (await server.db.knex<RunRow>("runs").whereIn("id", both.run_ids).select("workspace_id")).map((r) => r.workspace_id).sort();
     assert.equal(workspaces, [network.workspaceId, app.workspaceId].sort());
   },
   GITHUB,
@@ -390,10 +393,10 @@ testEachServer(
       await eventually("the failed check run audit", async () => (await auditOf(server, runId)).some((e) => e.action === "github.check_run.failed"));
       const run = await runOf(server, connected.token, runId);
       assert.is(run.attributes.status, "pending");
-      const record = await server.db.knex("github_check_runs").where({ run_id: runId }).first();
+      const record = (await server.db.knex<CheckRunRow>("github_check_runs").where({ run_id: runId }).first())!;
       assert.ok(Number(record.attempts) >= 1);
       assert.is(record.check_run_id, null);
-      assert.match(record.last_error, "502");
+      assert.match(record.last_error!, "502");
       double.checkRunsDown = false;
       const created = await eventually("the check run once GitHub is back", () => double.checkRuns.find((c) => c.body.external_id === runId), 15_000);
       assert.is(created.body.status, "queued");

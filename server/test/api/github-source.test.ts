@@ -1,6 +1,7 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
+import { firstError, jsonOf, type V1 } from "../support/documents.ts";
 import { createOrganizationWithToken, createToken, createWorkspace, countRows } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import { connectWorkspace, deliver } from "../support/github.ts";
@@ -35,7 +36,7 @@ testEachServer(source, "without the GitHub variables the pipeline is off: the so
   const before = await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]);
   const { response, body } = await deliver(server, double, "ping", { zen: "hi" });
   assert.is(response.status, 503);
-  assert.is(body.errors[0].code, "GITHUB_APP_NOT_CONFIGURED");
+  assert.is(firstError(body).code, "GITHUB_APP_NOT_CONFIGURED");
   assert.equal(await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]), before);
 });
 
@@ -46,7 +47,7 @@ testEachServer(
     const connected = await connectWorkspace(server, double, { workingDirectory: "infra/", triggerPaths: ["modules/**", "modules/**"], trackedBranch: "release" });
     const read = await sourceOf(server, connected.workspaceId, connected.token);
     assert.is(read.status, 200);
-    const attributes = read.body.data.attributes;
+    const attributes = read.body.data!.attributes;
     assert.equal(
       { ...attributes, created_at: undefined, updated_at: undefined },
       {
@@ -64,7 +65,9 @@ testEachServer(
     assert.is(read.body.meta.pipeline.state, "on");
     assert.is(read.body.meta.pipeline.webhook_url, `${server.baseUrl}/v1/github/webhooks`);
     // The workspace shows the same branch and directory.
-    const workspace = (await (await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()) as any;
+    const workspace = await jsonOf<V1["WorkspaceDocument"]>(
+      await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}`, { headers: { Authorization: `Bearer ${connected.token}` } }),
+    );
     assert.is(workspace.data.attributes.tracked_branch, "release");
     assert.is(workspace.data.attributes.working_directory, "infra");
 
@@ -105,10 +108,10 @@ testEachServer(
     assert.match(read.body.meta.pipeline.detail, double.appId);
     // Exactly at the bounds is accepted.
     const atBounds = [`${"a".repeat(198)}/*`, ...Array.from({ length: 19 }, (_, i) => `m${i}/**`)];
-    assert.is(atBounds[0]!.length, 200);
+    assert.is(atBounds[0].length, 200);
     const bounded = await put(connected.token, { installation_id: connected.installationId, repository: connected.repository, trigger_paths: atBounds });
     assert.is(bounded.status, 200, await bounded.clone().text());
-    assert.equal(((await bounded.json()) as any).data.attributes.trigger_paths, atBounds);
+    assert.equal((await jsonOf<V1["SourceConnectionDocument"]>(bounded)).data!.attributes.trigger_paths, atBounds);
     const byOperatorDelete = await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${operator}` } });
     assert.is(byOperatorDelete.status, 403);
 
@@ -138,7 +141,7 @@ testEachServer(
     let before = await countRows(server, tables);
     const missing = await deliver(server, double, "ping", ping, { signature: null });
     assert.is(missing.response.status, 401);
-    assert.is(missing.body.errors[0].code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
+    assert.is(firstError(missing.body).code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
     const wrong = await deliver(server, double, "ping", ping, { signature: `sha256=${"0".repeat(64)}` });
     assert.is(wrong.response.status, 401);
     // Signed for another body: the bytes are what is verified.
@@ -166,7 +169,7 @@ testEachServer(
     before = await countRows(server, tables);
     const over = await deliver(server, double, "ping", null, { raw: padded(LIMIT + 1) });
     assert.is(over.response.status, 413);
-    assert.is(over.body.errors[0].code, "GITHUB_WEBHOOK_TOO_LARGE");
+    assert.is(firstError(over.body).code, "GITHUB_WEBHOOK_TOO_LARGE");
     assert.equal(await countRows(server, tables), before);
     assert.equal(
       (await auditOf(server, over.deliveryId)).map((e) => [e.action, e.reason]),
@@ -182,7 +185,7 @@ testEachServer(
     before = await countRows(server, tables);
     const badId = await deliver(server, double, "ping", ping, { deliveryId: "x".repeat(101) });
     assert.is(badId.response.status, 400);
-    assert.is(badId.body.errors[0].code, "GITHUB_WEBHOOK_INVALID");
+    assert.is(firstError(badId.body).code, "GITHUB_WEBHOOK_INVALID");
     assert.equal(await countRows(server, tables), before);
 
     const unknown = await deliver(server, double, "star", { action: "created" });
@@ -211,11 +214,11 @@ testEachServer(
     const before = await countRows(server, tables);
     const attack = await post(tampered, signature);
     assert.is(attack.status, 401);
-    assert.is(((await attack.json()) as any).errors[0].code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
+    assert.is(firstError(await attack.json()).code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
     // Bytes that are not UTF-8, even when signed over exactly, are refused once verified.
     const invalid = await post(tampered, `sha256=${createHmac("sha256", double.webhookSecret).update(tampered).digest("hex")}`);
     assert.is(invalid.status, 400);
-    assert.is(((await invalid.json()) as any).errors[0].code, "GITHUB_WEBHOOK_INVALID");
+    assert.is(firstError(await invalid.json()).code, "GITHUB_WEBHOOK_INVALID");
     assert.equal(await countRows(server, tables), before);
     // The signed bytes themselves are accepted.
     const genuine = await post(signed, signature);

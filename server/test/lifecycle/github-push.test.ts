@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun } from "../../../client/src/index.ts";
+import { jsonOf, type V1 } from "../support/documents.ts";
 import { expectStatus } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import { commitTarball, connectWorkspace, deliver, eventually, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
@@ -47,7 +48,8 @@ testEachServer(
     assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
     assert.equal(planned.attributes.commit, { sha, message: "Greet the world", author: "octocat", ref: "refs/heads/main", repository: connected.repository, fork: false });
 
-    const review = (await (await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })).json()).data.attributes;
+    const review = (await jsonOf<V1["RunReviewDocument"]>(await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })))
+      .data.attributes;
     assert.is(review.header.title, `GitHub ${sha}`);
     assert.equal(review.header.commit_sha, { state: "recorded", value: sha });
     assert.equal(review.header.commit_message, { state: "recorded", value: "Greet the world" });
@@ -59,8 +61,8 @@ testEachServer(
     const check = await eventually("the check run", () => double.checkRuns.find((c) => c.body.external_id === runId));
     await eventually("action_required on GitHub", () => double.statesOf(check.id).includes("completed:action_required"));
     const waiting = double.checkRuns.filter((c) => c.id === check.id).at(-1)!;
-    assert.match(waiting.body.output.summary, "1 to add, 0 to change, 0 to destroy");
-    assert.match(waiting.body.output.summary, "Policy: skipped");
+    assert.match(waiting.body.output!.summary, "1 to add, 0 to change, 0 to destroy");
+    assert.match(waiting.body.output!.summary, "Policy: skipped");
 
     const approved = await approveRun({
       client: server.v1(connected.token),

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { createRequire } from "node:module";
 import type { Webhooks } from "@octokit/webhooks";
+import type { WebhookDefinition } from "@octokit/webhooks-examples";
 import { jwtVerify } from "jose";
 import type { Config } from "../../src/config.ts";
 
@@ -18,7 +19,23 @@ export interface CheckRunCall {
   method: "POST" | "PATCH";
   id: number;
   repository: string;
-  body: Record<string, any>;
+  body: CheckRunRequest;
+}
+
+/**
+ * The body of a check run create (POST) or update (PATCH), as GitHub's REST API names its fields
+ * (https://docs.github.com/en/rest/checks/runs): the double keeps what it received.
+ */
+export interface CheckRunRequest {
+  name?: string;
+  head_sha?: string;
+  status?: string;
+  conclusion?: string | null;
+  details_url?: string;
+  external_id?: string;
+  started_at?: string;
+  completed_at?: string;
+  output?: { title?: string; summary: string; text?: string };
 }
 
 export class GitHubDouble {
@@ -101,11 +118,12 @@ export class GitHubDouble {
     res.end(JSON.stringify(body));
   }
 
-  private async body(req: IncomingMessage): Promise<any> {
+  /** A check run request's JSON body (an empty body reads as `{}`). */
+  private async body(req: IncomingMessage): Promise<CheckRunRequest> {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
-    return text ? JSON.parse(text) : {};
+    return text ? (JSON.parse(text) as CheckRunRequest) : {};
   }
 
   /** Null when the request carries the App's valid JWT; else GitHub's message. */
@@ -252,15 +270,26 @@ export class GitHubDouble {
   }
 
   /** The states a check run went through, as `status` or `completed:<conclusion>`. */
-  statesOf(checkRunId: number): string[] {
+  statesOf(checkRunId: number): Array<string | undefined> {
     return this.checkRuns.filter((c) => c.id === checkRunId).map((c) => (c.body.status === "completed" ? `completed:${c.body.conclusion}` : c.body.status));
   }
 }
 
-/** Webhook payload examples from @octokit/webhooks-examples (real GitHub shapes). */
-export function webhookExample(event: string, pick: (example: any) => boolean = () => true): any {
-  const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as Array<{ name: string; examples: any[] }>;
-  const found = examples.find((e) => e.name === event)?.examples.find(pick);
+/** A webhook event's name (`X-GitHub-Event`) as @octokit/webhooks-examples lists it. */
+export type WebhookEventName = WebhookDefinition["name"];
+/** An example payload of `event` (a union of its actions' shapes for events with actions). */
+export type WebhookExample<E extends WebhookEventName> = WebhookDefinition<E>["examples"][number];
+
+/**
+ * Webhook payload examples from @octokit/webhooks-examples (real GitHub shapes), typed by
+ * @octokit/webhooks-types; a `pick` that narrows (`(p) => p.action === "created"`) narrows the result.
+ */
+export function webhookExample<E extends WebhookEventName, P extends WebhookExample<E>>(event: E, pick: (example: WebhookExample<E>) => example is P): P;
+export function webhookExample<E extends WebhookEventName>(event: E, pick?: (example: WebhookExample<E>) => unknown): WebhookExample<E>;
+export function webhookExample<E extends WebhookEventName>(event: E, pick: (example: WebhookExample<E>) => unknown = () => true): WebhookExample<E> {
+  const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as WebhookDefinition[];
+  const definition = examples.find((e): e is WebhookDefinition<E> => e.name === event);
+  const found = definition?.examples.find(pick);
   if (!found) throw new Error(`no ${event} example`);
   return structuredClone(found);
 }

@@ -1,8 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import * as assert from "uvu/assert";
 import { buildTarGz } from "../../src/github/tarball.ts";
+import type { DeliveryRow } from "../../src/store/github-records.ts";
+import type { V1 } from "./documents.ts";
 import { createOrganizationWithToken, createWorkspace } from "./factories.ts";
-import { webhookExample, type GitHubDouble } from "./github-double.ts";
+import { webhookExample, type GitHubDouble, type WebhookExample } from "./github-double.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** A fresh 40-hex commit SHA. */
@@ -95,8 +97,13 @@ export async function connectWorkspace(
   return { organizationName, token, workspaceId: workspace.id, repository, installationId };
 }
 
+/** A `push` webhook payload (@octokit/webhooks-types' PushEvent). */
+export type PushPayload = WebhookExample<"push">;
+/** A `pull_request` webhook payload (@octokit/webhooks-types' PullRequestEvent). */
+export type PullRequestPayload = WebhookExample<"pull_request">;
+
 /** A push payload (from @octokit/webhooks-examples) to `branch` of `repository` at `sha`. */
-export function pushPayload(repository: string, installationId: number, sha: string, options: { branch?: string; changed?: string[]; message?: string } = {}): any {
+export function pushPayload(repository: string, installationId: number, sha: string, options: { branch?: string; changed?: string[]; message?: string } = {}): PushPayload {
   const payload = webhookExample("push", (p) => p.ref === "refs/heads/master" && p.installation);
   const [owner, name] = repository.split("/");
   payload.ref = `refs/heads/${options.branch ?? "main"}`;
@@ -109,13 +116,16 @@ export function pushPayload(repository: string, installationId: number, sha: str
   payload.repository.name = name;
   payload.repository.owner.login = owner;
   payload.installation = { id: installationId, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==" };
-  payload.head_commit = {
-    ...(payload.head_commit ?? {}),
+  // The example picked has a head commit: its other fields stay as they are.
+  if (!payload.head_commit) throw new Error("the push example has no head_commit");
+  const headCommit = {
+    ...payload.head_commit,
     id: sha,
     message: options.message ?? "Add the greeting",
     author: { name: "Octo Cat", email: "octocat@example.com", username: "octocat" },
   };
-  payload.commits = [{ ...payload.head_commit, added: options.changed ?? ["main.tf"], removed: [], modified: [] }];
+  payload.head_commit = headCommit;
+  payload.commits = [{ ...headCommit, added: options.changed ?? ["main.tf"], removed: [], modified: [] }];
   return payload;
 }
 
@@ -125,7 +135,7 @@ export function pullRequestPayload(
   installationId: number,
   action: "opened" | "synchronize" | "reopened" | "closed",
   options: { number: number; headSha: string; base?: string; headRepository?: string },
-): any {
+): PullRequestPayload {
   const payload = webhookExample("pull_request", (p) => p.action === (action === "synchronize" ? "synchronize" : action === "closed" ? "closed" : "opened") && p.installation);
   const [owner, name] = repository.split("/");
   payload.action = action;
@@ -139,20 +149,27 @@ export function pullRequestPayload(
   pr.title = `Change #${options.number}`;
   pr.head.sha = options.headSha;
   pr.head.ref = `feature-${options.number}`;
+  // The examples picked have a head repository (GitHub sends null only once a fork is deleted).
+  if (!pr.head.repo) throw new Error("the pull_request example has no head repository");
   pr.head.repo = { ...pr.head.repo, full_name: options.headRepository ?? repository };
   pr.base.ref = options.base ?? "main";
   pr.base.repo = { ...pr.base.repo, full_name: repository };
   return payload;
 }
 
-/** POSTs a delivery signed with the double's secret (or the given signature; null: none). */
-export async function deliver(
+/**
+ * POSTs a delivery signed with the double's secret (or the given signature; null: none). `body` is
+ * the answer's JSON as the shape `T` the caller expects: the delivery document by default (202,
+ * 200 for a redelivery; null for an empty answer); read a refusal's error document with
+ * firstError (documents.ts).
+ */
+export async function deliver<T = V1["GitHubDeliveryDocument"]>(
   server: TestServer,
   double: GitHubDouble,
   event: string,
   payload: unknown,
   options: { deliveryId?: string; signature?: string | null; raw?: string } = {},
-): Promise<{ response: Response; deliveryId: string; body: any }> {
+): Promise<{ response: Response; deliveryId: string; body: T }> {
   const deliveryId = options.deliveryId ?? randomUUID();
   const raw = options.raw ?? JSON.stringify(payload);
   const signature = options.signature === undefined ? await double.sign(raw) : options.signature;
@@ -162,7 +179,7 @@ export async function deliver(
     body: raw,
   });
   const text = await response.text();
-  return { response, deliveryId, body: text ? JSON.parse(text) : null };
+  return { response, deliveryId, body: (text ? JSON.parse(text) : null) as T };
 }
 
 /** Waits until the delivery's job has ended (processed, ignored, refused, failed). */
@@ -173,9 +190,9 @@ export async function settled(
 ): Promise<{ status: string; outcome: string | null; detail: string | null; run_ids: string[]; attempts: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const row = await server.db.knex("github_deliveries").where({ id: deliveryId }).first();
+    const row = await server.db.knex<DeliveryRow>("github_deliveries").where({ id: deliveryId }).first();
     if (row && !["queued", "processing"].includes(row.status))
-      return { status: row.status, outcome: row.outcome, detail: row.detail, run_ids: JSON.parse(row.run_ids), attempts: Number(row.attempts) };
+      return { status: row.status, outcome: row.outcome, detail: row.detail, run_ids: JSON.parse(row.run_ids) as string[], attempts: Number(row.attempts) };
     if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} did not settle: ${JSON.stringify(row)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
