@@ -15,7 +15,7 @@ import { emitOperationTable, readOperations } from "./operations.ts";
 import { emitValidators } from "./validators.ts";
 import { emitTypes, emitSdk } from "./typescript.ts";
 import { emitSdks } from "./sdks.ts";
-import { BANNER, type Surface } from "./common.ts";
+import { BANNER, type BundledSpec, type Surface } from "./common.ts";
 import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -29,13 +29,13 @@ function log(message: string) {
   process.stdout.write(`[generate] ${message}\n`);
 }
 
-function bundle(surface: Surface): Record<string, any> {
+function bundle(surface: Surface): BundledSpec {
   const out = join(root, "generated", surface.name, "openapi.json");
   execFileSync(join(root, "node_modules/.bin/redocly"), ["bundle", join(root, "spec", surface.name, "openapi.yaml"), "-o", out, "--ext", "json"], {
     stdio: ["ignore", "ignore", "pipe"],
     env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
   });
-  const spec = JSON.parse(readFileSync(out, "utf8"));
+  const spec = JSON.parse(readFileSync(out, "utf8")) as BundledSpec;
   // Re-serialise with a trailing newline so the committed file is stable and diff-friendly.
   writeFileSync(out, JSON.stringify(spec, null, 2) + "\n");
   return spec;
@@ -101,7 +101,7 @@ async function main() {
   emitOperationTableShape();
   rmSync(join(root, "generated/docs"), { recursive: true, force: true });
   mkdirSync(join(root, "generated/docs"), { recursive: true });
-  const bundled: Partial<Record<Surface["name"], Record<string, any>>> = {};
+  const bundled: Partial<Record<Surface["name"], BundledSpec>> = {};
   for (const surface of surfaces) {
     const dir = join(root, "generated", surface.name);
     rmSync(dir, { recursive: true, force: true });

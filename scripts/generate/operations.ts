@@ -1,24 +1,30 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
-import { BANNER, JSON_API, exportName, type Operation, type Parameter, type Surface } from "./common.ts";
+import { BANNER, JSON_API, exportName, type OpenApiDocument, type Operation, type Parameter, type Reference, type Surface } from "./common.ts";
 
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
 
-function deref(spec: Record<string, any>, node: any): any {
-  if (node && typeof node === "object" && typeof node.$ref === "string" && node.$ref.startsWith("#/")) {
-    const target = node.$ref
-      .slice(2)
-      .split("/")
-      .reduce((at: any, key: string) => at?.[key.replace(/~1/g, "/").replace(/~0/g, "~")], spec);
+function isRecord(node: unknown): node is Record<string, unknown> {
+  return typeof node === "object" && node !== null;
+}
+
+/** `node`, or what its local `$ref` (a JSON pointer into `spec`) points at, followed to the end. */
+function deref<T>(spec: OpenApiDocument, node: T | Reference): T {
+  if (isRecord(node) && typeof node.$ref === "string" && node.$ref.startsWith("#/")) {
+    let target: unknown = spec;
+    for (const key of node.$ref.slice(2).split("/")) {
+      target = isRecord(target) ? target[key.replace(/~1/g, "/").replace(/~0/g, "~")] : undefined;
+    }
     if (target === undefined) throw new Error(`unresolved $ref ${node.$ref}`);
-    return deref(spec, target);
+    // The pointer names an object of the kind the reference stands for (Redocly bundled and linted the spec).
+    return deref(spec, target as T | Reference);
   }
-  return node;
+  return node as T;
 }
 
 /** Every operation of a bundled spec, in path then method order. */
-export function readOperations(spec: Record<string, any>): Operation[] {
+export function readOperations(spec: OpenApiDocument): Operation[] {
   const operations: Operation[] = [];
   for (const path of Object.keys(spec.paths).sort()) {
     const item = deref(spec, spec.paths[path]);
@@ -27,7 +33,7 @@ export function readOperations(spec: Record<string, any>): Operation[] {
       if (!op) continue;
       if (!op.operationId) throw new Error(`${method} ${path} has no operationId`);
       if (!op["x-stackship-permission"]) throw new Error(`${op.operationId} has no x-stackship-permission`);
-      const parameters: Parameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => deref(spec, p));
+      const parameters: Parameter[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => deref(spec, p));
       let requestBody: Operation["requestBody"];
       if (op.requestBody) {
         const body = deref(spec, op.requestBody);
@@ -40,8 +46,9 @@ export function readOperations(spec: Record<string, any>): Operation[] {
         .sort()
         .map((code) => {
           const response = deref(spec, op.responses[code]);
-          const [contentType] = Object.keys(response.content ?? {});
-          return { status: Number(code), contentType, schema: contentType ? response.content[contentType].schema : undefined };
+          const content = response.content ?? {};
+          const [contentType] = Object.keys(content);
+          return { status: Number(code), contentType, schema: contentType ? content[contentType].schema : undefined };
         });
       const security = op.security ?? spec.security ?? [];
       const permission = op["x-stackship-permission"];

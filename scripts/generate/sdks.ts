@@ -16,21 +16,33 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-type Json = any;
+import type { OpenApiDocument } from "./common.ts";
+
+/** A JSON object: the spec is rewritten node by node, whatever kind of object each is. */
+type Node = Record<string, unknown>;
+/** A schema of `type: object` with inline properties (a oneOf branch that can be merged). */
+type ObjectSchema = Node & { properties: Node };
 
 const DEFS_PREFIX = "#/components/schemas/";
 
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && !Array.isArray(value);
+// Array.isArray alone narrows to any[].
+const isList = (value: unknown): value is unknown[] => Array.isArray(value);
+/** The members of an object to copy; nothing for a boolean schema. */
+const membersOf = (value: unknown): Node => (isNode(value) ? value : {});
+
 /** A deep copy of `spec` in OpenAPI 3.0.3 terms (see the file comment). */
-export function downlevelTo30(spec: Json): Json {
-  const out = structuredClone(spec);
+export function downlevelTo30(spec: OpenApiDocument): unknown {
+  const out: Node = structuredClone(spec);
   out.openapi = "3.0.3";
   delete out.jsonSchemaDialect;
-  const schemas: Record<string, Json> = out.components?.schemas ?? {};
+  const components = out.components;
+  const schemas: Node = isNode(components) && isNode(components.schemas) ? components.schemas : {};
   // $defs inside a component schema: hoisted next to it, references rewritten.
   const renames = new Map<string, string>();
   for (const [name, schema] of Object.entries(schemas)) {
-    if (!schema || typeof schema !== "object" || !schema.$defs) continue;
-    for (const [def, body] of Object.entries(schema.$defs as Record<string, Json>)) {
+    if (!isNode(schema) || !schema.$defs) continue;
+    for (const [def, body] of Object.entries(membersOf(schema.$defs))) {
       const target = schemas[def] ? `${name.replace(/[^A-Za-z0-9]/g, "_")}_${def}` : def;
       schemas[target] = body;
       renames.set(`${DEFS_PREFIX}${name}/$defs/${def}`, `${DEFS_PREFIX}${target}`);
@@ -38,41 +50,43 @@ export function downlevelTo30(spec: Json): Json {
     delete schema.$defs;
   }
   // Children are rewritten first, so a `{ type: "null" }` branch arrives as `{ nullable: true }`.
-  const isNull = (s: Json) => s && typeof s === "object" && Object.keys(s).length === 1 && (s.type === "null" || s.nullable === true);
-  const isInlineObject = (s: Json) => s && typeof s === "object" && !s.$ref && s.type === "object" && s.properties && !s.oneOf && !s.anyOf && !s.allOf;
-  const mergeObjects = (branches: Json[]): Json => {
+  const isNull = (s: unknown) => isNode(s) && Object.keys(s).length === 1 && (s.type === "null" || s.nullable === true);
+  const isInlineObject = (s: unknown): s is ObjectSchema => isNode(s) && !s.$ref && s.type === "object" && isNode(s.properties) && !s.oneOf && !s.anyOf && !s.allOf;
+  const mergeObjects = (branches: ObjectSchema[]): Node => {
     const names = [...new Set(branches.flatMap((b) => Object.keys(b.properties)))];
-    const properties: Record<string, Json> = {};
+    const properties: Record<string, Node> = {};
     for (const name of names) {
       const variants = branches.map((b) => b.properties[name]).filter((v) => v !== undefined);
       const concrete = variants.filter((v) => !isNull(v));
-      const nullable = concrete.length < variants.length || variants.length < branches.length || concrete.some((v) => v.nullable);
-      const distinct = [...new Set(concrete.map((v) => JSON.stringify({ ...v, nullable: undefined, enum: undefined, description: undefined })))];
-      let merged: Json;
+      const nullable = concrete.length < variants.length || variants.length < branches.length || concrete.some((v) => isNode(v) && v.nullable);
+      const distinct = [...new Set(concrete.map((v) => JSON.stringify({ ...membersOf(v), nullable: undefined, enum: undefined, description: undefined })))];
+      let merged: Node;
       if (concrete.length === 0) merged = {};
       else if (distinct.length === 1) {
-        merged = { ...concrete[0] };
+        merged = { ...membersOf(concrete[0]) };
         delete merged.nullable;
-        if (concrete.every((v) => Array.isArray(v.enum))) merged.enum = [...new Set(concrete.flatMap((v) => v.enum))];
+        const enums = concrete.map((v) => membersOf(v).enum);
+        if (enums.every(isList)) merged.enum = [...new Set(enums.flat())];
         else delete merged.enum;
       } else merged = {};
       if (nullable && Object.keys(merged).length > 0) merged.nullable = true;
       properties[name] = merged;
     }
-    const required = names.filter((name) => branches.every((b) => (b.required ?? []).includes(name)));
+    const required = names.filter((name) => branches.every((b) => isList(b.required) && b.required.includes(name)));
     return { type: "object", properties, ...(required.length > 0 ? { required } : {}) };
   };
-  const visit = (node: Json): Json => {
-    if (Array.isArray(node)) return node.map(visit);
-    if (!node || typeof node !== "object") return node;
-    const result: Json = {};
+  const visit = (node: unknown): unknown => {
+    if (isList(node)) return node.map(visit);
+    if (!isNode(node)) return node;
+    const result: Node = {};
     for (const [key, value] of Object.entries(node)) result[key] = visit(value);
     if (typeof result.$ref === "string" && renames.has(result.$ref)) result.$ref = renames.get(result.$ref);
     delete result.$schema;
     delete result.$id;
     delete result.dependentRequired;
-    if (Array.isArray(result.examples)) {
-      if (result.example === undefined && result.examples.length > 0 && !("in" in result) && !("content" in result)) result.example = result.examples[0];
+    const examples = result.examples;
+    if (isList(examples)) {
+      if (result.example === undefined && examples.length > 0 && !("in" in result) && !("content" in result)) result.example = examples[0];
       if (!("in" in result) && !("content" in result)) delete result.examples;
     }
     if ("const" in result) {
@@ -82,37 +96,40 @@ export function downlevelTo30(spec: Json): Json {
       else if (result.type === undefined && result.const !== null) result.type = typeof result.const === "number" ? "number" : typeof result.const;
       delete result.const;
     }
-    if (Array.isArray(result.type)) {
-      const types = result.type.filter((t: string) => t !== "null");
-      if (types.length < result.type.length) result.nullable = true;
+    const type = result.type;
+    if (isList(type)) {
+      const types = type.filter((t) => t !== "null");
+      if (types.length < type.length) result.nullable = true;
       if (types.length === 1) result.type = types[0];
       else delete result.type;
-    } else if (result.type === "null") {
+    } else if (type === "null") {
       // A value that can only be null (one branch of a oneOf): any value, nullable.
       delete result.type;
       result.nullable = true;
     }
-    if (Array.isArray(result.oneOf) && result.oneOf.length > 1 && result.oneOf.every(isInlineObject)) {
+    const oneOf = result.oneOf;
+    if (isList(oneOf) && oneOf.length > 1 && oneOf.every(isInlineObject)) {
       // A oneOf of inline objects (told apart by a constant member, e.g. `state`): merged into one
       // object. The Go generator decodes a oneOf by trying each branch and, as it does not check
       // enums, finds several that match.
-      const merged = mergeObjects(result.oneOf);
+      const merged = mergeObjects(oneOf);
       delete result.oneOf;
       Object.assign(result, merged);
     }
     for (const keyword of ["oneOf", "anyOf"]) {
-      const branches: Json[] | undefined = result[keyword];
-      if (!Array.isArray(branches) || !branches.some(isNull)) continue;
+      const branches = result[keyword];
+      if (!isList(branches) || !branches.some(isNull)) continue;
       const rest = branches.filter((b) => !isNull(b));
       delete result[keyword];
       result.nullable = true;
-      const target = rest.length === 1 && typeof rest[0].$ref === "string" ? schemas[rest[0].$ref.slice(DEFS_PREFIX.length)] : undefined;
-      if (target && ["string", "integer", "number", "boolean"].includes(target.type)) {
+      const only = rest.length === 1 ? membersOf(rest[0]) : undefined;
+      const target = typeof only?.$ref === "string" ? membersOf(schemas[only.$ref.slice(DEFS_PREFIX.length)]) : undefined;
+      if (target && typeof target.type === "string" && ["string", "integer", "number", "boolean"].includes(target.type)) {
         // A nullable scalar (a timestamp, a digest): inlined, since the Go generator turns
         // `nullable` + `allOf: [scalar]` into a NullableInterface it cannot compile.
         Object.assign(result, visit(target), { nullable: true });
-      } else if (rest.length === 1) {
-        if (rest[0].$ref) result.allOf = [rest[0]];
+      } else if (only) {
+        if (only.$ref) result.allOf = [rest[0]];
         else Object.assign(result, rest[0], { nullable: true });
       } else result[keyword] = rest;
     }
@@ -123,7 +140,7 @@ export function downlevelTo30(spec: Json): Json {
 
 export interface SdkOptions {
   root: string;
-  spec: Json;
+  spec: OpenApiDocument;
   log: (message: string) => void;
 }
 

@@ -1,11 +1,11 @@
 import { createClient } from "@hey-api/openapi-ts";
 import { writeFileSync } from "node:fs";
-import openapiTS, { astToString } from "openapi-typescript";
+import openapiTS, { astToString, type OpenAPI3 } from "openapi-typescript";
 import { BANNER } from "./common.ts";
 
 /** types.gen.ts: openapi-typescript's `paths`, `components` and `operations`. */
-export async function emitTypes(spec: Record<string, any>, out: string) {
-  const ast = await openapiTS(spec as any, { alphabetize: true });
+export async function emitTypes(spec: OpenAPI3, out: string) {
+  const ast = await openapiTS(spec, { alphabetize: true });
   writeFileSync(out, `${BANNER}\n${astToString(ast)}`);
 }
 
@@ -16,5 +16,5 @@ export async function emitSdk(input: string, output: string) {
     output: { path: output, module: { extension: ".ts" } },
     logs: { level: "silent" },
     plugins: ["@hey-api/client-fetch", "@hey-api/typescript", "@hey-api/sdk"],
-  } as any);
+  });
 }

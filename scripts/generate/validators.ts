@@ -3,7 +3,7 @@ import standaloneCode from "ajv/dist/standalone/index.js";
 import addFormats from "ajv-formats";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { BANNER, exportName, type Operation, type Surface } from "./common.ts";
+import { BANNER, exportName, type OpenApiDocument, type Operation, type Surface } from "./common.ts";
 
 // NOTE: ajv refuses a whole OpenAPI document in strict mode, so the component schemas become
 // the $defs of one root schema and every ref is rewritten to point there.
@@ -62,7 +62,7 @@ export interface Validator {
  * parameter-validators.gen.js: one coercing validator per operation for path and query
  * parameters (query strings arrive as text; defaults are filled in).
  */
-export function emitValidators(surface: Surface, spec: Record<string, any>, operations: Operation[], dir: string) {
+export function emitValidators(surface: Surface, spec: OpenApiDocument, operations: Operation[], dir: string) {
   const rootId = `https://stackship.dev/schemas/${surface.name}/openapi`;
   const defs = rewriteRefs(spec.components?.schemas ?? {}, rootId) as Record<string, unknown>;
 
