@@ -8,19 +8,14 @@ import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
 import { navigate } from "../app/router.ts";
-import { formControls } from "../ui/shared-styles.ts";
-import { base } from "../ui/tokens.ts";
-import { failureText } from "./workspace-common.ts";
+import { perform } from "./workspace-action.ts";
+import { controlStyles, failureText } from "./workspace-common.ts";
 
 @customElement("ss-start-run")
 export class SsStartRun extends LitElement {
   static override styles = [
-    base,
-    formControls,
+    controlStyles,
     css`
-      :host {
-        display: block;
-      }
       form {
         display: grid;
         gap: var(--ss-space-3);
@@ -61,47 +56,47 @@ export class SsStartRun extends LitElement {
       this.error = new Error("Choose the configuration's .tar.gz first.");
       return;
     }
-    this.busy = true;
-    this.error = null;
-    try {
-      let configurationVersionId = this.latest?.configurationVersionId ?? "";
-      if (source === "upload" && file) {
-        this.progress = "Creating the configuration version…";
-        const created = await dataOf(
-          createConfigurationVersion({
-            client: this.api,
-            path: { workspace_id: this.workspaceId },
-            body: { data: { type: "configuration-versions", attributes: { speculative: kind === "speculative" } } },
-          }),
-        );
-        const uploadUrl = created.data.attributes.upload_url;
-        if (!uploadUrl) throw new Error("The server gave no upload URL for the configuration.");
-        this.progress = `Uploading ${file.name} (${Math.ceil(file.size / 1024)} KiB)…`;
-        const token = new URL(uploadUrl, location.origin).pathname.split("/").pop()!;
-        await dataOf(uploadConfiguration({ client: this.api, path: { upload_token: token }, body: file }));
-        configurationVersionId = created.data.id;
-      }
-      this.progress = "Starting the run…";
-      const run = await dataOf(
-        createRun({
+    await perform(
+      this,
+      () => this.send(kind, message, source === "upload" ? file : null),
+      (run) => navigate(`/runs/${run.data.id}`),
+    );
+    this.progress = "";
+  }
+
+  /** Uploads `file` as a new configuration version when there is one (else reuses the newest run's), then creates the run. */
+  private async send(kind: "plan_and_apply" | "speculative", message: string, file: File | null) {
+    let configurationVersionId = this.latest?.configurationVersionId ?? "";
+    if (file) {
+      this.progress = "Creating the configuration version…";
+      const created = await dataOf(
+        createConfigurationVersion({
           client: this.api,
           path: { workspace_id: this.workspaceId },
-          body: {
-            data: {
-              type: "runs",
-              attributes: { kind, ...(message ? { message } : {}) },
-              relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
-            },
-          },
+          body: { data: { type: "configuration-versions", attributes: { speculative: kind === "speculative" } } },
         }),
       );
-      navigate(`/runs/${run.data.id}`);
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-      this.progress = "";
+      const uploadUrl = created.data.attributes.upload_url;
+      if (!uploadUrl) throw new Error("The server gave no upload URL for the configuration.");
+      this.progress = `Uploading ${file.name} (${Math.ceil(file.size / 1024)} KiB)…`;
+      const token = new URL(uploadUrl, location.origin).pathname.split("/").pop()!;
+      await dataOf(uploadConfiguration({ client: this.api, path: { upload_token: token }, body: file }));
+      configurationVersionId = created.data.id;
     }
+    this.progress = "Starting the run…";
+    return dataOf(
+      createRun({
+        client: this.api,
+        path: { workspace_id: this.workspaceId },
+        body: {
+          data: {
+            type: "runs",
+            attributes: { kind, ...(message ? { message } : {}) },
+            relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+          },
+        },
+      }),
+    );
   }
 
   override render(): TemplateResult {

@@ -5,7 +5,7 @@ import { css, html, nothing, type TemplateResult } from "lit";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import type { Session } from "../app/session.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
-import { dataTable } from "../ui/shared-styles.ts";
+import { dataTable, formControls } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export interface LoadedWorkspace {
@@ -74,6 +74,17 @@ export function renderFailure(title: string, error: unknown): TemplateResult {
     <p><a href="/runs">Back to runs</a></p>
   </div>`;
 }
+
+/** A control element of a workspace page (a block of inline form controls), before its own sheet. */
+export const controlStyles = [
+  base,
+  formControls,
+  css`
+    :host {
+      display: block;
+    }
+  `,
+];
 
 export const workspaceStyles = [
   base,

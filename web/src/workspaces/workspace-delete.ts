@@ -11,6 +11,7 @@ import { apiContext } from "../app/context.ts";
 import { navigate } from "../app/router.ts";
 import { formControls, settingsForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
+import { perform } from "./workspace-action.ts";
 import { failureText } from "./workspace-common.ts";
 
 @customElement("ss-workspace-delete")
@@ -58,23 +59,19 @@ export class SsWorkspaceDelete extends LitElement {
     event.preventDefault();
     if (this.typed !== this.workspaceName) return;
     const force = (event.target as HTMLFormElement).querySelector<HTMLInputElement>("#delete-force")!.checked;
-    this.busy = true;
-    this.error = null;
-    try {
-      // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      await dataOf(
-        deleteWorkspace({
-          client: this.api,
-          path: { workspace_id: this.workspaceId },
-          body: { data: { type: "workspace-deletions", attributes: { name: this.typed, force } } },
-        }).then((r) => ({ ...r, data: r.data ?? null })),
-      );
-      navigate("/workspaces");
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-    }
+    await perform(
+      this,
+      () =>
+        // 204 has no body: a null stands for it so dataOf only has to judge the status.
+        dataOf(
+          deleteWorkspace({
+            client: this.api,
+            path: { workspace_id: this.workspaceId },
+            body: { data: { type: "workspace-deletions", attributes: { name: this.typed, force } } },
+          }).then((r) => ({ ...r, data: r.data ?? null })),
+        ),
+      () => navigate("/workspaces"),
+    );
   }
 }
 

@@ -11,6 +11,7 @@ import { apiContext } from "../app/context.ts";
 import { WORKSPACE_NAME_PATTERN } from "../ui/patterns.ts";
 import { formControls, settingsForm } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
+import { perform } from "./workspace-action.ts";
 import { failureText } from "./workspace-common.ts";
 import { formText } from "../ui/form-data.ts";
 
@@ -101,16 +102,14 @@ export class SsWorkspaceGeneral extends LitElement {
       this.notice = "Nothing changed.";
       return;
     }
-    this.busy = true;
-    try {
-      await dataOf(updateWorkspace({ client: this.api, path: { workspace_id: w.id }, body: { data: { type: "workspaces", attributes: changes } } }));
-      this.notice = "Saved.";
-      this.dispatchEvent(new CustomEvent("ss-workspace-changed", { bubbles: true, composed: true }));
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-    }
+    await perform(
+      this,
+      () => dataOf(updateWorkspace({ client: this.api, path: { workspace_id: w.id }, body: { data: { type: "workspaces", attributes: changes } } })),
+      () => {
+        this.notice = "Saved.";
+        this.dispatchEvent(new CustomEvent("ss-workspace-changed", { bubbles: true, composed: true }));
+      },
+    );
   }
 }
 

@@ -8,9 +8,8 @@ import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
-import { formControls } from "../ui/shared-styles.ts";
-import { base } from "../ui/tokens.ts";
-import { failureText } from "./workspace-common.ts";
+import { perform } from "./workspace-action.ts";
+import { controlStyles, failureText } from "./workspace-common.ts";
 import { formText } from "../ui/form-data.ts";
 
 type Lock = WorkspaceStateSummaryDocument["data"]["attributes"]["lock"];
@@ -21,12 +20,8 @@ export const LOCK_REASON_MAX = 500;
 @customElement("ss-workspace-lock")
 export class SsWorkspaceLock extends LitElement {
   static override styles = [
-    base,
-    formControls,
+    controlStyles,
     css`
-      :host {
-        display: block;
-      }
       form {
         display: flex;
         flex-wrap: wrap;
@@ -120,17 +115,10 @@ export class SsWorkspaceLock extends LitElement {
   }
 
   private async send(call: () => Promise<unknown>): Promise<void> {
-    this.busy = true;
-    this.error = null;
-    try {
-      await call();
+    await perform(this, call, () => {
       this.confirmingForce = false;
       this.dispatchEvent(new CustomEvent("ss-workspace-lock-changed", { bubbles: true, composed: true }));
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-    }
+    });
   }
 }
 

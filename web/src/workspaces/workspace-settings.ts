@@ -3,14 +3,13 @@
 // Each run records the value its workspace had when it was created, which the sentence says.
 import { consume } from "@lit/context";
 import { updateWorkspace, type Client, type Workspace } from "@stackship/client";
-import { LitElement, css, html, nothing, type TemplateResult } from "lit";
+import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { live } from "lit/directives/live.js";
 import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
-import { formControls } from "../ui/shared-styles.ts";
-import { base } from "../ui/tokens.ts";
-import { failureText } from "./workspace-common.ts";
+import { perform } from "./workspace-action.ts";
+import { controlStyles, failureText } from "./workspace-common.ts";
 
 /** What the switch's state means, in one sentence. */
 export function structuredOutputSentence(enabled: boolean): string {
@@ -26,15 +25,7 @@ export function structuredOutputPatch(enabled: boolean): { data: { type: "worksp
 
 @customElement("ss-workspace-settings")
 export class SsWorkspaceSettings extends LitElement {
-  static override styles = [
-    base,
-    formControls,
-    css`
-      :host {
-        display: block;
-      }
-    `,
-  ];
+  static override styles = controlStyles;
 
   @consume({ context: apiContext }) accessor api!: Client;
   @property({ attribute: false }) accessor workspace: Workspace | null = null;
@@ -62,19 +53,15 @@ export class SsWorkspaceSettings extends LitElement {
   }
 
   private async set(enabled: boolean): Promise<void> {
-    if (!this.workspace) return;
-    this.busy = true;
-    this.error = null;
-    try {
-      const updated = await dataOf(updateWorkspace({ client: this.api, path: { workspace_id: this.workspace.id }, body: structuredOutputPatch(enabled) }));
-      this.confirmed = updated.data.attributes.structured_run_output_enabled;
-    } catch (error) {
-      this.error = error;
-      // The switch shows what the API last confirmed, not the refused click.
-      this.requestUpdate();
-    } finally {
-      this.busy = false;
-    }
+    const workspace = this.workspace;
+    if (!workspace) return;
+    const done = await perform(
+      this,
+      () => dataOf(updateWorkspace({ client: this.api, path: { workspace_id: workspace.id }, body: structuredOutputPatch(enabled) })),
+      (updated) => (this.confirmed = updated.data.attributes.structured_run_output_enabled),
+    );
+    // The switch shows what the API last confirmed, not the refused click.
+    if (!done) this.requestUpdate();
   }
 }
 

@@ -6,6 +6,7 @@ import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { tableHead } from "../ui/table-head.ts";
+import { perform } from "./workspace-action.ts";
 import { failureText, workspaceStyles } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
@@ -43,50 +44,39 @@ export class SsWorkspaceVariablesPage extends LitElement {
       sensitive: checked("sensitive"),
       description: text("description").trim(),
     };
-    this.busy = true;
-    this.error = null;
     this.notice = null;
-    try {
-      if (existing) {
-        // An empty value on a sensitive variable keeps the stored one (it is never shown to edit).
-        const keep = existing.attributes.sensitive && value === "";
-        await dataOf(
-          updateVariable({
+    // An empty value on a sensitive variable keeps the stored one (it is never shown to edit).
+    const keep = existing !== null && existing.attributes.sensitive && value === "";
+    const send = () =>
+      existing
+        ? updateVariable({
             client: this.page.api,
             path: { workspace_id: this.workspaceId, variable_id: existing.id },
             body: { data: { type: "variables", id: existing.id, attributes: { ...attributes, ...(keep ? {} : { value }) } } },
-          }),
-        );
-        this.notice = `${attributes.key} was saved.`;
-      } else {
-        await dataOf(
-          createVariable({ client: this.page.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "variables", attributes: { ...attributes, value } } } }),
-        );
-        this.notice = `${attributes.key} was added.`;
-      }
-      this.editing = null;
-      this.page.reload();
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-    }
+          })
+        : createVariable({ client: this.page.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "variables", attributes: { ...attributes, value } } } });
+    await perform(
+      this,
+      () => dataOf(send()),
+      () => {
+        this.notice = `${attributes.key} was ${existing ? "saved" : "added"}.`;
+        this.editing = null;
+        this.page.reload();
+      },
+    );
   }
 
   private async removeVariable(variable: Variable): Promise<void> {
-    this.busy = true;
-    this.error = null;
-    try {
+    await perform(
+      this,
       // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      await dataOf(deleteVariable({ client: this.page.api, path: { workspace_id: this.workspaceId, variable_id: variable.id } }).then((r) => ({ ...r, data: r.data ?? null })));
-      this.notice = `${variable.attributes.key} was deleted.`;
-      this.deleting = null;
-      this.page.reload();
-    } catch (error) {
-      this.error = error;
-    } finally {
-      this.busy = false;
-    }
+      () => dataOf(deleteVariable({ client: this.page.api, path: { workspace_id: this.workspaceId, variable_id: variable.id } }).then((r) => ({ ...r, data: r.data ?? null }))),
+      () => {
+        this.notice = `${variable.attributes.key} was deleted.`;
+        this.deleting = null;
+        this.page.reload();
+      },
+    );
   }
 
   override render(): TemplateResult {
