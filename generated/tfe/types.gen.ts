@@ -1587,7 +1587,7 @@ export interface components {
                 "queue-all-runs"?: true;
                 /** @constant */
                 "speculative-enabled"?: true;
-                /** @description The workspace's structured run output (issue 29), false unless set: its runs build the redacted plan (json-output-redacted) and stream their plan and apply logs as `-json` UI lines, which the CLI renders itself (the ping's X-TFE-Version says it may). */
+                /** @description The workspace's structured run output (issue 29), true for new workspaces: its runs build the redacted plan (json-output-redacted) and stream their plan and apply logs as `-json` UI lines, which the CLI renders itself (the ping's X-TFE-Version says it may). */
                 "structured-run-output-enabled": boolean;
                 /** @description The workspace's tags, sorted. */
                 "tag-names": string[];

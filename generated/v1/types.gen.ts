@@ -2966,7 +2966,7 @@ export interface components {
                 opentofu_version: string;
                 /** @description Whether a plan needs a cloud credential from a federation profile. */
                 plan_requires_credential: boolean;
-                /** @description Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false. */
+                /** @description Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default true for new workspaces. */
                 structured_run_output_enabled: boolean;
                 tracked_branch: string;
                 updated_at: components["schemas"]["Timestamp"];
@@ -3002,7 +3002,7 @@ export interface components {
                     plan_requires_credential: boolean;
                     /**
                      * @description Structured run output for the OpenTofu CLI (see updateWorkspace).
-                     * @default false
+                     * @default true
                      */
                     structured_run_output_enabled: boolean;
                     /** @default main */

@@ -32,7 +32,7 @@ type WorkspaceAttributes struct {
 	ApprovalTtlSeconds int32 `json:"approval_ttl_seconds"`
 	// Whether a plan needs a cloud credential from a federation profile.
 	PlanRequiresCredential bool `json:"plan_requires_credential"`
-	// Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false.
+	// Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default true for new workspaces.
 	StructuredRunOutputEnabled bool `json:"structured_run_output_enabled"`
 	// ISO 8601 UTC with milliseconds and a literal Z.
 	CreatedAt time.Time `json:"created_at" validate:"regexp=^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z$"`

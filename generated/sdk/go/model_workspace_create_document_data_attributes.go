@@ -53,7 +53,7 @@ func NewWorkspaceCreateDocumentDataAttributes(name string) *WorkspaceCreateDocum
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
-	var structuredRunOutputEnabled bool = false
+	var structuredRunOutputEnabled bool = true
 	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }
@@ -69,7 +69,7 @@ func NewWorkspaceCreateDocumentDataAttributesWithDefaults() *WorkspaceCreateDocu
 	this.ApprovalTtlSeconds = &approvalTtlSeconds
 	var planRequiresCredential bool = false
 	this.PlanRequiresCredential = &planRequiresCredential
-	var structuredRunOutputEnabled bool = false
+	var structuredRunOutputEnabled bool = true
 	this.StructuredRunOutputEnabled = &structuredRunOutputEnabled
 	return &this
 }

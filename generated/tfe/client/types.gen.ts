@@ -121,7 +121,7 @@ export type Workspace = {
         locked: boolean;
         'working-directory': string;
         /**
-         * The workspace's structured run output (issue 29), false unless set: its runs build the redacted plan (json-output-redacted) and stream their plan and apply logs as `-json` UI lines, which the CLI renders itself (the ping's X-TFE-Version says it may).
+         * The workspace's structured run output (issue 29), true for new workspaces: its runs build the redacted plan (json-output-redacted) and stream their plan and apply logs as `-json` UI lines, which the CLI renders itself (the ping's X-TFE-Version says it may).
          */
         'structured-run-output-enabled': boolean;
         /**

@@ -230,7 +230,7 @@ export type Workspace = {
          */
         plan_requires_credential: boolean;
         /**
-         * Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false.
+         * Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default true for new workspaces.
          */
         structured_run_output_enabled: boolean;
         created_at: Timestamp;

@@ -49,7 +49,8 @@ export class WorkspaceRepository extends Repository {
       execution_region: input.executionRegion,
       approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
       plan_requires_credential: input.planRequiresCredential ?? false,
-      structured_run_output_enabled: input.structuredRunOutputEnabled ?? false,
+      // On for new workspaces (issue 29); the column's default (false) only kept existing ones as they were.
+      structured_run_output_enabled: input.structuredRunOutputEnabled ?? true,
       created_at: createdAt,
       updated_at: createdAt,
     };

@@ -114,7 +114,7 @@ testEachServer(test, "a held plan log: both forms wait for the plan's values and
 
   // The switch off: the same output is stored once, as it came, and the CLI reads that.
   const { token: other, organizationName } = await createOrganizationWithToken(server, "plain");
-  const workspace = await createWorkspace(server, other, organizationName, { name: "app" });
+  const workspace = await createWorkspace(server, other, organizationName, { name: "app", structured_run_output_enabled: false });
   const plain = (await server.services.stores.runs.getById((await startRun(server, other, workspace.id, fixture("basic"))).id))!;
   assert.is(plain.structuredRunOutput, false);
   const plainLog = new PhaseLog(server.services.stores, plain.id, "apply", server.services.clock, [SECRET], { json: plain.structuredRunOutput });

@@ -35,38 +35,53 @@ async function tfeWorkspace(server: TestServer, token: string, workspaceId: stri
   return { status: response.status, document: (await response.json()) as { data: { attributes: Record<string, unknown> }; errors?: Array<{ code: string }> } };
 }
 
-testEachServer(test, "the switch: false by default, set through /v1 and /api/v2, refused to a viewer, audited once per change", async (server) => {
+testEachServer(test, "the switch: true for a new workspace, set through /v1 and /api/v2, refused to a viewer, audited once per change", async (server) => {
   const { admin, viewer, workspace } = await setUp(server);
-  assert.is(workspace.attributes.structured_run_output_enabled, false);
-  assert.is((await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"], false);
-
-  const on = await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: true });
-  assert.is(on.status, 200);
-  assert.is(((await on.json()) as { data: { attributes: Record<string, unknown> } }).data.attributes.structured_run_output_enabled, true);
+  assert.is(workspace.attributes.structured_run_output_enabled, true);
   assert.is((await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"], true);
-  // The same value again changes nothing and is not audited again.
-  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: true })).status, 200);
 
-  const off = await tfeWorkspace(server, admin, workspace.id, { "structured-run-output-enabled": false });
+  const off = await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false });
   assert.is(off.status, 200);
-  assert.is(off.document.data.attributes["structured-run-output-enabled"], false);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, false);
+  assert.is(((await off.json()) as { data: { attributes: Record<string, unknown> } }).data.attributes.structured_run_output_enabled, false);
+  assert.is((await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"], false);
+  // The same value again changes nothing and is not audited again.
+  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false })).status, 200);
+
+  const on = await tfeWorkspace(server, admin, workspace.id, { "structured-run-output-enabled": true });
+  assert.is(on.status, 200);
+  assert.is(on.document.data.attributes["structured-run-output-enabled"], true);
+  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
 
   // A viewer may not change it: nothing is written.
-  assert.is((await v1Patch(server, viewer, workspace.id, { structured_run_output_enabled: true })).status, 403);
-  assert.is((await tfeWorkspace(server, viewer, workspace.id, { "structured-run-output-enabled": true })).status >= 400, true);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, false);
+  assert.is((await v1Patch(server, viewer, workspace.id, { structured_run_output_enabled: false })).status, 403);
+  assert.is((await tfeWorkspace(server, viewer, workspace.id, { "structured-run-output-enabled": false })).status >= 400, true);
+  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
   // Not a boolean: refused before anything is written.
-  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: "yes" })).status, 422);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, false);
+  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: "no" })).status, 422);
+  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
 
   const stored = (await server.services.stores.workspaces.getById(workspace.id))!;
   const events = await server.services.stores.audit.listByOrganization(stored.organizationId);
   const changes = events.filter((e) => e.action === "workspace.updated" && e.targetId === workspace.id && "structured_run_output_enabled" in e.data);
   assert.equal(
     changes.map((e) => e.data.structured_run_output_enabled),
-    [true, false],
+    [false, true],
   );
+});
+
+testEachServer(test, "a workspace created with the switch off through /v1 or /api/v2 has it off", async (server) => {
+  const { organizationName, admin } = await setUp(server);
+  const viaV1 = await createWorkspace(server, admin, organizationName, { name: "plain-v1", structured_run_output_enabled: false });
+  assert.is(viaV1.attributes.structured_run_output_enabled, false);
+  const response = await fetch(`${server.baseUrl}/api/v2/organizations/${organizationName}/workspaces`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/vnd.api+json" },
+    body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "plain-tfe", "structured-run-output-enabled": false } } }),
+  });
+  assert.is(response.status, 201);
+  const document = (await response.json()) as { data: { id: string; attributes: Record<string, unknown> } };
+  assert.is(document.data.attributes["structured-run-output-enabled"], false);
+  assert.is((await server.services.stores.workspaces.getById(document.data.id))!.structuredRunOutputEnabled, false);
 });
 
 testEachServer(test, "a workspace created with the switch on through /api/v2 has it on", async (server) => {
@@ -86,6 +101,7 @@ testEachServer(
   "each run records the switch when it is created: on builds the redacted plan for a plan without imports, a run created before keeps off",
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
+    assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false })).status, 200);
     const before = await startRun(server, admin, workspace.id, fixture("random"), "speculative");
     assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: true })).status, 200);
     const after = await startRun(server, admin, workspace.id, fixture("random"), "speculative");

@@ -113,7 +113,7 @@ testEachServer(workspaces, "creates a workspace by name and shows it as never de
   assert.is(a.permissions["can-destroy"], false);
   assert.is(a.actions["is-destroyable"], false);
   assert.is(a["auto-apply"], false);
-  assert.is(a["structured-run-output-enabled"], false);
+  assert.is(a["structured-run-output-enabled"], true);
   assert.is(a["execution-mode"], "remote");
   assert.is(a.operations, true);
   assert.is(a["terraform-version"], pinnedOpenTofuVersion());

@@ -146,13 +146,17 @@ function renderingScenario(cli: Cli): void {
       assert.is(planned.code, 0, transcript(planned));
       const [planRun] = await project.runs();
       assert.is(planRun.structuredRunOutput, true);
-      // The plan log the CLI read is `-json` UI lines, and /v1 serves the human rendering of them.
+      // The plan log the CLI read is `-json` UI lines; /v1 serves the human form, in which the plan
+      // is tofu's own rendering of the saved plan (each resource's diff), not the lines' @message.
       const planLog = await server.services.stores.logs.read(planRun.id, "plan", 0, 1 << 24);
       const framed = Buffer.from(await readFramedLog(server.services, planRun, "plan", 0, 1 << 24)).toString("utf8");
       assert.match(framed, /"type":"planned_change"/);
-      assert.match(planLog.text, "terraform_data.plain: Plan to create");
+      assert.match(planLog.text, "# terraform_data.plain will be created");
+      assert.match(planLog.text, "(sensitive value)");
+      assert.not.match(planLog.text, "Plan to create");
       assert.match(planLog.text, "Plan: 3 to add, 0 to change, 0 to destroy.");
       assert.not.match(planLog.text, '"@level"');
+      assert.not.match(planLog.text, PASSWORD);
       // The CLI drops the planned_change lines, so this diff came from the redacted plan.
       assert.not.match(planned.stdout, "Plan to create", transcript(planned));
 

@@ -79,6 +79,7 @@ export interface WorkspaceAttributes {
   working_directory?: string;
   opentofu_version?: string;
   execution_region?: string;
+  structured_run_output_enabled?: boolean;
 }
 
 let workspaceCounter = 0;

@@ -92,7 +92,7 @@ describe("the workspaces page", () => {
     await until(() => deep(el, "#workspaces-no-match"), 3000 + FILTER_DEBOUNCE_MS, "the no-match sentence");
     equal(text(deep(el, "#workspaces-no-match")), "No workspace name contains “nothing-like-it”.");
   });
-  it("should create a workspace with the switches the form sets, structured run output included", async () => {
+  it("should create a workspace with the switches the form sets: structured run output on by default, turned off here", async () => {
     const s = server(["alpha"]).on("POST /v1/organizations/acme/workspaces", {
       status: 201,
       body: { data: workspace("beta", 9), meta: { permissions: { write: true, verify_federation_profiles: false } } },
@@ -102,11 +102,13 @@ describe("the workspaces page", () => {
     deep<HTMLButtonElement>(el, "#new-workspace")!.click();
     const form = await until(() => deep<HTMLFormElement>(el, "#new-workspace-form"));
     (form.elements.namedItem("name") as HTMLInputElement).value = "beta";
-    (form.elements.namedItem("structured_run_output_enabled") as HTMLInputElement).checked = true;
+    const structured = form.elements.namedItem("structured_run_output_enabled") as HTMLInputElement;
+    ok(structured.checked, "structured run output starts checked, as a new workspace's default");
+    structured.checked = false;
     form.requestSubmit();
     await until(() => s.count("POST /v1/organizations/acme/workspaces") === 1);
     const sent = s.requests.find((r) => r.method === "POST")!.body as { data: { attributes: Record<string, unknown> } };
-    equal(sent.data.attributes.structured_run_output_enabled, true);
+    equal(sent.data.attributes.structured_run_output_enabled, false);
     equal(sent.data.attributes.plan_requires_credential, false);
   });
 });

@@ -277,7 +277,7 @@ export class SsWorkspacesPage extends LitElement {
         <label>Description (optional) <input name="description" autocomplete="off" maxlength="1000" /></label>
         <label class="check"><input type="checkbox" name="plan_requires_credential" /> Plans need a cloud credential from a federation profile</label>
         <label class="check"
-          ><input type="checkbox" name="structured_run_output_enabled" /> Structured run output (each plan also stores the redacted plan the OpenTofu CLI renders
+          ><input type="checkbox" name="structured_run_output_enabled" checked /> Structured run output (each plan also stores the redacted plan the OpenTofu CLI renders
           itself)</label
         >
         ${this.error ? html`<p class="notice danger" role="alert" id="new-workspace-error">${this.error}</p>` : nothing}

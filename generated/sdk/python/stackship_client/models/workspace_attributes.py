@@ -36,7 +36,7 @@ class WorkspaceAttributes(BaseModel):
     execution_region: StrictStr
     approval_ttl_seconds: StrictInt
     plan_requires_credential: StrictBool = Field(description="Whether a plan needs a cloud credential from a federation profile.")
-    structured_run_output_enabled: StrictBool = Field(description="Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default false.")
+    structured_run_output_enabled: StrictBool = Field(description="Whether runs created from now on build the redacted plan the OpenTofu CLI renders itself (GET /api/v2/plans/{plan_id}/json-output-redacted) for every plan; each run records the value it was created with. Default true for new workspaces.")
     created_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     updated_at: datetime = Field(description="ISO 8601 UTC with milliseconds and a literal Z.", json_schema_extra={"examples": ["2026-12-02T15:01:38.123Z"]})
     __properties: ClassVar[List[str]] = ["name", "description", "tracked_branch", "working_directory", "opentofu_version", "execution_region", "approval_ttl_seconds", "plan_requires_credential", "structured_run_output_enabled", "created_at", "updated_at"]

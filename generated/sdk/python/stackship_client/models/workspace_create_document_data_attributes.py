@@ -36,7 +36,7 @@ class WorkspaceCreateDocumentDataAttributes(BaseModel):
     execution_region: Optional[Annotated[str, Field(strict=True, max_length=64)]] = Field(default=None, description="Defaults to the deployment's region; another value is refused with EXECUTION_REGION_UNAVAILABLE.")
     approval_ttl_seconds: Optional[Annotated[int, Field(le=604800, strict=True, ge=60)]] = Field(default=86400, description="How long a plan waits for a decision before the run expires and frees the workspace (1 minute to 7 days; default 24 hours).")
     plan_requires_credential: Optional[StrictBool] = Field(default=False, description="Whether a plan needs a cloud credential from a federation profile (see updateWorkspace).")
-    structured_run_output_enabled: Optional[StrictBool] = Field(default=False, description="Structured run output for the OpenTofu CLI (see updateWorkspace).")
+    structured_run_output_enabled: Optional[StrictBool] = Field(default=True, description="Structured run output for the OpenTofu CLI (see updateWorkspace).")
     __properties: ClassVar[List[str]] = ["name", "description", "tracked_branch", "working_directory", "opentofu_version", "execution_region", "approval_ttl_seconds", "plan_requires_credential", "structured_run_output_enabled"]
 
     @field_validator('name', mode="before")
@@ -115,7 +115,7 @@ class WorkspaceCreateDocumentDataAttributes(BaseModel):
             "execution_region": obj.get("execution_region"),
             "approval_ttl_seconds": obj.get("approval_ttl_seconds") if obj.get("approval_ttl_seconds") is not None else 86400,
             "plan_requires_credential": obj.get("plan_requires_credential") if obj.get("plan_requires_credential") is not None else False,
-            "structured_run_output_enabled": obj.get("structured_run_output_enabled") if obj.get("structured_run_output_enabled") is not None else False
+            "structured_run_output_enabled": obj.get("structured_run_output_enabled") if obj.get("structured_run_output_enabled") is not None else True
         })
         return _obj
 
