@@ -24,7 +24,7 @@ import { customElement, property, state } from "lit/decorators.js";
 import { live } from "lit/directives/live.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { failureText, pointerOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { failureText, pointerOf, refusalOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
@@ -292,7 +292,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         this.page.reload();
         return;
       }
-      const failure = failureOf(result.error, result.response?.status ?? 0);
+      const failure = refusalOf(result.error, result.response?.status ?? 0);
       const key = pointerOf(result.error)?.replace(/^\/data\/attributes\//, "");
       if (key && /^(name|provider|audience|phases|target(\/[a-z_]+)?)$/.test(key)) this.fieldErrors = { [key]: failure.message };
       else this.formError = failureText(failure);
@@ -314,7 +314,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
         this.page.reload();
         return;
       }
-      this.rowError = { id, message: failureText(failureOf(result.error, result.response?.status ?? 0)) };
+      this.rowError = { id, message: failureText(refusalOf(result.error, result.response?.status ?? 0)) };
     } catch {
       this.rowError = { id, message: html`The server could not be reached; nothing changed.` };
     } finally {
@@ -349,11 +349,6 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     );
     this.planPending = null;
   }
-}
-
-function failureOf(error: unknown, status: number): RequestFailed {
-  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
-  return new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
 }
 
 declare global {

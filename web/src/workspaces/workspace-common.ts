@@ -48,6 +48,17 @@ export function failureText(error: unknown): TemplateResult {
   return error instanceof RequestFailed ? html`${error.message} <span class="mono muted">(${error.summary})</span>` : html`${(error as Error).message}`;
 }
 
+/** Why a part of a page could not be read, after "… is unavailable": " (HTTP 503 · CODE)" or ": what went wrong". */
+export function unavailableReason(error: unknown): TemplateResult {
+  return error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`;
+}
+
+/** The RequestFailed of a failed SDK call's result (its error document and status), to show it or find its field. */
+export function refusalOf(error: unknown, status: number): RequestFailed {
+  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
+  return new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
+}
+
 /** The `source.pointer` of the first error of a failed SDK call, or null. */
 export function pointerOf(error: unknown): string | null {
   const first = (error as { errors?: Array<{ source?: { pointer?: string } }> } | undefined)?.errors?.[0];

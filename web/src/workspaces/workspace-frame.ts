@@ -11,8 +11,8 @@ export interface WorkspaceFrame<T> {
   tab: WorkspaceTab;
   /** The loading line ("Loading variables…"). */
   loading: string;
-  /** The heading of the unavailable state. */
-  unavailable: string;
+  /** The heading of the unavailable state ("The workspace is unavailable" when the page names none). */
+  unavailable?: string;
   /** The page's `h1`. */
   heading: (workspace: Workspace) => string;
   /** The rest of the page. */
@@ -25,7 +25,7 @@ export function workspaceFrame<T extends object>(loader: WorkspaceLoader<T>, fra
   const page = loader.task.render({
     initial: () => html`<p role="status">${frame.loading}</p>`,
     pending: () => html`<p role="status">${frame.loading}</p>`,
-    error: (error) => renderFailure(frame.unavailable, error),
+    error: (error) => renderFailure(frame.unavailable ?? "The workspace is unavailable", error),
     complete: (data) => html`${workspaceNav(data.workspace, frame.tab, loader.session)}
       <h1>${frame.heading(data.workspace)}</h1>
       ${frame.body(data)}`,

@@ -4,11 +4,11 @@ import { Task } from "@lit/task";
 import { getWorkspaceStateSummary, listOrganizationRuns, type Run } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
-import { dataOf, RequestFailed } from "../app/api.ts";
+import { dataOf } from "../app/api.ts";
 import { checkRun, commitLine, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import "../ui/status-badge.ts";
-import { workspaceStyles } from "./workspace-common.ts";
+import { unavailableReason, workspaceStyles } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 import { checkSummary, renderLock } from "./workspace-state-page.ts";
@@ -58,7 +58,6 @@ export class SsWorkspacePage extends LitElement {
     return workspaceFrame(this.page, {
       tab: "overview",
       loading: "Loading the workspace…",
-      unavailable: "The workspace is unavailable",
       heading: (workspace) => workspace.attributes.name,
       body: ({ workspace, organization, permissions }) => {
         const a = workspace.attributes;
@@ -123,7 +122,7 @@ export class SsWorkspacePage extends LitElement {
       initial: () => html`<p role="status">Loading state…</p>`,
       pending: () => html`<p role="status">Loading state…</p>`,
       error: (error) =>
-        html`<p class="notice danger" role="alert" id="overview-state-unavailable">The current state version and the lock are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}.</p>`,
+        html`<p class="notice danger" role="alert" id="overview-state-unavailable">The current state version and the lock are unavailable${unavailableReason(error)}.</p>`,
       complete: (summary) => {
         const current = summary.state_versions.find((v) => v.id === summary.current_state_version_id);
         return html`<p id="current-state">
@@ -151,7 +150,7 @@ export class SsWorkspacePage extends LitElement {
       initial: () => html`<p role="status">Loading runs…</p>`,
       pending: () => html`<p role="status">Loading runs…</p>`,
       error: (error) =>
-        html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">The runs of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`}. This is not an empty history.</p>`,
+        html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">The runs of this workspace are unavailable${unavailableReason(error)}. This is not an empty history.</p>`,
       complete: (result) => {
         if (!result) return html`<p class="muted">The organization of this workspace is not known, so its runs cannot be listed.</p>`;
         const scope = result.complete ? "" : ` among the organization's ${result.scanned} newest runs`;

@@ -16,9 +16,9 @@ import {
 } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
-import { dataOf, RequestFailed } from "../app/api.ts";
+import { dataOf } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { failureText, pointerOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import { failureText, pointerOf, refusalOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
@@ -345,8 +345,7 @@ export class SsWorkspaceSourcePage extends LitElement {
   }
 
   private showError(error: unknown, status: number): void {
-    const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
-    const failure = new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
+    const failure = refusalOf(error, status);
     const field = pointerOf(error)
       ?.replace(/^\/data\/attributes\//, "")
       .split("/")[0] as Field | undefined;

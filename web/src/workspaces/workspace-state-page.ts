@@ -3,10 +3,10 @@
 import { getWorkspaceStateSummary, type WorkspaceStateSummaryDocument } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
-import { dataOf, RequestFailed } from "../app/api.ts";
+import { dataOf } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
-import { workspaceStyles } from "./workspace-common.ts";
+import { unavailableReason, workspaceStyles } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 
@@ -51,7 +51,6 @@ export class SsWorkspaceStatePage extends LitElement {
     return workspaceFrame(this.page, {
       tab: "state",
       loading: "Loading state…",
-      unavailable: "The workspace is unavailable",
       heading: (workspace) => `State of ${workspace.attributes.name}`,
       body: ({ summary }) => (summary instanceof Error ? this.renderUnavailable(summary) : this.renderSummary(summary)),
     });
@@ -59,7 +58,7 @@ export class SsWorkspaceStatePage extends LitElement {
 
   private renderUnavailable(error: Error): TemplateResult {
     return html`<div class="notice danger" role="alert" id="state-unavailable">
-      <p>The state versions of this workspace are unavailable${error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${error.message}`}. This does not mean it has no state.</p>
+      <p>The state versions of this workspace are unavailable${unavailableReason(error)}. This does not mean it has no state.</p>
     </div>`;
   }
 

@@ -83,7 +83,6 @@ export class SsWorkspaceVariablesPage extends LitElement {
     return workspaceFrame(this.page, {
       tab: "variables",
       loading: "Loading variables…",
-      unavailable: "The workspace is unavailable",
       heading: (workspace) => `Variables of ${workspace.attributes.name}`,
       body: ({ permissions: { write }, variables }) => this.renderVariables(variables, write),
     });
