@@ -108,7 +108,11 @@ export async function uploadConfiguration(services: Services, token: string, bod
   }
 }
 
-/** The ref of an uploaded configuration version's tarball; null until it is uploaded. */
+/**
+ * The ref of an uploaded configuration version's tarball: its `artifacts` row (the repository
+ * gives the record a size only when that row describes the version's object); null until it is
+ * uploaded.
+ */
 export function configurationArtifact(version: ConfigurationVersion): ArtifactRef | null {
   return artifactRefOf("configuration", { key: version.artifactKey, sizeBytes: version.sizeBytes, sha256: version.configDigest });
 }

@@ -358,14 +358,18 @@ export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion:
   return stateVersion.status === "finalized" || (stateVersion.status === "pending" && stateVersion.runId === principal.run.runId);
 }
 
-/** The exact stored bytes of an uploaded state version (decrypted and checked against its SHA-256). */
+/** The exact stored bytes of an uploaded state version (decrypted and checked against its `artifacts` row). */
 export async function readStateBytes(services: Services, stateVersion: StateVersion): Promise<Buffer> {
   const ref = stateArtifact(stateVersion);
+  if (!ref && stateVersion.sha256 !== null) throw new Error(`state version ${stateVersion.id}: no artifacts row describes its stored state`);
   if (!ref) throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersion.id} has no uploaded state yet.`);
   return services.artifacts.read(ref, stateVersion.workspaceId);
 }
 
-/** The ref of a state version's uploaded state; null until it is uploaded. */
+/**
+ * The ref of a state version's uploaded state: its `artifacts` row (the repository gives the
+ * record a size only when that row describes the version's object); null until it is uploaded.
+ */
 export function stateArtifact(stateVersion: StateVersion): ArtifactRef | null {
   return artifactRefOf("state", { key: stateVersion.artifactKey, sizeBytes: stateVersion.sizeBytes, sha256: stateVersion.sha256 });
 }

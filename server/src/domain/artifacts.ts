@@ -8,6 +8,9 @@ export type ArtifactKind = "configuration" | "state" | "plan" | "plan_json" | "p
 /** The artifact kinds a run produces (at most one of each per run). */
 export type RunArtifactKind = Extract<ArtifactKind, "plan" | "plan_json" | "plan_diff" | "plan_json_redacted">;
 
+/** The artifact kinds a configuration or state version holds (one object per version, a run may upload several states). */
+export type VersionArtifactKind = Extract<ArtifactKind, "configuration" | "state">;
+
 /** Every kind, for closed-set checks. */
 export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["configuration", "state", "plan", "plan_json", "plan_diff", "plan_json_redacted"];
 
@@ -23,7 +26,11 @@ export interface ArtifactRef {
   format: typeof ARTIFACT_FORMAT;
 }
 
-/** The ref of an artifact whose descriptor columns live on its own record (configuration and state versions). */
+/**
+ * The ref of a configuration or state version's object, from its record: the key it references,
+ * its digest, and the size its repository read from the object's `artifacts` row (null when that
+ * row is missing or describes another object, so the version has no readable object).
+ */
 export function artifactRefOf(kind: ArtifactKind, fields: { key: string | null; sizeBytes: number | null; sha256: string | null }): ArtifactRef | null {
   if (fields.key === null || fields.sizeBytes === null || fields.sha256 === null) return null;
   return { kind, key: fields.key, sizeBytes: fields.sizeBytes, sha256: fields.sha256, format: ARTIFACT_FORMAT };

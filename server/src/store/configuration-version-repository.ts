@@ -1,7 +1,11 @@
+import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
 import { DomainError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
 import type { ConfigurationVersion } from "../domain/records.ts";
+import { ArtifactRepository, type ArtifactRecord } from "./artifact-repository.ts";
+import type { Knex } from "knex";
 import { Repository } from "./repository.ts";
+import type { Executor } from "./dialect.ts";
 import type { ConfigurationVersionRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite } from "./values.ts";
@@ -25,7 +29,14 @@ export interface UploadedConfiguration {
   uploadedAt: Date | string;
 }
 
-/** Configuration versions. */
+/**
+ * Configuration versions. An uploaded version references its tarball's `artifacts` row by
+ * `artifact_key`; that row (written in the same transaction as the upload) is its descriptor:
+ * a record's `sizeBytes` is the row's, and is null unless the row describes exactly the
+ * version's object (kind `configuration`, its workspace, its digest), so a version without its
+ * descriptor has no readable object. The version's own `size_bytes` column is kept as written,
+ * not read.
+ */
 export class ConfigurationVersionRepository extends Repository {
   /** Creates a pending configuration version. */
   async create(input: CreateConfigurationVersionInput): Promise<ConfigurationVersion> {
@@ -52,7 +63,7 @@ export class ConfigurationVersionRepository extends Repository {
   async getById(id: string): Promise<ConfigurationVersion | undefined> {
     return translating(this.dialect, async () => {
       const row = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
-      return row && toConfigurationVersion(row);
+      return row && (await this.described([row]))[0];
     });
   }
 
@@ -65,7 +76,7 @@ export class ConfigurationVersionRepository extends Repository {
           { column: "created_at", order: "desc" },
           { column: "id", order: "desc" },
         ]);
-      return rows.map(toConfigurationVersion);
+      return this.described(rows);
     });
   }
 
@@ -85,38 +96,59 @@ export class ConfigurationVersionRepository extends Repository {
           { column: "id", order: "desc" },
         ])
         .first();
-      return row && toConfigurationVersion(row);
+      return row && (await this.described([row]))[0];
     });
   }
 
   /**
-   * Records the upload of a pending configuration version, atomically: a second upload throws
-   * CONFIGURATION_VERSION_ALREADY_UPLOADED, an unknown id NOT_FOUND.
+   * Records the upload of a pending configuration version and its object's `artifacts` row
+   * (`configDigest` is the SHA-256 of the tarball's bytes, the object's digest), atomically: a
+   * second upload throws CONFIGURATION_VERSION_ALREADY_UPLOADED, an unknown id NOT_FOUND.
    */
   async markUploaded(id: string, upload: UploadedConfiguration): Promise<ConfigurationVersion> {
     const uploadedAt = isoForWrite(upload.uploadedAt);
     if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0) throw new TypeError("sizeBytes must be a non-negative integer");
-    return translating(this.dialect, async () => {
-      // The status condition makes the transition a compare-and-set, so two concurrent uploads
-      // cannot both succeed.
-      const updated = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id, status: "pending" }).update({
-        status: "uploaded",
-        config_digest: upload.configDigest,
-        size_bytes: upload.sizeBytes,
-        artifact_key: upload.artifactKey,
-        uploaded_at: uploadedAt,
-      });
-      const row = await this.db<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
-      if (row === undefined) throw new DomainError("NOT_FOUND", "No such configuration version.");
-      if (updated === 0) {
-        throw new DomainError(
-          "CONFIGURATION_VERSION_ALREADY_UPLOADED",
-          row.status === "errored"
-            ? "The configuration version has errored; create a new one and upload to it."
-            : "The configuration version has already been uploaded; configuration versions are immutable.",
-        );
-      }
-      return toConfigurationVersion(row);
+    return translating(this.dialect, () => this.atomically((trx) => this.uploadIn(trx, id, upload, uploadedAt)));
+  }
+
+  /** markUploaded's writes, in one transaction. */
+  private async uploadIn(trx: Knex.Transaction, id: string, upload: UploadedConfiguration, uploadedAt: string): Promise<ConfigurationVersion> {
+    // The status condition makes the transition a compare-and-set, so two concurrent uploads
+    // cannot both succeed.
+    const updated = await trx<ConfigurationVersionRow>("configuration_versions").where({ id, status: "pending" }).update({
+      status: "uploaded",
+      config_digest: upload.configDigest,
+      size_bytes: upload.sizeBytes,
+      artifact_key: upload.artifactKey,
+      uploaded_at: uploadedAt,
+    });
+    const row = await trx<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
+    if (row === undefined) throw new DomainError("NOT_FOUND", "No such configuration version.");
+    if (updated === 0) {
+      throw new DomainError(
+        "CONFIGURATION_VERSION_ALREADY_UPLOADED",
+        row.status === "errored"
+          ? "The configuration version has errored; create a new one and upload to it."
+          : "The configuration version has already been uploaded; configuration versions are immutable.",
+      );
+    }
+    await new ArtifactRepository(trx, this.dialect).recordForWorkspace(
+      { kind: "configuration", key: upload.artifactKey, sizeBytes: upload.sizeBytes, sha256: upload.configDigest, format: ARTIFACT_FORMAT },
+      { workspaceId: row.workspace_id, runId: null },
+      uploadedAt,
+    );
+    return (await this.described([row], trx))[0];
+  }
+
+  /** The rows as records, each with its object's size from the `artifacts` row that describes it (see the class). */
+  private async described(rows: ConfigurationVersionRow[], executor: Executor = this.db): Promise<ConfigurationVersion[]> {
+    const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
+    const descriptors = keys.length === 0 ? new Map<string, ArtifactRecord>() : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
+    return rows.map((row) => {
+      const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
+      const describes =
+        descriptor !== undefined && descriptor.ref.kind === "configuration" && descriptor.workspaceId === row.workspace_id && descriptor.ref.sha256 === row.config_digest;
+      return toConfigurationVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
     });
   }
 }

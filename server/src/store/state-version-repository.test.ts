@@ -4,6 +4,11 @@ import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores, type CreateStateVersionInput, type Stores } from "./index.ts";
 import { assertDomainError, at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
+import { ARTIFACT_FORMAT, artifactRefOf } from "../domain/artifacts.ts";
+import type { StateVersion } from "./state-version-repository.ts";
+
+/** The ref a reader opens the version's object with (commands/state-versions.ts stateArtifact). */
+const stateArtifact = (version: StateVersion) => artifactRefOf("state", { key: version.artifactKey, sizeBytes: version.sizeBytes, sha256: version.sha256 });
 
 const versions = suite("StateVersionRepository");
 
@@ -92,7 +97,7 @@ testEachDatabase(versions, "markUploaded records the bytes once; outputs from th
   assert.is((await stores.stateVersions.getById(undeclared.id))?.sha256, "b".repeat(64));
 
   const declared = await stores.stateVersions.create(input({ serial: 2, outputs: [] }));
-  assert.equal((await stores.stateVersions.markUploaded(declared.id, upload))?.outputs, []);
+  assert.equal((await stores.stateVersions.markUploaded(declared.id, { ...upload, artifactKey: "state-versions/c/d.tfstate" }))?.outputs, []);
 });
 
 testEachDatabase(versions, "finalize needs bytes and a pending version; current is the finalized version with the highest serial", async (db) => {
@@ -127,6 +132,57 @@ testEachDatabase(versions, "two finalized versions of a workspace never share a 
   await stores.stateVersions.markUploaded(b.id, { sha256: "d".repeat(64), sizeBytes: 1, artifactKey: "k", uploadedAt: at(5) });
   await assertDomainError(stores.stateVersions.finalize(b.id, at(6)), "CONSTRAINT_VIOLATION");
   assert.is((await stores.stateVersions.getById(b.id))?.status, "pending");
+});
+
+testEachDatabase(versions, "markUploaded records each object's artifacts row with its run (several per run, or none); a lost race records nothing", async (db) => {
+  const { stores, run, workspace, input } = await seed(db);
+  const first = await stores.stateVersions.create(input({ serial: 1 }));
+  const second = await stores.stateVersions.create(input({ serial: 2 }));
+  const runless = await stores.stateVersions.create(input({ serial: 3, runId: null }));
+  const upload = (id: string, sha: string) => ({ sha256: sha.repeat(64), sizeBytes: 5_000_000_123, artifactKey: `state-versions/${id}/x.tfstate`, uploadedAt: at(7) });
+  for (const [version, sha] of [
+    [first, "a"],
+    [second, "b"],
+    [runless, "c"],
+  ] as const) {
+    const uploaded = (await stores.stateVersions.markUploaded(version.id, upload(version.id, sha)))!;
+    const ref = { kind: "state" as const, key: upload(version.id, sha).artifactKey, sizeBytes: 5_000_000_123, sha256: sha.repeat(64), format: ARTIFACT_FORMAT };
+    assert.equal(await stores.artifacts.byKey(ref.key), { ref, workspaceId: workspace.id, runId: version.runId });
+    assert.equal(stateArtifact(uploaded), ref, "the reader's ref is the artifacts row");
+  }
+  const states = async () => (await db.knex("artifacts").where({ kind: "state" }).select("artifact_key")).length;
+  assert.is(await states(), 3);
+  assert.equal(await stores.artifacts.listForRun(run.id), [], "a run's uploaded states are not among the artifacts it produced");
+  assert.is(await stores.stateVersions.markUploaded(first.id, upload(first.id, "e")), undefined);
+  const rolledBack = await stores.stateVersions.create(input({ serial: 4 }));
+  await db.knex
+    .transaction(async (trx) => {
+      await createStores(trx, db.dialect).stateVersions.markUploaded(rolledBack.id, upload(rolledBack.id, "f"));
+      throw new Error("the caller fails after the upload");
+    })
+    .catch(() => undefined);
+  assert.is((await stores.stateVersions.getById(rolledBack.id))?.sha256, null);
+  assert.is(await states(), 3);
+});
+
+testEachDatabase(versions, "a version whose artifacts row is missing or describes another object has no readable object", async (db) => {
+  const { stores, workspace, input } = await seed(db);
+  const version = await stores.stateVersions.create(input());
+  const finalized = await publish(stores, version.id, 3);
+  assert.is(finalized?.sizeBytes, 10);
+  const key = `state-versions/${version.id}/x.tfstate`;
+  await db.knex("artifacts").where({ artifact_key: key }).update({ size_bytes: 11 });
+  assert.is((await stores.stateVersions.current(workspace.id))?.sizeBytes, 11, "the size is the artifacts row's");
+  await db
+    .knex("artifacts")
+    .where({ artifact_key: key })
+    .update({ sha256: "d".repeat(64) });
+  assert.is(stateArtifact((await stores.stateVersions.getById(version.id))!), null);
+  assert.is((await stores.stateVersions.listByWorkspace(workspace.id))[0].sizeBytes, null);
+  await db.knex("artifacts").where({ artifact_key: key }).delete();
+  const read = (await stores.stateVersions.getById(version.id))!;
+  assert.is(stateArtifact(read), null);
+  assert.is(read.sha256, "c".repeat(64), "the digest publication binds to stays the version's");
 });
 
 testEachDatabase(versions, "the database refuses an unknown status, a negative serial, and a finalized row without bytes", async (db) => {

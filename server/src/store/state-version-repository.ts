@@ -1,3 +1,6 @@
+import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
+import { ArtifactRepository, type ArtifactRecord } from "./artifact-repository.ts";
+import type { Executor } from "./dialect.ts";
 import { Repository } from "./repository.ts";
 import { newPrefixedId } from "./run-token-repository.ts";
 import type { StateVersionRow } from "./rows.ts";
@@ -29,6 +32,7 @@ export interface StateVersion {
   md5: string;
   /** Hex SHA-256 of the stored bytes; null until uploaded. */
   sha256: string | null;
+  /** The object's size from its `artifacts` row; null until uploaded, or when no row describes the object. */
   sizeBytes: number | null;
   status: StateVersionStatus;
   /** The workspace-lock fence the version was accepted under. */
@@ -64,7 +68,14 @@ export interface UploadedState {
   outputs?: StateVersionOutput[] | null;
 }
 
-/** State versions. */
+/**
+ * State versions. An uploaded version references its state's `artifacts` row by `artifact_key`
+ * (kind `state`, with the run that uploaded it, if any); that row, written in the same
+ * transaction as the upload, is its descriptor: a record's `sizeBytes` is the row's, and is null
+ * unless the row describes exactly the version's object (kind `state`, its workspace, its
+ * SHA-256), so a version without its descriptor has no readable object. The version's own
+ * `size_bytes` column is kept as written, not read.
+ */
 export class StateVersionRepository extends Repository {
   /** Creates a `pending` state version with no bytes yet. */
   async create(input: CreateStateVersionInput): Promise<StateVersion> {
@@ -95,7 +106,7 @@ export class StateVersionRepository extends Repository {
   async getById(id: string): Promise<StateVersion | undefined> {
     return translating(this.dialect, async () => {
       const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
-      return row && toStateVersion(row);
+      return row && (await this.described([row]))[0];
     });
   }
 
@@ -103,33 +114,43 @@ export class StateVersionRepository extends Repository {
   async current(workspaceId: string): Promise<StateVersion | undefined> {
     return translating(this.dialect, async () => {
       const row = await this.db<StateVersionRow>("state_versions").where({ workspace_id: workspaceId, status: "finalized" }).orderBy("serial", "desc").first();
-      return row && toStateVersion(row);
+      return row && (await this.described([row]))[0];
     });
   }
 
   /**
-   * Records the stored bytes of a pending version that has none yet. Undefined when the version
-   * is not pending or already has bytes (a concurrent upload won).
+   * Records the stored bytes of a pending version that has none yet, and their `artifacts` row,
+   * in one transaction. Undefined when the version is not pending or already has bytes (a
+   * concurrent upload won); then nothing is written.
    */
   async markUploaded(id: string, upload: UploadedState): Promise<StateVersion | undefined> {
+    const uploadedAt = isoForWrite(upload.uploadedAt);
     const patch: Partial<StateVersionRow> = {
       sha256: upload.sha256,
       size_bytes: upload.sizeBytes,
       artifact_key: upload.artifactKey,
-      uploaded_at: isoForWrite(upload.uploadedAt),
+      uploaded_at: uploadedAt,
     };
-    return translating(this.dialect, async () => {
-      const updated = await this.db<StateVersionRow>("state_versions").where({ id, status: "pending" }).whereNull("sha256").update(patch);
-      if (updated === 0) return undefined;
-      if (upload.outputs !== undefined) {
-        await this.db<StateVersionRow>("state_versions")
-          .where({ id })
-          .whereNull("json_outputs")
-          .update({ json_outputs: encodeOutputs(upload.outputs) });
-      }
-      const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
-      return row && toStateVersion(row);
-    });
+    return translating(this.dialect, () =>
+      this.atomically(async (trx) => {
+        const updated = await trx<StateVersionRow>("state_versions").where({ id, status: "pending" }).whereNull("sha256").update(patch);
+        if (updated === 0) return undefined;
+        if (upload.outputs !== undefined) {
+          await trx<StateVersionRow>("state_versions")
+            .where({ id })
+            .whereNull("json_outputs")
+            .update({ json_outputs: encodeOutputs(upload.outputs) });
+        }
+        const row = await trx<StateVersionRow>("state_versions").where({ id }).first();
+        if (row === undefined) return undefined;
+        await new ArtifactRepository(trx, this.dialect).recordForWorkspace(
+          { kind: "state", key: upload.artifactKey, sizeBytes: upload.sizeBytes, sha256: upload.sha256, format: ARTIFACT_FORMAT },
+          { workspaceId: row.workspace_id, runId: row.run_id },
+          uploadedAt,
+        );
+        return (await this.described([row], trx))[0];
+      }),
+    );
   }
 
   /**
@@ -146,7 +167,7 @@ export class StateVersionRepository extends Repository {
         .update({ status: "finalized", published_at: published });
       if (updated === 0) return undefined;
       const row = await this.db<StateVersionRow>("state_versions").where({ id }).first();
-      return row && toStateVersion(row);
+      return row && (await this.described([row]))[0];
     });
   }
 
@@ -164,7 +185,7 @@ export class StateVersionRepository extends Repository {
           { column: "created_at", order: "asc" },
           { column: "id", order: "asc" },
         ]);
-      return rows.map(toStateVersion);
+      return this.described(rows);
     });
   }
 
@@ -177,7 +198,7 @@ export class StateVersionRepository extends Repository {
           { column: "created_at", order: "asc" },
           { column: "id", order: "asc" },
         ]);
-      return rows.map(toStateVersion);
+      return this.described(rows);
     });
   }
 
@@ -191,7 +212,18 @@ export class StateVersionRepository extends Repository {
           { column: "created_at", order: "desc" },
           { column: "id", order: "desc" },
         ]);
-      return rows.map(toStateVersion);
+      return this.described(rows);
+    });
+  }
+
+  /** The rows as records, each with its object's size from the `artifacts` row that describes it (see the class). */
+  private async described(rows: StateVersionRow[], executor: Executor = this.db): Promise<StateVersion[]> {
+    const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
+    const descriptors = keys.length === 0 ? new Map<string, ArtifactRecord>() : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
+    return rows.map((row) => {
+      const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
+      const describes = descriptor !== undefined && descriptor.ref.kind === "state" && descriptor.workspaceId === row.workspace_id && descriptor.ref.sha256 === row.sha256;
+      return toStateVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
     });
   }
 }

@@ -24,6 +24,7 @@ import * as createSetupTokens from "./20261204224545_create_setup_tokens.ts";
 import * as addStructuredRunOutput from "./20261205121500_add_structured_run_output.ts";
 import * as addWorkspaceDeletion from "./20261205123000_add_workspace_deletion.ts";
 import * as addJsonLogPhases from "./20261205170000_add_json_log_phases.ts";
+import * as addVersionArtifacts from "./20261206100000_add_version_artifacts.ts";
 
 /** A migration as the migration source serves it. */
 export interface NamedMigration {
@@ -59,4 +60,5 @@ export const migrations: readonly NamedMigration[] = [
   { name: "20261205121500_add_structured_run_output", up: addStructuredRunOutput.up, down: addStructuredRunOutput.down },
   { name: "20261205123000_add_workspace_deletion", up: addWorkspaceDeletion.up, down: addWorkspaceDeletion.down },
   { name: "20261205170000_add_json_log_phases", up: addJsonLogPhases.up, down: addJsonLogPhases.down },
+  { name: "20261206100000_add_version_artifacts", up: addVersionArtifacts.up, down: addVersionArtifacts.down },
 ];
