@@ -9,6 +9,16 @@ render("a UI line becomes its @message; version and refresh_complete lines are l
   assert.is(renderJsonLogLine('{"@level":"info","@message":"OpenTofu 1.12.6","type":"version"}'), null);
   assert.is(renderJsonLogLine('{"@level":"info","@message":"x: Refresh complete","type":"refresh_complete"}'), null);
   assert.is(renderJsonLogLine("Initializing the backend..."), "Initializing the backend...");
+  // A provisioner's output as tofu prints it for people (the @message has a colon after the address).
+  const progress = {
+    "@level": "info",
+    "@message": "terraform_data.leak: (local-exec): hello",
+    hook: { resource: { addr: "terraform_data.leak" }, provisioner: "local-exec", output: "hello" },
+    type: "provision_progress",
+  };
+  assert.is(renderJsonLogLine(JSON.stringify(progress)), "terraform_data.leak (local-exec): hello");
+  assert.is(renderJsonLogLine(JSON.stringify({ ...progress, hook: {} })), "terraform_data.leak: (local-exec): hello");
+  assert.is(renderJsonLogLine('{"@level":"info","@message":"terraform_data.leak: (local-exec) Provisioning complete","type":"provision_complete"}'), null);
   assert.is(renderJsonLogLine('{"not":"a UI line"}'), '{"not":"a UI line"}');
   assert.is(renderJsonLogLine("{broken"), "{broken");
   assert.is(

@@ -3,8 +3,9 @@
  * for the human form of a structured-output run's log (phase-log.ts): what /v1, the dashboard's
  * consoles and the live feed show. A line that is not such a JSON object is kept as it is (the
  * `tofu init` output and StackShip's own lines). Each UI line becomes its `@message`, except:
- * `version` and `refresh_complete` lines are left out (tofu's human output prints neither), a
- * diagnostic shows its summary, where it is and its detail, and `outputs` lists the outputs
+ * `version`, `refresh_complete` and `provision_complete` lines are left out (tofu's human output
+ * prints none of them), a provisioner's output reads `addr (provisioner): line` as tofu prints it,
+ * a diagnostic shows its summary, where it is and its detail, and `outputs` lists the outputs
  * (a sensitive one as `(sensitive value)`, as tofu prints it).
  */
 export function renderJsonLogLine(line: string): string | null {
@@ -20,7 +21,10 @@ export function renderJsonLogLine(line: string): string | null {
   switch (parsed.type) {
     case "version":
     case "refresh_complete":
+    case "provision_complete":
       return null;
+    case "provision_progress":
+      return renderProvisionProgress(parsed);
     case "diagnostic":
       return renderDiagnostic(parsed);
     case "outputs":
@@ -38,10 +42,18 @@ interface UiLine {
   type?: string;
   diagnostic?: { severity?: string; summary?: string; detail?: string; range?: { filename?: string; start?: { line?: number } }; address?: string };
   outputs?: Record<string, { sensitive?: boolean; value?: unknown }>;
+  hook?: { resource?: { addr?: string }; provisioner?: string; output?: string };
 }
 
 function isUiLine(value: unknown): value is UiLine {
   return typeof value === "object" && value !== null && typeof (value as UiLine)["@message"] === "string" && typeof (value as UiLine)["@level"] === "string";
+}
+
+/** tofu's human form of a provisioner's output line (`terraform_data.a (local-exec): text`); the `@message` has a colon after the address. */
+function renderProvisionProgress(line: UiLine): string {
+  const hook = line.hook;
+  if (typeof hook?.resource?.addr !== "string" || typeof hook.provisioner !== "string" || typeof hook.output !== "string") return line["@message"];
+  return `${hook.resource.addr} (${hook.provisioner}): ${hook.output}`;
 }
 
 function renderDiagnostic(line: UiLine): string {
