@@ -29,7 +29,8 @@ testEachDatabase(workspaces, "create applies defaults and round-trips every fiel
     approvalTtlSeconds: 86_400,
     planRequiresCredential: false,
     updatedAt: input.createdAt,
-    structuredRunOutputEnabled: false,
+    // On for new workspaces (issue 29).
+    structuredRunOutputEnabled: true,
   });
   assert.equal(await stores.workspaces.getById(created.id), created);
   assert.equal(await stores.workspaces.getByName(organization.id, "dns"), created);
@@ -43,9 +44,11 @@ testEachDatabase(workspaces, "create applies defaults and round-trips every fiel
     workingDirectory: "infra/app",
     opentofuVersion: "1.9.0",
     executionRegion: "us-east-1",
+    structuredRunOutputEnabled: false,
     createdAt: at(9),
   });
   assert.equal(await stores.workspaces.getById(explicit.id), explicit);
+  assert.is(explicit.structuredRunOutputEnabled, false);
   assert.is(explicit.workingDirectory, "infra/app");
   assert.equal(
     (await stores.workspaces.listByOrganization(organization.id)).map((workspace) => workspace.name),
