@@ -29,28 +29,23 @@ export default tseslint.config(
       "@typescript-eslint/await-thenable": "error",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
-      // Off: the tests and scripts read JSON:API documents and child-process output as `any` on
-      // purpose (about 1,700 reports, nearly all `body.data.attributes.x` in tests); typing them
-      // is a project of its own, not a lint fix.
-      "@typescript-eslint/no-explicit-any": "off",
-      "@typescript-eslint/no-unsafe-member-access": "off",
-      "@typescript-eslint/no-unsafe-assignment": "off",
-      "@typescript-eslint/no-unsafe-argument": "off",
-      "@typescript-eslint/no-unsafe-call": "off",
-      "@typescript-eslint/no-unsafe-return": "off",
-      // Off for now: about 250 reports, all autofixable (`npx eslint --fix`), spread over files
-      // other changes were editing at the same time; to be switched on with the one-commit reformat.
-      "@typescript-eslint/no-unnecessary-type-assertion": "off",
+      // Strict types (issue 32, part 4) in every TypeScript file: values from the wire are typed
+      // from generated/ (or narrowed from unknown), never `any`.
+      "@typescript-eslint/no-explicit-any": "error",
+      "@typescript-eslint/no-unsafe-member-access": "error",
+      "@typescript-eslint/no-unsafe-assignment": "error",
+      "@typescript-eslint/no-unsafe-argument": "error",
+      "@typescript-eslint/no-unsafe-call": "error",
+      "@typescript-eslint/no-unsafe-return": "error",
+      "@typescript-eslint/no-unnecessary-type-assertion": "error",
       // Off: async functions without await implement promise-returning interfaces (repositories,
       // handlers) on purpose; the rule catches style, not bugs.
       "@typescript-eslint/require-await": "off",
       // Rethrowing a caught `unknown` is fine; throwing a string or a literal object is not.
       "@typescript-eslint/only-throw-error": ["error", { allowThrowingUnknown: true, allowThrowingAny: true }],
       "@typescript-eslint/prefer-promise-reject-errors": ["error", { allowThrowingUnknown: true }],
-      // Off: every report was String(x) or `${x}` on a value whose source makes it a string or a
-      // deliberate array rendering (WebSocket text frames, FormData text fields, test labels).
-      "@typescript-eslint/no-base-to-string": "off",
-      "@typescript-eslint/restrict-template-expressions": "off",
+      "@typescript-eslint/no-base-to-string": "error",
+      "@typescript-eslint/restrict-template-expressions": "error",
       eqeqeq: ["error", "always", { null: "ignore" }],
       "no-restricted-syntax": [
         "error",
@@ -62,27 +57,23 @@ export default tseslint.config(
     },
   },
   {
-    // Strict types (issue 32, part 4) where they are clean: every TypeScript file of server/src,
-    // client/src and web/src, tests beside the code included. server/test, web/test and scripts
-    // still read wire documents as `any` in places (632 + 245 reports left); the rules above stay
-    // off there until they are typed. Plain .mjs/.cjs have no types to check.
-    files: ["server/src/**/*.ts", "client/src/**/*.ts", "web/src/**/*.ts"],
-    rules: {
-      "@typescript-eslint/no-explicit-any": "error",
-      "@typescript-eslint/no-unsafe-member-access": "error",
-      "@typescript-eslint/no-unsafe-assignment": "error",
-      "@typescript-eslint/no-unsafe-argument": "error",
-      "@typescript-eslint/no-unsafe-call": "error",
-      "@typescript-eslint/no-unsafe-return": "error",
-      "@typescript-eslint/no-unnecessary-type-assertion": "error",
-      "@typescript-eslint/no-base-to-string": "error",
-      "@typescript-eslint/restrict-template-expressions": "error",
-    },
-  },
-  {
     // Plain JavaScript (scripts, build and runner configs, the sandbox launcher) runs on Node.
     files: ["**/*.mjs"],
     languageOptions: { globals: globals.node },
+  },
+  {
+    // Plain JavaScript has no types to check: every value of it is `any` to these rules. Its
+    // TypeScript callers see the types of its .d.mts declarations.
+    files: ["**/*.mjs", "**/*.cjs"],
+    rules: {
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-return": "off",
+      "@typescript-eslint/no-base-to-string": "off",
+      "@typescript-eslint/restrict-template-expressions": "off",
+    },
   },
   {
     // The per-test timeout is a CommonJS preload for uvu (scripts/test-timeout.cjs): it patches
