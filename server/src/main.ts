@@ -8,7 +8,8 @@ import { createServer as createHttpsServer, type Server as HttpsServer } from "n
 import { join } from "node:path";
 import { loadConfig, type Config } from "./config.ts";
 import { ensureLocalTls, httpsPortFrom } from "./http/tls.ts";
-import { describeShutdown, RunnerEngine } from "./runner/engine.ts";
+import { RunnerEngine } from "./runner/engine.ts";
+import { describeShutdown } from "./runner/runner-reports.ts";
 import { GitHubWorker } from "./runner/github-worker.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createStackShip, makeDataPrivate } from "./server.ts";

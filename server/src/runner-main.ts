@@ -1,7 +1,8 @@
 import { describeArtifactStore } from "./artifacts/backends/index.ts";
 import { loadConfig } from "./config.ts";
 import { serveRunnerMetrics } from "./metrics/serve.ts";
-import { describeShutdown, RunnerEngine } from "./runner/engine.ts";
+import { RunnerEngine } from "./runner/engine.ts";
+import { describeShutdown } from "./runner/runner-reports.ts";
 import { sandboxPrerequisites } from "./runner/sandbox.ts";
 import { createServices, makeDataPrivate } from "./server.ts";
 

@@ -3,7 +3,6 @@ import { hostname } from "node:os";
 import type { RunJob } from "../domain/records.ts";
 import type { Services } from "../commands/services.ts";
 import { expireApproval } from "../commands/run-decisions.ts";
-import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { executeApply } from "./apply-phase.ts";
 import { planSandboxShape, RunnerShutdown, type ExecutionContext } from "./execution.ts";
 import { executePlan } from "./plan-phase.ts";
@@ -12,55 +11,16 @@ import { CancelWatch } from "./cancel-watch.ts";
 import { timePhase } from "./phase-metrics.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { sandboxReleasesSettled } from "./sandbox.ts";
-import { attestAfterDecision } from "../commands/attestations.ts";
-import { endPolicyStageErrored } from "./policy-stage.ts";
+import { endLostPhase } from "./lost-phase.ts";
+import { describeFailure, type ShutdownReport } from "./runner-reports.ts";
 
-/** Tuning of a runner process. */
 /** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
 const WARM_REFILL_DELAY_MS = 50;
-
-/**
- * How many times a run is planned at most when the runners holding its plan are lost: a lost plan
- * is planned again (it changed nothing), but a plan that keeps killing its runner (memory, a
- * crash it causes) ends errored after this many attempts.
- */
-export const MAX_PLAN_ATTEMPTS = 3;
-
-/**
- * A failure the log can name without quoting what the database was asked: the driver's message
- * after the SQL knex puts before it (which may hold values), on one line, and its code.
- */
-export function describeFailure(error: unknown): string {
-  const message = String((error as Error)?.message ?? error);
-  const cause = (message.includes(" - ") ? message.slice(message.lastIndexOf(" - ") + 3) : message).split("\n")[0].trim().slice(0, 300);
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === "string" && code.length > 0 && !cause.includes(code) ? `${cause} (${code})` : cause;
-}
 
 /** How long a queued job may wait for graphile-worker's hand-over before a runner claims it from the table. */
 const GRAPHILE_OVERDUE_MS = 15_000;
 
-/** What a graceful shutdown waited for: the phases in flight at the signal, and those the grace ran out on. */
-export interface ShutdownReport {
-  inFlight: { runId: string; phase: string }[];
-  interrupted: { runId: string; phase: string }[];
-}
-
-/** The shutdown log line's account of the phases: what it waited for and how each group ended. */
-export function describeShutdown(report: ShutdownReport): string {
-  const list = (phases: ShutdownReport["inFlight"]) => phases.map(({ runId, phase }) => `${phase} of ${runId}`).join(", ");
-  if (report.inFlight.length === 0) return "waited for no phase (none was in flight)";
-  const interrupted = new Set(report.interrupted.map(({ runId, phase }) => `${phase}:${runId}`));
-  const finished = report.inFlight.filter(({ runId, phase }) => !interrupted.has(`${phase}:${runId}`));
-  return [
-    `waited for ${report.inFlight.length} phase(s) in flight`,
-    finished.length > 0 ? `ended within the grace: ${list(finished)}` : null,
-    report.interrupted.length > 0 ? `interrupted when the grace ran out: ${list(report.interrupted)}` : null,
-  ]
-    .filter(Boolean)
-    .join("; ");
-}
-
+/** Tuning of a runner process. */
 export interface RunnerOptions {
   /** How many phases this process executes at once. */
   concurrency: number;
@@ -407,7 +367,7 @@ export class RunnerEngine {
   private async settle(job: RunJob, classification: string, reason: string): Promise<void> {
     try {
       await this.services.stores.jobs.finish(job.id, this.services.clock());
-      await this.handleLost(job, classification, reason);
+      await endLostPhase(this.services, job, classification, reason);
       this.unsettled.delete(job.id);
     } catch (error) {
       if (!this.unsettled.has(job.id))
@@ -416,76 +376,6 @@ export class RunnerEngine {
           "the end of a failed phase could not be recorded; trying again at each sweep",
         );
       this.unsettled.set(job.id, { job, classification, reason });
-    }
-  }
-
-  /**
-   * Ends a phase whose attempt was lost (`runner_lost`: its runner stopped heartbeating) or
-   * failed in this runner (`runner_error`), by the rules of RUN-LIFECYCLE.md. Safe to repeat:
-   * every step is compare-and-set, so a retry after a refused write (or two runners sweeping the
-   * same job) changes nothing twice.
-   */
-  private async handleLost(job: RunJob, classification: string, reason: string): Promise<void> {
-    const now = this.services.clock();
-    const attempts = await this.services.stores.attempts.listByRun(job.runId);
-    let running = 0;
-    let ended = 0;
-    for (const attempt of attempts) {
-      if (attempt.status !== "running" || attempt.phase !== job.phase) continue;
-      running++;
-      if (await this.services.stores.attempts.finish(attempt.id, "lost", classification, now)) ended++;
-    }
-    // Its runner ended the attempt itself between the listing and here (it was slow, not lost):
-    // that runner records the outcome, so nothing is requeued or failed behind its back.
-    if (running > 0 && ended === 0) return;
-    const run = await this.services.stores.runs.getById(job.runId);
-    if (!run) return;
-    if (job.phase === "plan" && run.status === "pending") {
-      // The runner died before the plan started: nothing ran, so the plan is simply queued again.
-      await this.services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
-      this.services.jobQueued?.();
-    } else if (job.phase === "plan" && run.status === "planning") {
-      const planAttempts = attempts.filter((attempt) => attempt.phase === "plan").length;
-      if (classification === "runner_lost" && planAttempts < MAX_PLAN_ATTEMPTS) {
-        // Planned again from the start by any runner: back to pending with a new job, in one
-        // transaction. The lost attempt published nothing (a run's artifacts count only once its
-        // plan finished, and the next attempt writes its own); its log, if any was stored, stays
-        // with a line that says what happened.
-        const requeued = await moveRun(
-          this.services,
-          run.id,
-          { type: "plan_requeued" },
-          {
-            now,
-            alongside: (stores, current) => stores.jobs.enqueue({ runId: current.id, workspaceId: current.workspaceId, phase: "plan", serial: job.serial, now }),
-          },
-        );
-        if (!requeued) return;
-        this.services.jobQueued?.();
-        await this.services.stores.logs.append(
-          run.id,
-          "plan",
-          `\n[StackShip: the runner planning this run was lost (${reason}); the plan runs again from the start.]\n`,
-          false,
-          now,
-        );
-        return;
-      }
-      const why =
-        classification === "runner_lost" ? `its runner was lost ${planAttempts} times (${reason}); it is not tried again` : `StackShip could not record the plan: ${reason}`;
-      // The reason goes to the plan log (else empty or cut short: the held log never reached the database) first, then the run ends.
-      if (!(await this.services.stores.logs.positions(run.id)).plan.complete) {
-        await this.services.stores.logs.append(run.id, "plan", `\nThe plan ended: ${why}.\n`, true, now);
-      }
-      const ended = await moveRun(this.services, run.id, { type: "plan_failed" }, { now });
-      if (ended) await releaseRun(this.services, ended);
-    } else if (job.phase === "plan" && run.status === "policy_checking") {
-      // Lost between the plan and the policy result: the policy stage ends errored (never a pass).
-      await endPolicyStageErrored(this.services, run, classification === "runner_lost" ? `its runner was lost (${reason})` : reason);
-    } else if (job.phase === "apply" && run.status === "applying") {
-      await moveRun(this.services, run.id, { type: "apply_uncertain", interrupted: true }, { now });
-      // The apply's outcome (needs recovery) is attested like one that ended in its sandbox.
-      await attestAfterDecision(this.services, run.id);
     }
   }
 }
