@@ -23,7 +23,8 @@ async function setUp(server: TestServer) {
   const { token: viewer } = await createToken(server, server.bootstrapToken, organizationName, "viewer");
   const { organizationName: other } = await createOrganizationWithToken(server, "other", "admin");
   const { token: outsider } = await createToken(server, server.bootstrapToken, other, "admin");
-  const workspace = await createWorkspace(server, admin, organizationName, { name: "app" });
+  // Without structured output (on by default for new workspaces): only imports build the redacted plan here.
+  const workspace = await createWorkspace(server, admin, organizationName, { name: "app", structured_run_output_enabled: false });
   return { admin, viewer, outsider, workspace };
 }
 
