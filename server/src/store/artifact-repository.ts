@@ -37,6 +37,19 @@ const VERSION_KINDS: readonly VersionArtifactKind[] = ["configuration", "state"]
 /** How many keys one `byKeys` query names (well under either database's limit on bound values). */
 const KEYS_PER_QUERY = 500;
 
+function rowOf(ref: ArtifactRef, owner: { workspaceId: string; runId: string | null }, createdAt: Date | string): ArtifactRow {
+  return {
+    artifact_key: ref.key,
+    workspace_id: owner.workspaceId,
+    run_id: owner.runId,
+    kind: ref.kind,
+    format: ref.format,
+    size_bytes: ref.sizeBytes,
+    sha256: ref.sha256,
+    created_at: isoForWrite(createdAt),
+  };
+}
+
 /**
  * The one descriptor store of every stored artifact (table `artifacts`): each row is an
  * ArtifactRef with its workspace and, for a run's artifact or a state a run uploaded, its run.
@@ -47,16 +60,7 @@ const KEYS_PER_QUERY = 500;
 export class ArtifactRepository extends Repository {
   /** Records a run's artifact; a plan attempt that writes its artifacts again replaces the row of the same key. */
   async recordForRun(ref: ArtifactRef & { kind: RunArtifactKind }, owner: { workspaceId: string; runId: string }, createdAt: Date | string): Promise<ArtifactRecord> {
-    const row: ArtifactRow = {
-      artifact_key: ref.key,
-      workspace_id: owner.workspaceId,
-      run_id: owner.runId,
-      kind: ref.kind,
-      format: ref.format,
-      size_bytes: ref.sizeBytes,
-      sha256: ref.sha256,
-      created_at: isoForWrite(createdAt),
-    };
+    const row = rowOf(ref, owner, createdAt);
     return translating(this.dialect, async () => {
       await this.db<ArtifactRow>("artifacts").insert(row).onConflict("artifact_key").merge();
       return toRecord(row);
@@ -73,16 +77,7 @@ export class ArtifactRepository extends Repository {
     owner: { workspaceId: string; runId: string | null },
     createdAt: Date | string,
   ): Promise<ArtifactRecord> {
-    const row: ArtifactRow = {
-      artifact_key: ref.key,
-      workspace_id: owner.workspaceId,
-      run_id: owner.runId,
-      kind: ref.kind,
-      format: ref.format,
-      size_bytes: ref.sizeBytes,
-      sha256: ref.sha256,
-      created_at: isoForWrite(createdAt),
-    };
+    const row = rowOf(ref, owner, createdAt);
     return translating(this.dialect, async () => {
       await this.db<ArtifactRow>("artifacts").insert(row);
       return toRecord(row);
