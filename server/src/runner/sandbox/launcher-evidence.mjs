@@ -4,7 +4,7 @@
 import { now, send, sendArtifact } from "./launcher-control.mjs";
 import { writeOutput } from "./launcher-output.mjs";
 import { buildPlanDiff, buildRedactedPlan } from "./launcher-plan-diff.mjs";
-import { killOthers, readEvidenceFile, runShow } from "./launcher-show.mjs";
+import { commandOf, killOthers, readEvidenceFile, runShow } from "./launcher-show.mjs";
 
 /**
  * After the command exited 0: the plan's evidence, derived by this launcher alone (see the header)
@@ -19,10 +19,11 @@ export async function produceEvidence(evidence, booted, env, wrapper) {
   if (!killOthers()) return fail("could not end every other process of the sandbox after the plan; the plan is not used.");
   const planFile = readEvidenceFile(evidence.plan);
   if (planFile === undefined) return fail("the saved plan is missing or not a regular file.");
-  const show = Array.isArray(evidence.show) && evidence.show.length > 0 && evidence.show.every((a) => typeof a === "string") ? evidence.show : undefined;
+  const cwd = typeof evidence.cwd === "string" ? evidence.cwd : "/work";
+  const show = commandOf(evidence.show);
   if (show === undefined) return fail("the evidence has no show command.");
   send({ type: "mark", name: "show", at: now() });
-  const shown = await runShow([...wrapper, ...show], typeof evidence.cwd === "string" ? evidence.cwd : "/work", env);
+  const shown = await runShow([...wrapper, ...show], cwd, env);
   if (shown.code !== 0 || shown.signal !== null || shown.stdout === undefined)
     return fail("could not show the saved plan as JSON.", shown.code === 0 || shown.code === null ? 1 : shown.code);
   // Read again with nothing else alive: it must still be the plan that was shown.
@@ -37,14 +38,14 @@ export async function produceEvidence(evidence, booted, env, wrapper) {
   }
   if (evidence.redactedPlan && typeof evidence.redactedPlan === "object") {
     send({ type: "mark", name: "redacted-plan", at: now() });
-    const redacted = await buildRedactedPlan(booted.planDiff, evidence.redactedPlan, shown.stdout, env, wrapper, typeof evidence.cwd === "string" ? evidence.cwd : "/work");
+    const redacted = await buildRedactedPlan(booted.planDiff, evidence.redactedPlan, shown.stdout, env, wrapper, cwd);
     if (redacted !== undefined) sendArtifact("plan-redacted.json", redacted);
   }
-  const humanShow = Array.isArray(evidence.humanShow) && evidence.humanShow.length > 0 && evidence.humanShow.every((a) => typeof a === "string") ? evidence.humanShow : undefined;
+  const humanShow = commandOf(evidence.humanShow);
   if (humanShow !== undefined) {
     // Only for the human form of the log (never evidence): without it the log shows the plan's `@message` lines.
     send({ type: "mark", name: "human-show", at: now() });
-    const human = await runShow([...wrapper, ...humanShow], typeof evidence.cwd === "string" ? evidence.cwd : "/work", env, "plan.txt");
+    const human = await runShow([...wrapper, ...humanShow], cwd, env, "plan.txt");
     if (human.code === 0 && human.signal === null && human.stdout !== undefined) sendArtifact("plan.txt", human.stdout);
   }
   for (const { name, from } of Array.isArray(evidence.files) ? evidence.files : []) {

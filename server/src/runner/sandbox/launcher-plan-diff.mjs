@@ -4,7 +4,7 @@
 // (launcher-plan-diff-worker.mjs), so that a plan too big for the builder fails the artifact, not the attempt.
 import { Worker } from "node:worker_threads";
 import { writeOutput } from "./launcher-output.mjs";
-import { runShow } from "./launcher-show.mjs";
+import { commandOf, runShow } from "./launcher-show.mjs";
 
 /** The plan-diff worker's heap: about what a separate node process would get by default. */
 const PLAN_DIFF_HEAP_MB = 4096;
@@ -167,7 +167,7 @@ export async function buildRedactedPlan(planDiff, request, bytes, env, wrapper, 
     writeOutput("stdout", `stackship-redacted-plan: ${reason}\n${REDACTED_PLAN_UNAVAILABLE}\n`);
     return undefined;
   };
-  const command = Array.isArray(request.schemas) && request.schemas.length > 0 && request.schemas.every((a) => typeof a === "string") ? request.schemas : undefined;
+  const command = commandOf(request.schemas);
   if (!planDiff || command === undefined) return unavailable("this sandbox has no builder");
   let builder;
   try {

@@ -103,6 +103,11 @@ export function readEvidenceFile(file) {
   }
 }
 
+/** A command of the evidence request (an argv: a non-empty array of strings), or undefined. */
+export function commandOf(value) {
+  return Array.isArray(value) && value.length > 0 && value.every((a) => typeof a === "string") ? value : undefined;
+}
+
 /** Where the show's output is spooled: made afresh by the launcher once nothing else is alive. */
 const SHOW_SPOOL_DIR = "/work/.stackship-evidence";
 
