@@ -27,7 +27,8 @@ function readLayers() {
   }
   const known = new Set(layers.map((layer) => layer.name));
   for (const layer of layers) {
-    for (const other of layer.mayImport) if (!known.has(other)) throw new Error(`README.md Layers: ${layer.name} may import an unknown layer "${other}"`);
+    for (const other of layer.mayImport)
+      if (!known.has(other)) throw new Error(`README.md Layers: ${layer.name} may import an unknown layer "${other}"`);
     if (layer.paths.length === 0) throw new Error(`README.md Layers: ${layer.name} names no path`);
   }
   return layers;
@@ -38,7 +39,11 @@ const patternOf = (path) => `^${escape(path).replace(/\*/g, "[^/]*")}${path.ends
 /** The literal part of a path before any `*` (to tell a more specific path from a broader one). */
 const literal = (path) => path.split("*")[0];
 /** Paths of `others` that are more specific than (inside) `path`. */
-const inside = (path, others) => others.filter((other) => other !== path && literal(other).startsWith(literal(path)) && literal(other).length > literal(path).length);
+const inside = (path, others) =>
+  others.filter(
+    (other) =>
+      other !== path && literal(other).startsWith(literal(path)) && literal(other).length > literal(path).length,
+  );
 
 const layers = readLayers();
 const allPaths = layers.flatMap((layer) => layer.paths);
@@ -53,8 +58,14 @@ const layerRules = layers.map((layer) => {
     name: `layer-${layer.name}`,
     severity: "error",
     comment: `${layer.name} (${layer.paths.join(" ")}) may import ${layer.mayImport.length ? layer.mayImport.join(", ") : "nothing outside itself"} (README.md, Layers).`,
-    from: { path: layer.paths.map(patternOf), pathNot: [TESTS, ...layer.paths.flatMap((path) => inside(path, ownOthers)).map(patternOf)] },
-    to: { path: forbiddenPaths.map(patternOf), pathNot: forbiddenPaths.flatMap((path) => inside(path, allowedPaths)).map(patternOf) },
+    from: {
+      path: layer.paths.map(patternOf),
+      pathNot: [TESTS, ...layer.paths.flatMap((path) => inside(path, ownOthers)).map(patternOf)],
+    },
+    to: {
+      path: forbiddenPaths.map(patternOf),
+      pathNot: forbiddenPaths.flatMap((path) => inside(path, allowedPaths)).map(patternOf),
+    },
   };
 });
 

@@ -7,7 +7,18 @@ import tseslint from "typescript-eslint";
 export default tseslint.config(
   {
     // What .gitignore leaves out too (test venvs, data directories), plus generated code.
-    ignores: ["generated/**", "web/dist/**", ".tools/**", "**/node_modules/**", ".stackship/**", ".stackship-test/**", "tmp/**", "docs/**", "**/*.d.ts", ".dependency-cruiser.cjs"],
+    ignores: [
+      "generated/**",
+      "web/dist/**",
+      ".tools/**",
+      "**/node_modules/**",
+      ".stackship/**",
+      ".stackship-test/**",
+      "tmp/**",
+      "docs/**",
+      "**/*.d.ts",
+      ".dependency-cruiser.cjs",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
@@ -16,7 +27,15 @@ export default tseslint.config(
       parserOptions: {
         projectService: {
           // The few JavaScript files no tsconfig includes (scripts, build and test-runner configs).
-          allowDefaultProject: ["*.mjs", "scripts/*.mjs", "scripts/*.cjs", "web/*.mjs", "server/bin/*.mjs", "server/src/*/*.mjs", "server/src/*/*/*.mjs"],
+          allowDefaultProject: [
+            "*.mjs",
+            "scripts/*.mjs",
+            "scripts/*.cjs",
+            "web/*.mjs",
+            "server/bin/*.mjs",
+            "server/src/*/*.mjs",
+            "server/src/*/*/*.mjs",
+          ],
           maximumDefaultProjectFileMatchCount_THIS_WILL_SLOW_DOWN_LINTING: 32,
         },
         tsconfigRootDir: import.meta.dirname,
@@ -27,7 +46,15 @@ export default tseslint.config(
       "@typescript-eslint/no-floating-promises": "error",
       "@typescript-eslint/no-misused-promises": "error",
       "@typescript-eslint/await-thenable": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrorsIgnorePattern: "^_", destructuredArrayIgnorePattern: "^_" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        {
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          caughtErrorsIgnorePattern: "^_",
+          destructuredArrayIgnorePattern: "^_",
+        },
+      ],
       "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
       // Strict types (issue 32, part 4) in every TypeScript file: values from the wire are typed
       // from generated/ (or narrowed from unknown), never `any`.

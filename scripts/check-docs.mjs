@@ -14,12 +14,18 @@ const SKIP_DIRS = new Set(["node_modules", ".git", ".tools", ".stackship", ".sta
 const SOURCE = /\.(ts|mts|mjs|cjs|js|go|py|rego|sh|yaml|yml|json|sql)$/;
 const FILE_NAME = /^[\w.@-]+\.(ts|mts|mjs|cjs|js|go|py|rego|sh|yaml|yml|json|md|env|toml|tsv|txt|html|css)$/;
 // The top-level folders a repository path starts with.
-const TOP = new Set(readdirSync(root).filter((name) => !name.startsWith(".") || name === ".ci" || name === ".dependency-cruiser.cjs"));
+const TOP = new Set(
+  readdirSync(root).filter((name) => !name.startsWith(".") || name === ".ci" || name === ".dependency-cruiser.cjs"),
+);
 
 // What a clean clone holds: the tracked files plus new ones not ignored (so a check before a commit
 // sees what CI will see). Build output (`web/dist/`) is absent from a clone; a path git ignores is
 // named on purpose and counts as existing.
-const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })
+const listed = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+  cwd: root,
+  encoding: "utf8",
+  maxBuffer: 256 * 1024 * 1024,
+})
   .split("\0")
   .filter((file) => file && existsSync(join(root, file)));
 const inGenerated = (file) => file.startsWith("generated/");
@@ -35,7 +41,8 @@ const documents = files.filter((file) => file.endsWith(".md"));
 const identifiers = new Set();
 for (const file of [...files, ...generatedFiles.filter((f) => /\.(ts|yaml)$/.test(f))]) {
   if (file === "scripts/check-docs.mjs") continue;
-  if (!SOURCE.test(file) && !file.endsWith(".env") && !file.endsWith(".cjs") && basename(file) !== "Taskfile.yml") continue;
+  if (!SOURCE.test(file) && !file.endsWith(".env") && !file.endsWith(".cjs") && basename(file) !== "Taskfile.yml")
+    continue;
   const size = statSync(join(root, file)).size;
   if (size > 4_000_000) continue;
   for (const match of readFileSync(join(root, file), "utf8").matchAll(/[A-Za-z_$][\w$]*/g)) identifiers.add(match[0]);
@@ -103,7 +110,8 @@ function check(where, docDir, raw) {
     return;
   }
   if (FILE_NAME.test(token)) {
-    if (!baseNames.has(token) && !exists(join(docDir, token))) findings.push(`${where}: names a file that does not exist: ${token}`);
+    if (!baseNames.has(token) && !exists(join(docDir, token)))
+      findings.push(`${where}: names a file that does not exist: ${token}`);
     return;
   }
   // A code symbol: camelCase or PascalCase with a lower-case letter, optionally called or qualified.

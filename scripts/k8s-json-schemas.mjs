@@ -38,7 +38,9 @@ function strict(schema, optional = false) {
   for (const [key, value] of Object.entries(schema)) {
     if (key === "properties") {
       const required = new Set(schema.required ?? []);
-      result.properties = Object.fromEntries(Object.entries(value).map(([name, prop]) => [name, strict(prop, !required.has(name))]));
+      result.properties = Object.fromEntries(
+        Object.entries(value).map(([name, prop]) => [name, strict(prop, !required.has(name))]),
+      );
     } else if (key === "items" || key === "additionalProperties" || key === "not") {
       result[key] = typeof value === "object" ? strict(value) : value;
     } else if (key === "allOf" || key === "anyOf" || key === "oneOf") {
@@ -51,7 +53,11 @@ function strict(schema, optional = false) {
     delete result.type;
     Object.assign(result, INT_OR_STRING);
   }
-  if (result.properties && result.additionalProperties === undefined && result["x-kubernetes-preserve-unknown-fields"] !== true) {
+  if (
+    result.properties &&
+    result.additionalProperties === undefined &&
+    result["x-kubernetes-preserve-unknown-fields"] !== true
+  ) {
     result.additionalProperties = false;
   }
   if (optional && typeof result.type === "string") result.type = [result.type, "null"];

@@ -13,7 +13,17 @@
 // database (gzipped), the master key and the encrypted artifacts. About a minute; the result is < 200 KB.
 import { spawn, execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, symlinkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, readdirSync } from "node:fs";
+import {
+  cpSync,
+  symlinkSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  readdirSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -71,7 +81,8 @@ function api(base, token) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const bytes = Buffer.from(await response.arrayBuffer());
-    if (!status.includes(response.status)) throw new Error(`${method} ${path}: ${response.status} ${bytes.toString("utf8").slice(0, 500)}`);
+    if (!status.includes(response.status))
+      throw new Error(`${method} ${path}: ${response.status} ${bytes.toString("utf8").slice(0, 500)}`);
     return raw ? bytes : bytes.length === 0 ? null : JSON.parse(bytes.toString("utf8"));
   };
 }
@@ -107,10 +118,18 @@ async function startRun(call, workspaceId, files, kind) {
       data: { type: "configuration-versions", attributes: { speculative: kind === "speculative" } },
     })
   ).data;
-  const upload = await fetch(version.attributes.upload_url, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: tarball(files) });
+  const upload = await fetch(version.attributes.upload_url, {
+    method: "PUT",
+    headers: { "Content-Type": "application/octet-stream" },
+    body: tarball(files),
+  });
   if (upload.status !== 200) throw new Error(`configuration upload: ${upload.status} ${await upload.text()}`);
   const run = await call("POST", `/v1/workspaces/${workspaceId}/runs`, {
-    data: { type: "runs", attributes: { kind }, relationships: { configuration_version: { data: { type: "configuration-versions", id: version.id } } } },
+    data: {
+      type: "runs",
+      attributes: { kind },
+      relationships: { configuration_version: { data: { type: "configuration-versions", id: version.id } } },
+    },
   });
   return run.data.id;
 }
@@ -122,19 +141,32 @@ async function main() {
   const server = startServer(tree, dataDir);
   try {
     const base = await server.url;
-    say(`StackShip (committed HEAD ${execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim()}) on ${base}`);
+    say(
+      `StackShip (committed HEAD ${execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: ROOT, encoding: "utf8" }).trim()}) on ${base}`,
+    );
     const admin = api(base, BOOTSTRAP);
     await admin("POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "upgrade" } } });
-    const token = (await admin("POST", "/v1/organizations/upgrade/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes.secret;
+    const token = (
+      await admin("POST", "/v1/organizations/upgrade/tokens", {
+        data: { type: "tokens", attributes: { role: "admin" } },
+      })
+    ).data.attributes.secret;
     const call = api(base, token);
-    const workspace = (await call("POST", "/v1/organizations/upgrade/workspaces", { data: { type: "workspaces", attributes: { name: "app" } } })).data;
+    const workspace = (
+      await call("POST", "/v1/organizations/upgrade/workspaces", {
+        data: { type: "workspaces", attributes: { name: "app" } },
+      })
+    ).data;
 
     const runs = [];
     for (const value of ["first", "second"]) {
       const id = await startRun(call, workspace.id, config(value), "plan_and_apply");
       const planned = await waitForStatus(call, id, ["awaiting_approval", "errored"]);
-      if (planned.attributes.status !== "awaiting_approval") throw new Error(`run ${id} ended ${planned.attributes.status}`);
-      await call("POST", `/v1/runs/${id}/actions/approve`, { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest } } });
+      if (planned.attributes.status !== "awaiting_approval")
+        throw new Error(`run ${id} ended ${planned.attributes.status}`);
+      await call("POST", `/v1/runs/${id}/actions/approve`, {
+        data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest } },
+      });
       const applied = await waitForStatus(call, id, ["applied", "errored", "needs_recovery"]);
       if (applied.attributes.status !== "applied") throw new Error(`run ${id} ended ${applied.attributes.status}`);
       runs.push(id);
@@ -144,7 +176,9 @@ async function main() {
     runs.push(speculative);
     const discarded = await startRun(call, workspace.id, config("fourth"), "plan_and_apply");
     await waitForStatus(call, discarded, ["awaiting_approval"]);
-    await call("POST", `/v1/runs/${discarded}/actions/discard`, { data: { type: "decisions", attributes: { reason: "upgrade fixture" } } });
+    await call("POST", `/v1/runs/${discarded}/actions/discard`, {
+      data: { type: "decisions", attributes: { reason: "upgrade fixture" } },
+    });
     await waitForStatus(call, discarded, ["discarded"]);
     runs.push(discarded);
 
@@ -205,7 +239,10 @@ async function main() {
     };
     writeFileSync(join(OUT, "expected.json"), `${JSON.stringify(made, null, 1)}\n`);
     // In the repository's format (npm run format:check covers it).
-    execFileSync(join(ROOT, "node_modules/.bin/prettier"), ["--write", join(OUT, "expected.json")], { cwd: ROOT, stdio: "ignore" });
+    execFileSync(join(ROOT, "node_modules/.bin/prettier"), ["--write", join(OUT, "expected.json")], {
+      cwd: ROOT,
+      stdio: "ignore",
+    });
     const files = (dir) =>
       readdirSync(dir, { recursive: true })
         .map((name) => join(dir, name))

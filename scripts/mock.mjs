@@ -23,7 +23,9 @@ function adapt(node) {
   if (!node || typeof node !== "object") return;
   if (node.format === "date-time" && node.type === "string" && !node.enum) {
     const pattern = node.pattern ? new RegExp(node.pattern, "u") : null;
-    node.enum = [...new Set([node.example, ...SAMPLES].filter((v) => typeof v === "string" && (!pattern || pattern.test(v))))];
+    node.enum = [
+      ...new Set([node.example, ...SAMPLES].filter((v) => typeof v === "string" && (!pattern || pattern.test(v)))),
+    ];
     // json-schema-faker consults `format` and `pattern` before `enum`; every sample meets both.
     delete node.format;
     delete node.pattern;
@@ -35,7 +37,16 @@ adapt(spec.paths);
 
 const file = join(mkdtempSync(join(tmpdir(), "stackship-mock-")), "openapi.json");
 writeFileSync(file, JSON.stringify(spec));
-const args = ["mock", file, "--dynamic", "--host", process.env.STACKSHIP_MOCK_HOST || "127.0.0.1", "--port", process.env.STACKSHIP_MOCK_PORT || "4010", ...process.argv.slice(2)];
+const args = [
+  "mock",
+  file,
+  "--dynamic",
+  "--host",
+  process.env.STACKSHIP_MOCK_HOST || "127.0.0.1",
+  "--port",
+  process.env.STACKSHIP_MOCK_PORT || "4010",
+  ...process.argv.slice(2),
+];
 const prism = spawn(join(root, "node_modules/.bin/prism"), args, { stdio: "inherit" });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => prism.kill(signal));
 prism.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -27,7 +27,8 @@ export function findOnlyCalls(text) {
     }
     const comment = line.indexOf("//");
     if (comment !== -1 && !/["'`]/.test(line.slice(0, comment))) line = line.slice(0, comment);
-    for (const match of line.matchAll(ONLY_CALL)) found.push({ line: index + 1, column: match.index + 1, call: `${match[1]}.only(`, text: raw.trim() });
+    for (const match of line.matchAll(ONLY_CALL))
+      found.push({ line: index + 1, column: match.index + 1, call: `${match[1]}.only(`, text: raw.trim() });
   });
   return found;
 }

@@ -32,7 +32,11 @@ function runProcess(label, command, args, parse, { stream }) {
     const banner = `\n[test] ${label}: ${command} ${args.join(" ")}\n`;
     if (stream) process.stdout.write(banner);
     else process.stdout.write(`\n[test] ${label}: started (output follows when it ends)\n`);
-    const child = spawn(command, args, { cwd: root, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, {
+      cwd: root,
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
@@ -80,7 +84,8 @@ function parseUvu(output, code) {
   const total = number("Total");
   const passed = number("Passed");
   const skipped = number("Skipped") || 0;
-  if (Number.isNaN(total) || Number.isNaN(passed)) return { passed: 0, failed: 1, skipped: 0, note: `uvu exited ${code} without a summary` };
+  if (Number.isNaN(total) || Number.isNaN(passed))
+    return { passed: 0, failed: 1, skipped: 0, note: `uvu exited ${code} without a summary` };
   return { passed, failed: total - passed + (code !== 0 && total === passed ? 1 : 0), skipped };
 }
 
@@ -98,9 +103,16 @@ function hasRego(dir) {
 const results = [];
 // Every test file some suite below runs (uvu's own ignores: node_modules, generated, .tools, .stackship).
 const ignored = /(^|\/)(node_modules|generated|\.tools|\.stackship)(\/|$)/;
-const scanned = [...new Set(["server", "client", "scripts", "web/test/e2e", "web/src"].flatMap((dir) => testFiles(dir, /\.test\.ts$/)))].filter((file) => !ignored.test(file));
+const scanned = [
+  ...new Set(
+    ["server", "client", "scripts", "web/test/e2e", "web/src"].flatMap((dir) => testFiles(dir, /\.test\.ts$/)),
+  ),
+].filter((file) => !ignored.test(file));
 const focused = scanForOnly(root, scanned);
-for (const hit of focused) process.stdout.write(`[test] ${hit.file}:${hit.line}: a committed ${hit.call} skips the rest of its file: remove it\n`);
+for (const hit of focused)
+  process.stdout.write(
+    `[test] ${hit.file}:${hit.line}: a committed ${hit.call} skips the rest of its file: remove it\n`,
+  );
 if (focused.length > 0)
   results.push({
     label: "committed .only( calls",
@@ -135,11 +147,19 @@ const suites = [
 ];
 const contract = testFiles("server/test/contract", /\.test\.ts$/);
 if (contract.length > 0) {
-  const names = contract.map((file) => file.slice("server/test/contract/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const names = contract.map((file) =>
+    file.slice("server/test/contract/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"),
+  );
   suites.push(
-    run("contract: SDKs, mock, fuzzing (uvu)", join(root, "node_modules/.bin/uvu"), [...UVU_PRELOAD, "server/test/contract", `^(${names.join("|")})$`], parseUvu, {
-      stream: false,
-    }),
+    run(
+      "contract: SDKs, mock, fuzzing (uvu)",
+      join(root, "node_modules/.bin/uvu"),
+      [...UVU_PRELOAD, "server/test/contract", `^(${names.join("|")})$`],
+      parseUvu,
+      {
+        stream: false,
+      },
+    ),
   );
 }
 const e2e = testFiles("web/test/e2e", /\.test\.ts$/);
@@ -156,7 +176,13 @@ if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
   if (e2e.length > 0) {
     const names = e2e.map((file) => file.slice("web/test/e2e/".length).replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
     suites.push(
-      run("dashboard end-to-end (uvu + Chromium)", join(root, "node_modules/.bin/uvu"), [...UVU_PRELOAD, "web/test/e2e", `^(${names.join("|")})$`], parseUvu, { stream: false }),
+      run(
+        "dashboard end-to-end (uvu + Chromium)",
+        join(root, "node_modules/.bin/uvu"),
+        [...UVU_PRELOAD, "web/test/e2e", `^(${names.join("|")})$`],
+        parseUvu,
+        { stream: false },
+      ),
     );
   }
   if (components.length > 0) {
@@ -179,9 +205,15 @@ if (hasRego(join(root, "policies")) && existsSync(opa)) {
 
 // Every skipped test is named with its reason; with CI=true a skip CI is not expected to need fails the run.
 const named = results.flatMap((r) => r.named ?? []);
-for (const skip of named) process.stdout.write(`[test] skipped: ${skip.title} — ${skip.reason}${skip.allowedInCi ? ` (allowed in CI: ${skip.allowedInCi})` : ""}\n`);
+for (const skip of named)
+  process.stdout.write(
+    `[test] skipped: ${skip.title} — ${skip.reason}${skip.allowedInCi ? ` (allowed in CI: ${skip.allowedInCi})` : ""}\n`,
+  );
 const unnamed = results.reduce((n, r) => n + r.skipped, 0) - named.length;
-if (unnamed > 0) process.stdout.write(`[test] ${unnamed} skipped test(s) did not name themselves (use skipTest from server/test/support/skips.ts)\n`);
+if (unnamed > 0)
+  process.stdout.write(
+    `[test] ${unnamed} skipped test(s) did not name themselves (use skipTest from server/test/support/skips.ts)\n`,
+  );
 if (process.env.CI === "true") {
   const unexpected = named.filter((skip) => !skip.allowedInCi);
   if (unexpected.length > 0)
@@ -199,7 +231,8 @@ const failed = results.reduce((n, r) => n + r.failed, 0);
 const skipped = results.reduce((n, r) => n + r.skipped, 0);
 for (const r of results) if (r.note) process.stdout.write(`[test] ${r.note}\n`);
 process.stdout.write("\n");
-for (const r of results) process.stdout.write(`[test] ${r.label}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);
+for (const r of results)
+  process.stdout.write(`[test] ${r.label}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);
 process.stdout.write(`[test] skipped in total: ${skipped}\n`);
 if (passed + failed === 0) {
   process.stdout.write("[test] no test ran: that is a failure\n0 passed, 1 failed\n");

@@ -32,7 +32,9 @@ function timed(suiteName, what, state, handler) {
       }, seconds * 1000);
       timer.unref?.();
     });
-    return Promise.race([Promise.resolve().then(() => handler.apply(this, args)), limit]).finally(() => clearTimeout(timer));
+    return Promise.race([Promise.resolve().then(() => handler.apply(this, args)), limit]).finally(() =>
+      clearTimeout(timer),
+    );
   };
 }
 

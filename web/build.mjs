@@ -56,7 +56,8 @@ function finish(result, out = dist) {
   const names = Object.keys(result.metafile.outputs).map((file) => basename(file));
   const script = names.find((name) => /^app-[A-Z0-9]+\.js$/.test(name));
   if (!script) throw new Error(`the build produced no app bundle: ${names.join(", ")}`);
-  for (const file of readdirSync(join(out, "assets"))) if (!names.includes(file)) rmSync(join(out, "assets", file), { force: true });
+  for (const file of readdirSync(join(out, "assets")))
+    if (!names.includes(file)) rmSync(join(out, "assets", file), { force: true });
   writeFileSync(join(out, "index.html"), indexHtml(script));
   return script;
 }
@@ -103,7 +104,9 @@ async function main(mode) {
       ],
     });
     await ctx.watch();
-    process.stdout.write("[dashboard] watching web/src, client/src and generated/v1/client; the server serves web/dist (reload the page)\n");
+    process.stdout.write(
+      "[dashboard] watching web/src, client/src and generated/v1/client; the server serves web/dist (reload the page)\n",
+    );
   } else if (mode === "--if-stale" && !isStale()) {
     process.stdout.write("[dashboard] web/dist is up to date\n");
   } else {

@@ -17,7 +17,11 @@ export default {
   browsers: [
     playwrightLauncher({
       product: "chromium",
-      launchOptions: { executablePath, headless: true, args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"] },
+      launchOptions: {
+        executablePath,
+        headless: true,
+        args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+      },
     }),
   ],
   concurrency: 1,

@@ -26,10 +26,19 @@ export function createStackShipClient(options: { baseUrl: string; token?: string
  * Every run of an organization, newest first, following `meta.page.next_cursor` until it is
  * null. Throws the error document of a failed page.
  */
-export async function* paginateOrganizationRuns(client: Client, organizationName: string, limit = 100): AsyncGenerator<Run> {
+export async function* paginateOrganizationRuns(
+  client: Client,
+  organizationName: string,
+  limit = 100,
+): AsyncGenerator<Run> {
   let cursor: string | undefined;
   do {
-    const page = await listOrganizationRuns({ client, path: { organization_name: organizationName }, query: { limit, cursor }, throwOnError: true });
+    const page = await listOrganizationRuns({
+      client,
+      path: { organization_name: organizationName },
+      query: { limit, cursor },
+      throwOnError: true,
+    });
     yield* page.data.data;
     cursor = page.data.meta.page.next_cursor ?? undefined;
   } while (cursor !== undefined);

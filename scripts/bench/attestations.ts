@@ -13,7 +13,8 @@ import { withTestServer } from "../../server/test/support/test-server.ts";
 
 const COUNT = Number(process.env.BENCH_ATTESTATIONS ?? 300);
 const WARMUP = 30;
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 async function time(fn: () => unknown, before?: () => Promise<unknown>): Promise<number[]> {
@@ -28,9 +29,15 @@ async function time(fn: () => unknown, before?: () => Promise<unknown>): Promise
 }
 
 const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
-const statement = { _type: "https://in-toto.io/Statement/v1", subject: [{ name: "plan", digest: { sha256: "a".repeat(64) } }], predicate: { x: "y".repeat(1500) } };
+const statement = {
+  _type: "https://in-toto.io/Statement/v1",
+  subject: [{ name: "plan", digest: { sha256: "a".repeat(64) } }],
+  predicate: { x: "y".repeat(1500) },
+};
 const sign = await time(() => signEnvelope(privateKey, "k", statement));
-process.stdout.write(`[bench attestations] signing one envelope: p50 ${ms(percentile(sign, 50))}  p95 ${ms(percentile(sign, 95))}\n`);
+process.stdout.write(
+  `[bench attestations] signing one envelope: p50 ${ms(percentile(sign, 50))}  p95 ${ms(percentile(sign, 95))}\n`,
+);
 
 for (const kind of ["sqlite", "postgres"] as const) {
   if (kind === "postgres" && !process.env.STACKSHIP_TEST_PG_URL) continue;

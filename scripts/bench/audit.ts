@@ -19,7 +19,8 @@ import { inTransaction, migrateLatest, openDatabase, type Database } from "../..
 const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 500);
 const WARMUP = 50;
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 async function time(count: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
@@ -100,7 +101,9 @@ try {
   const raw = rawEd25519PublicKey(publicKey);
   const text = checkpointText("bench/audit/org-x", 1000, "a".repeat(64));
   const signs = await time(1000, () => Promise.resolve(signNote(text, "bench/audit", privateKey, raw)));
-  process.stdout.write(`[bench audit] checkpoint signing (Ed25519 signed note): p50 ${ms(percentile(signs, 50))}  p95 ${ms(percentile(signs, 95))}\n`);
+  process.stdout.write(
+    `[bench audit] checkpoint signing (Ed25519 signed note): p50 ${ms(percentile(signs, 50))}  p95 ${ms(percentile(signs, 95))}\n`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

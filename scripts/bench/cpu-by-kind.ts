@@ -21,7 +21,9 @@ const phaseOf = (t: number) => phases.find((p) => t >= mark(`${p}:start`) && t <
 /** pid → kind, learnt from exec events (a process's comm after its exec). */
 const kindOfPid = new Map<number, string>();
 const cpu: Record<string, Map<string, number>> = Object.fromEntries(phases.map((p) => [p, new Map<string, number>()]));
-const execs: Record<string, Map<string, number>> = Object.fromEntries(phases.map((p) => [p, new Map<string, number>()]));
+const execs: Record<string, Map<string, number>> = Object.fromEntries(
+  phases.map((p) => [p, new Map<string, number>()]),
+);
 const add = (map: Map<string, number>, key: string, value: number) => map.set(key, (map.get(key) ?? 0) + value);
 
 /** pid → the program it executed last (a child that has not executed yet still has its parent's name). */
@@ -29,7 +31,8 @@ const execOfPid = new Map<number, string>();
 
 function kind(comm: string, pid: number): string {
   if (pid === mainPid) return "main node (API + runner + bench)";
-  if (comm === "node") return execOfPid.get(pid) === "node" ? "launcher node (sandbox)" : "forked node child (before exec)";
+  if (comm === "node")
+    return execOfPid.get(pid) === "node" ? "launcher node (sandbox)" : "forked node child (before exec)";
   if (comm.startsWith("terraform-provi") || comm.startsWith("tofu-provider")) return "provider plugins";
   return comm;
 }
@@ -61,7 +64,9 @@ for (const phase of phases) {
   const rows = [...cpu[phase]].sort((a, b) => b[1] - a[1]);
   const total = rows.reduce((sum, [, ms]) => sum + ms, 0);
   const wall = mark(`${phase}:end`) - mark(`${phase}:start`);
-  process.stdout.write(`\n[cpu] ${phase}: N = ${n}, wall ${wall.toFixed(1)} s, CPU ${(total / 1000).toFixed(1)} s = ${(total / n).toFixed(0)} ms per plan\n`);
+  process.stdout.write(
+    `\n[cpu] ${phase}: N = ${n}, wall ${wall.toFixed(1)} s, CPU ${(total / 1000).toFixed(1)} s = ${(total / n).toFixed(0)} ms per plan\n`,
+  );
   for (const [k, ms] of rows) {
     if (ms / n < 0.5) continue;
     process.stdout.write(
@@ -69,5 +74,8 @@ for (const phase of phases) {
     );
   }
   const other = [...execs[phase]].filter(([k]) => (cpu[phase].get(k) ?? 0) / n < 0.5);
-  if (other.length > 0) process.stdout.write(`  (also executed, under 0.5 ms/plan: ${other.map(([k, c]) => `${k} ${(c / n).toFixed(2)}/plan`).join(", ")})\n`);
+  if (other.length > 0)
+    process.stdout.write(
+      `  (also executed, under 0.5 ms/plan: ${other.map(([k, c]) => `${k} ${(c / n).toFixed(2)}/plan`).join(", ")})\n`,
+    );
 }

@@ -22,7 +22,8 @@ const CHUNK = 4096;
 const FIND = `const find = (root, selector) => { const direct = root.querySelector(selector); if (direct) return direct; for (const el of root.querySelectorAll("*")) { const found = el.shadowRoot ? find(el.shadowRoot, selector) : null; if (found) return found; } return null; };`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
 const h = await startHarness();
 try {
@@ -41,7 +42,18 @@ try {
   const at = { apply: { seq: 0, offset: 0 }, policy: { seq: 0, offset: 0 } };
   const send = (text: string, phase: "apply" | "policy" = "apply") => {
     const { seq, offset } = at[phase];
-    socket.send(JSON.stringify({ type: "log", run_id: run.id, phase, seq, offset, next_offset: offset + text.length, text, final: false }));
+    socket.send(
+      JSON.stringify({
+        type: "log",
+        run_id: run.id,
+        phase,
+        seq,
+        offset,
+        next_offset: offset + text.length,
+        text,
+        final: false,
+      }),
+    );
     at[phase] = { seq: seq + 1, offset: offset + text.length };
   };
 
@@ -89,7 +101,8 @@ try {
   // 2. CPU per MiB with the cap active, against a plain <pre>.
   const cdp = await page.context().newCDPSession(page);
   await cdp.send("Performance.enable");
-  const taskDuration = async () => (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration")!.value;
+  const taskDuration = async () =>
+    (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "TaskDuration")!.value;
   const chunks = (CPU_MIB * 1048576) / CHUNK;
   const body = (k: number) => `cpu-${String(k).padStart(6, "0")} ${"y".repeat(CHUNK - 13)}\n`;
   const cpuBefore = await taskDuration();
@@ -104,7 +117,9 @@ try {
     { timeout: 60_000, polling: 100 },
   );
   const consoleCpu = (await taskDuration()) - cpuBefore;
-  const kept = await page.evaluate<number>(`(() => { ${FIND} return find(document, '[data-testid="console-apply"]').textContent.length; })()`);
+  const kept = await page.evaluate<number>(
+    `(() => { ${FIND} return find(document, '[data-testid="console-apply"]').textContent.length; })()`,
+  );
   // The same messages over the same socket for the policy phase, whose console was never opened:
   // what delivery and parsing cost without any console.
   const transportBefore = await taskDuration();
@@ -115,7 +130,9 @@ try {
   await sleep(300);
   const transportCpu = (await taskDuration()) - transportBefore;
   // The same chunks to a plain <pre>, handed over in the same batches.
-  await page.evaluate(`(() => { window.__pre = document.createElement("pre"); document.body.append(window.__pre); })()`);
+  await page.evaluate(
+    `(() => { window.__pre = document.createElement("pre"); document.body.append(window.__pre); })()`,
+  );
   const preBefore = await taskDuration();
   for (let k = 0; k < chunks; k += 64) {
     await page.evaluate(
@@ -127,7 +144,9 @@ try {
   const preCpu = (await taskDuration()) - preBefore;
   await cdp.detach();
   const perMiB = (s: number) => `${((s * 1000) / CPU_MIB).toFixed(1)} ms/MiB`;
-  console.log(`  CPU, ${CPU_MIB} MiB in ${CHUNK / 1024} KiB events, console capped at 512 KiB (kept ${kept} chars): ${perMiB(consoleCpu)}`);
+  console.log(
+    `  CPU, ${CPU_MIB} MiB in ${CHUNK / 1024} KiB events, console capped at 512 KiB (kept ${kept} chars): ${perMiB(consoleCpu)}`,
+  );
   console.log(`  CPU, the same messages delivered to no console (socket, routing, parse): ${perMiB(transportCpu)}`);
   console.log(`  CPU, the same chunks appended to a plain <pre>:                        ${perMiB(preCpu)}`);
   console.log(

@@ -75,7 +75,9 @@ try {
   const { run } = await h.makeRun(org, "awaiting_approval");
   const diff = largePlanDiff(run.id, RESOURCES);
   await storePlanDiff(h.server, run.id, diff);
-  const addresses = (JSON.parse(diff.toString("utf8")) as { resources: Array<{ address: string }> }).resources.map((r) => r.address);
+  const addresses = (JSON.parse(diff.toString("utf8")) as { resources: Array<{ address: string }> }).resources.map(
+    (r) => r.address,
+  );
   const { page } = await h.signInAs(org, "viewer");
 
   const tab: number[] = [];
@@ -99,14 +101,19 @@ try {
       await cdp.send("HeapProfiler.collectGarbage");
       heapAfter = (await cdp.send("Runtime.getHeapUsage")).usedSize;
       await cdp.send("Performance.enable");
-      metricsAfter = (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0;
+      metricsAfter =
+        (await cdp.send("Performance.getMetrics")).metrics.find((m) => m.name === "JSHeapUsedSize")?.value ?? 0;
       await cdp.detach();
     }
   }
   const t = median(tab);
   const p = median(pre);
-  console.log(`dashboard: run page, ${addresses.length} resources in the plan-diff (${(diff.length / 1e6).toFixed(2)} MB); medians of ${REPEATS} in Chromium`);
-  console.log(`  5,000 addresses as one plain <pre> (baseline)   ${p.toFixed(1)} ms  [${pre.map((x) => x.toFixed(0)).join(", ")}]`);
+  console.log(
+    `dashboard: run page, ${addresses.length} resources in the plan-diff (${(diff.length / 1e6).toFixed(2)} MB); medians of ${REPEATS} in Chromium`,
+  );
+  console.log(
+    `  5,000 addresses as one plain <pre> (baseline)   ${p.toFixed(1)} ms  [${pre.map((x) => x.toFixed(0)).join(", ")}]`,
+  );
   console.log(
     `  Changes tab: click → first rows painted          ${t.toFixed(1)} ms  ${(t / p).toFixed(2)}× the <pre> (target: ≤ 3×)  [${tab.map((x) => x.toFixed(0)).join(", ")}]`,
   );
@@ -127,8 +134,12 @@ try {
   await throttled.send("Emulation.setCPUThrottlingRate", { rate: 1 });
   await throttled.detach();
   console.log(`  CPU throttled 4×, from navigation start:`);
-  console.log(`    run page → title painted                       ${median(title).toFixed(0)} ms (target: ≤ 800 ms)  [${title.map((x) => x.toFixed(0)).join(", ")}]`);
-  console.log(`    runs page → first row painted                  ${median(firstRow).toFixed(0)} ms (target: ≤ 500 ms)  [${firstRow.map((x) => x.toFixed(0)).join(", ")}]`);
+  console.log(
+    `    run page → title painted                       ${median(title).toFixed(0)} ms (target: ≤ 800 ms)  [${title.map((x) => x.toFixed(0)).join(", ")}]`,
+  );
+  console.log(
+    `    runs page → first row painted                  ${median(firstRow).toFixed(0)} ms (target: ≤ 500 ms)  [${firstRow.map((x) => x.toFixed(0)).join(", ")}]`,
+  );
 } finally {
   await h.stop();
 }

@@ -8,13 +8,21 @@
 import { Webhooks } from "@octokit/webhooks";
 import type { RunRow } from "../../server/src/store/rows.ts";
 import { GitHubDouble } from "../../server/test/support/github-double.ts";
-import { commitTarball, connectWorkspace, deliver, newSha, pushPayload, settled } from "../../server/test/support/github.ts";
+import {
+  commitTarball,
+  connectWorkspace,
+  deliver,
+  newSha,
+  pushPayload,
+  settled,
+} from "../../server/test/support/github.ts";
 import { withTestServer } from "../../server/test/support/test-server.ts";
 
 const PUSHES = Number(process.env.BENCH_GITHUB_PUSHES ?? 60);
 const FILES = { "main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n' };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 
 const double = await new GitHubDouble().start();
 try {
@@ -60,5 +68,7 @@ for (const mib of [1, 5]) {
     times.push(Number(process.hrtime.bigint() - start) / 1e6);
   }
   times.sort((a, b) => a - b);
-  process.stdout.write(`[bench] github: signature verification of a ${mib} MiB body: median ${times[12].toFixed(2)} ms (${(times[12] / mib).toFixed(2)} ms per MiB)\n`);
+  process.stdout.write(
+    `[bench] github: signature verification of a ${mib} MiB body: median ${times[12].toFixed(2)} ms (${(times[12] / mib).toFixed(2)} ms per MiB)\n`,
+  );
 }

@@ -37,15 +37,38 @@ async function seed(server: TestServer, organizationId: string, workspaceId: str
   const workspace = await stores.workspaces.getById(workspaceId);
   if (!workspace) throw new Error("no workspace");
   const now = new Date("2026-01-01T00:00:00.000Z");
-  const cv = await stores.configurationVersions.create({ organizationId, workspaceId, speculative: false, source: "api", createdAt: now });
+  const cv = await stores.configurationVersions.create({
+    organizationId,
+    workspaceId,
+    speculative: false,
+    source: "api",
+    createdAt: now,
+  });
   const { document, inputDigest } = buildInputSnapshot(
-    { workspaceId, speculative: false, opentofuVersion: workspace.opentofuVersion, executionRegion: "local", platform: "linux_amd64", credentialsProfile: null, variables: [] },
+    {
+      workspaceId,
+      speculative: false,
+      opentofuVersion: workspace.opentofuVersion,
+      executionRegion: "local",
+      platform: "linux_amd64",
+      credentialsProfile: null,
+      variables: [],
+    },
     () => {
       throw new Error("no secrets in the benchmark");
     },
   );
   const snapshot = await stores.snapshots.create({ workspaceId, inputDigest, document, secrets: [], createdAt: now });
-  const constants = [organizationId, workspace.projectId, workspaceId, cv.id, snapshot.id, "0".repeat(64), inputDigest, workspace.opentofuVersion];
+  const constants = [
+    organizationId,
+    workspace.projectId,
+    workspaceId,
+    cv.id,
+    snapshot.id,
+    "0".repeat(64),
+    inputDigest,
+    workspace.opentofuVersion,
+  ];
   const columns = `id, organization_id, project_id, workspace_id, configuration_version_id, input_snapshot_id, kind, status, message, source,
     auto_apply, is_destroy, config_digest, input_digest, opentofu_version, execution_region, platform, created_by, created_at, updated_at`;
   const started = process.hrtime.bigint();
@@ -73,7 +96,9 @@ async function seed(server: TestServer, organizationId: string, workspaceId: str
 /** One GET; how long it took and its JSON body, as the documented shape `T` the caller names. */
 async function timed<T>(url: string, token: string): Promise<{ ms: number; body: T }> {
   const start = process.hrtime.bigint();
-  const response = await fetch(url, { headers: { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" } });
+  const response = await fetch(url, {
+    headers: { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" },
+  });
   const body = await jsonOf<T>(response);
   const took = Number(process.hrtime.bigint() - start) / 1e6;
   if (response.status !== 200) throw new Error(`${url}: ${response.status} ${JSON.stringify(body)}`);
@@ -84,7 +109,8 @@ async function timed<T>(url: string, token: string): Promise<{ ms: number; body:
 async function medians(urls: string[], token: string, repeats = REPEATS): Promise<number[]> {
   for (const url of urls) for (let i = 0; i < 3; i++) await timed(url, token);
   const samples = urls.map(() => [] as number[]);
-  for (let r = 0; r < repeats; r++) for (const [i, url] of urls.entries()) samples[i].push((await timed(url, token)).ms);
+  for (let r = 0; r < repeats; r++)
+    for (const [i, url] of urls.entries()) samples[i].push((await timed(url, token)).ms);
   return samples.map(median);
 }
 
@@ -112,7 +138,10 @@ async function bench(server: TestServer) {
     .offset(depth - 1)
     .limit(1)
     .select("created_at", "id");
-  const cursor = encodeRunCursor({ createdAt: new Date(before.created_at).toISOString(), id: before.id }, server.services.keys.cursor);
+  const cursor = encodeRunCursor(
+    { createdAt: new Date(before.created_at).toISOString(), id: before.id },
+    server.services.keys.cursor,
+  );
   const v1 = `${server.baseUrl}/v1/organizations/${organizationName}/runs?limit=${PAGE}`;
   const v1Deep = `${v1}&cursor=${encodeURIComponent(cursor)}`;
   const deepPage = (await timed<V1["RunListDocument"]>(v1Deep, token)).body;
@@ -124,10 +153,13 @@ async function bench(server: TestServer) {
       ` [first page ${firstPage.data[0]?.id}…, deep page ${deepPage.data.length} runs ${deepPage.data[0]?.id}…${deepPage.data.at(-1)?.id}, next_cursor ${deepPage.meta.page.next_cursor === null ? "null" : "set"}]\n`,
   );
 
-  process.stdout.write(`[bench inventory] ${name}: for scale, GET /v1/organizations/{name} (one authenticated read): ${ms(single)}\n`);
+  process.stdout.write(
+    `[bench inventory] ${name}: for scale, GET /v1/organizations/{name} (one authenticated read): ${ms(single)}\n`,
+  );
 
   // The compatibility list: page[number] over the newest 500 runs.
-  const tfe = (page: number) => `${server.baseUrl}/api/v2/workspaces/${workspace.id}/runs?page%5Bnumber%5D=${page}&page%5Bsize%5D=${PAGE}`;
+  const tfe = (page: number) =>
+    `${server.baseUrl}/api/v2/workspaces/${workspace.id}/runs?page%5Bnumber%5D=${page}&page%5Bsize%5D=${PAGE}`;
   const meta = (await timed<Tfe["RunListDocument"]>(tfe(1), token)).body.meta.pagination;
   const lastPage = meta["total-pages"];
   const far = Math.ceil(RUNS / PAGE);
@@ -174,4 +206,5 @@ async function bench(server: TestServer) {
 for (const dialect of testDialects()) {
   await withTestServer(dialect, bench, { config: { validateResponses: false } });
 }
-if (!testDialects().includes("postgres")) process.stdout.write("[bench inventory] STACKSHIP_TEST_PG_URL is not set: PostgreSQL skipped\n");
+if (!testDialects().includes("postgres"))
+  process.stdout.write("[bench inventory] STACKSHIP_TEST_PG_URL is not set: PostgreSQL skipped\n");

@@ -8,7 +8,15 @@
  */
 import { execFileSync, fork, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  createReadStream,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, get } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
@@ -86,7 +94,14 @@ async function serve(): Promise<void> {
   process.once("disconnect", () => process.exit(0));
   process.once("SIGTERM", () => process.exit(0));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
+  const config = {
+    ...loadConfig({}),
+    dataDir,
+    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
+    bootstrapToken,
+    validateResponses: false,
+    logLevel: "silent",
+  };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
 
   // The baseline: the same plaintext from disk, unencrypted, through the same Koa app.
@@ -106,16 +121,35 @@ async function serve(): Promise<void> {
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
 
-  const call = <T>(token: string, method: string, path: string, body?: unknown) => api<T>(base, token, method, path, body);
-  await call(bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
+  const call = <T>(token: string, method: string, path: string, body?: unknown) =>
+    api<T>(base, token, method, path, body);
+  await call(bootstrapToken, "POST", "/v1/organizations", {
+    data: { type: "organizations", attributes: { name: "bench" } },
+  });
   // json-output needs artifact:read_sensitive (an admin token).
-  const token = (await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
-    .attributes.secret;
-  const admin = (await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
-    .attributes.secret;
-  const workspace = (await call<V1["WorkspaceDocument"]>(admin, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
-  const cv = (await call<V1["ConfigurationVersionDocument"]>(admin, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } }))
-    .data;
+  const token = (
+    await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+      data: { type: "tokens", attributes: { role: "admin" } },
+    })
+  ).data.attributes.secret;
+  const admin = (
+    await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+      data: { type: "tokens", attributes: { role: "admin" } },
+    })
+  ).data.attributes.secret;
+  const workspace = (
+    await call<V1["WorkspaceDocument"]>(admin, "POST", "/v1/organizations/bench/workspaces", {
+      data: { type: "workspaces", attributes: { name: "w" } },
+    })
+  ).data;
+  const cv = (
+    await call<V1["ConfigurationVersionDocument"]>(
+      admin,
+      "POST",
+      `/v1/workspaces/${workspace.id}/configuration-versions`,
+      { data: { type: "configuration-versions" } },
+    )
+  ).data;
   const src = join(dataDir, "src");
   mkdirSync(join(src, "c"), { recursive: true });
   writeFileSync(join(src, "c", "main.tf"), "\n");
@@ -124,7 +158,11 @@ async function serve(): Promise<void> {
   if (!upload.ok) throw new Error(`upload: ${upload.status}`);
   const created = (
     await call<V1["RunDocument"]>(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
-      data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } } },
+      data: {
+        type: "runs",
+        attributes: { kind: "speculative" },
+        relationships: { configuration_version: { data: { type: "configuration-versions", id: cv.id } } },
+      },
     })
   ).data;
 
@@ -137,7 +175,8 @@ async function serve(): Promise<void> {
   const stored = await storePlanJson(stackship.services, run, createReadStream(rawFile, { highWaterMark: BATCH }));
   // A run's artifacts are served only once its plan finished: the run moves as the runner moves it.
   await moveRun(stackship.services, run.id, { type: "plan_started" });
-  if (!(await moveRun(stackship.services, run.id, { type: "plan_finished", hasChanges: true }))) throw new Error("the bench run's plan could not finish");
+  if (!(await moveRun(stackship.services, run.id, { type: "plan_finished", hasChanges: true })))
+    throw new Error("the bench run's plan could not finish");
 
   let baseline = 0;
   let peak = 0;
@@ -161,11 +200,25 @@ async function serve(): Promise<void> {
       sample();
       if (process.connected) {
         const used = process.cpuUsage(cpu);
-        process.send!({ type: "memory", baseline, peak, cpuMs: (used.user + used.system) / 1000, initial, overallPeak } satisfies Memory);
+        process.send!({
+          type: "memory",
+          baseline,
+          peak,
+          cpuMs: (used.user + used.system) / 1000,
+          initial,
+          overallPeak,
+        } satisfies Memory);
       }
     }
   });
-  process.send!({ type: "ready", base, token, planId: `plan-${run.id.slice("run-".length)}`, sizeBytes: stored.sizeBytes, sha256: stored.sha256 } satisfies Ready);
+  process.send!({
+    type: "ready",
+    base,
+    token,
+    planId: `plan-${run.id.slice("run-".length)}`,
+    sizeBytes: stored.sizeBytes,
+    sha256: stored.sha256,
+  } satisfies Ready);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,7 +233,11 @@ function request(child: ChildProcess, type: string): Promise<unknown> {
 }
 
 /** One GET read to the end with node:http (a lean client, like curl), optionally hashing the body. */
-function fetchAll(url: string, token: string | null, hash: boolean): Promise<{ ms: number; bytes: number; sha256: string | null; status: number }> {
+function fetchAll(
+  url: string,
+  token: string | null,
+  hash: boolean,
+): Promise<{ ms: number; bytes: number; sha256: string | null; status: number }> {
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     const req = get(url, { headers: token ? { Authorization: `Bearer ${token}` } : {}, agent: false }, (response) => {
@@ -192,7 +249,14 @@ function fetchAll(url: string, token: string | null, hash: boolean): Promise<{ m
       });
       response.once("error", reject);
       response.once("aborted", () => reject(new Error("the response was aborted")));
-      response.once("end", () => resolve({ ms: Number(process.hrtime.bigint() - started) / 1e6, bytes, sha256: digest?.digest("hex") ?? null, status: response.statusCode ?? 0 }));
+      response.once("end", () =>
+        resolve({
+          ms: Number(process.hrtime.bigint() - started) / 1e6,
+          bytes,
+          sha256: digest?.digest("hex") ?? null,
+          status: response.statusCode ?? 0,
+        }),
+      );
     });
     req.once("error", reject);
   });
@@ -206,7 +270,9 @@ function median(values: number[]): number {
 const MiB = 1024 * 1024;
 
 async function main(): Promise<void> {
-  process.stdout.write(`[bench] json-output: ${(SIZE / MiB).toFixed(0)} MiB plan JSON, framed+encrypted vs unencrypted from disk, same server, ${REPEATS} rounds…\n`);
+  process.stdout.write(
+    `[bench] json-output: ${(SIZE / MiB).toFixed(0)} MiB plan JSON, framed+encrypted vs unencrypted from disk, same server, ${REPEATS} rounds…\n`,
+  );
   const child = fork(fileURLToPath(import.meta.url), [], {
     env: { ...process.env, BENCH_JSON_OUTPUT_SERVER: "1" },
     execArgv: ["--import", "tsx", "--expose-gc"],
@@ -223,7 +289,9 @@ async function main(): Promise<void> {
     // Warm-up, and the correctness check: the served bytes are the stored plan JSON.
     const check = await fetchAll(jsonUrl, ready.token, true);
     if (check.status !== 200 || check.bytes !== ready.sizeBytes || check.sha256 !== ready.sha256) {
-      throw new Error(`json-output returned ${check.status}, ${check.bytes} bytes, sha256 ${check.sha256}; expected ${ready.sizeBytes} bytes, ${ready.sha256}`);
+      throw new Error(
+        `json-output returned ${check.status}, ${check.bytes} bytes, sha256 ${check.sha256}; expected ${ready.sizeBytes} bytes, ${ready.sha256}`,
+      );
     }
     await fetchAll(rawUrl, null, false);
 
@@ -236,7 +304,8 @@ async function main(): Promise<void> {
         await request(child, "reset");
         const result = await fetchAll(kind === "json" ? jsonUrl : rawUrl, kind === "json" ? ready.token : null, false);
         const memory = (await request(child, "report")) as Memory;
-        if (result.status !== 200 || result.bytes !== SIZE) throw new Error(`${kind}: ${result.status}, ${result.bytes} bytes`);
+        if (result.status !== 200 || result.bytes !== SIZE)
+          throw new Error(`${kind}: ${result.status}, ${result.bytes} bytes`);
         times[kind].push(result.ms);
         growth[kind].push(memory.peak - memory.baseline);
         cpu[kind].push(memory.cpuMs);

@@ -42,7 +42,8 @@ function open(): Promise<number> {
 
 const started = now();
 const times: number[] = [];
-for (let batch = 0; batch < count; batch += 100) times.push(...(await Promise.all(Array.from({ length: Math.min(100, count - batch) }, open))));
+for (let batch = 0; batch < count; batch += 100)
+  times.push(...(await Promise.all(Array.from({ length: Math.min(100, count - batch) }, open))));
 process.send!({ type: "connected", total: now() - started, times });
 process.on("message", (message: { type: string }) => {
   if (message.type !== "close") return;

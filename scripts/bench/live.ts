@@ -16,7 +16,11 @@ import { fileURLToPath } from "node:url";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { WebSocket, type RawData } from "ws";
-import { createOrganizationWithToken, createWorkspace, DEFAULT_CONFIGURATION } from "../../server/test/support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  DEFAULT_CONFIGURATION,
+} from "../../server/test/support/factories.ts";
 import { startRun } from "../../server/test/support/runs.ts";
 import { signedInMember } from "../../server/test/support/sessions.ts";
 import { testDialects } from "../../server/test/support/databases.ts";
@@ -28,7 +32,8 @@ const FANOUT_CHUNKS = Number(process.env.BENCH_LIVE_FANOUT_CHUNKS ?? 50);
 const TARGET_P95_MS = 100;
 
 /** What the viewers process (live-viewers.ts) reports. */
-type ViewersReport = { type: "connected"; total: number; times: number[] } | { type: "delivered"; seq: number; receipts: number[] };
+type ViewersReport =
+  { type: "connected"; total: number; times: number[] } | { type: "delivered"; seq: number; receipts: number[] };
 
 /** A message's text (with the default binaryType, "nodebuffer", every message arrives as one Buffer). */
 function frameText(data: RawData): string {
@@ -118,10 +123,14 @@ async function bench(server: TestServer) {
 
   // 2. 1,000 viewers of the same run, in another process (their CPU and memory are not the server's).
   const before = memory();
-  const child = fork(fileURLToPath(new URL("./live-viewers.ts", import.meta.url)), [liveUrl(server, run.id), server.baseUrl, session.cookie, String(VIEWERS)], {
-    execArgv: ["--import", "tsx"],
-    stdio: ["ignore", "inherit", "inherit", "ipc"],
-  });
+  const child = fork(
+    fileURLToPath(new URL("./live-viewers.ts", import.meta.url)),
+    [liveUrl(server, run.id), server.baseUrl, session.cookie, String(VIEWERS)],
+    {
+      execArgv: ["--import", "tsx"],
+      stdio: ["ignore", "inherit", "inherit", "ipc"],
+    },
+  );
   const inbox: ViewersReport[] = [];
   let wake: (() => void) | null = null;
   child.on("message", (message: ViewersReport) => {
@@ -170,5 +179,6 @@ async function bench(server: TestServer) {
 }
 
 // All the viewers share one session: its live-socket limit (STACKSHIP_LIVE_SOCKETS_PER_SESSION) is raised to their number.
-for (const dialect of testDialects()) await withTestServer(dialect, bench, { config: { liveSocketsPerSession: VIEWERS } });
+for (const dialect of testDialects())
+  await withTestServer(dialect, bench, { config: { liveSocketsPerSession: VIEWERS } });
 if (!process.env.STACKSHIP_TEST_PG_URL) say("STACKSHIP_TEST_PG_URL is not set: PostgreSQL skipped");

@@ -98,7 +98,17 @@ function change(i: number): ResourceChange {
       action_reason: "replace_because_cannot_update",
     };
   }
-  return { ...base, change: { actions: ["delete"], before: values, after: null, after_unknown: {}, before_sensitive: { tags: {} }, after_sensitive: false } };
+  return {
+    ...base,
+    change: {
+      actions: ["delete"],
+      before: values,
+      after: null,
+      after_unknown: {},
+      before_sensitive: { tags: {} },
+      after_sensitive: false,
+    },
+  };
 }
 
 function synthesize(withRest: boolean): Buffer {
@@ -107,12 +117,25 @@ function synthesize(withRest: boolean): Buffer {
   if (withRest) {
     // The sections the builder drops, at their usual share (about 3.2× resource_changes in all).
     plan.planned_values = {
-      root_module: { resources: resourceChanges.map((r) => ({ address: r.address, values: r.change.after, sensitive_values: r.change.after_sensitive })) },
+      root_module: {
+        resources: resourceChanges.map((r) => ({
+          address: r.address,
+          values: r.change.after,
+          sensitive_values: r.change.after_sensitive,
+        })),
+      },
     };
-    plan.prior_state = { values: { root_module: { resources: resourceChanges.map((r) => ({ address: r.address, values: r.change.before })) } } };
+    plan.prior_state = {
+      values: {
+        root_module: { resources: resourceChanges.map((r) => ({ address: r.address, values: r.change.before })) },
+      },
+    };
     plan.configuration = {
       root_module: {
-        resources: resourceChanges.map((r) => ({ address: r.address, expressions: { name: { constant_value: r.name }, description: { constant_value: "x".repeat(300) } } })),
+        resources: resourceChanges.map((r) => ({
+          address: r.address,
+          expressions: { name: { constant_value: r.name }, description: { constant_value: "x".repeat(300) } },
+        })),
       },
     };
   }
@@ -140,7 +163,9 @@ function time(fn: () => void): number {
 
 function measure(label: string, bytes: Buffer) {
   const text = bytes.toString("utf8");
-  const changes = (JSON.parse(text) as { resource_changes: unknown[] }).resource_changes.map((c) => JSON.stringify(c).length);
+  const changes = (JSON.parse(text) as { resource_changes: unknown[] }).resource_changes.map(
+    (c) => JSON.stringify(c).length,
+  );
   const perChange = Math.round(changes.reduce((a, b) => a + b, 0) / changes.length);
   // Warm up both paths.
   for (let i = 0; i < 3; i++) {
@@ -165,14 +190,20 @@ function measure(label: string, bytes: Buffer) {
   const e = median(endToEnd);
   // The spread of each measurement (the machine is often shared): min, first quartile, third
   // quartile. The ratios are of medians; the quartile ratio is a second, less noise-prone view.
-  const spread = (samples: number[]) => `[min ${Math.min(...samples).toFixed(1)}, q1 ${quantile(samples, 0.25).toFixed(1)}, q3 ${quantile(samples, 0.75).toFixed(1)}]`;
-  const quartileRatio = (samples: number[]) => `(q1/q1 ${(quantile(samples, 0.25) / quantile(parse, 0.25)).toFixed(2)}×)`;
+  const spread = (samples: number[]) =>
+    `[min ${Math.min(...samples).toFixed(1)}, q1 ${quantile(samples, 0.25).toFixed(1)}, q3 ${quantile(samples, 0.75).toFixed(1)}]`;
+  const quartileRatio = (samples: number[]) =>
+    `(q1/q1 ${(quantile(samples, 0.25) / quantile(parse, 0.25)).toFixed(2)}×)`;
   console.log(
     `plan-diff [${label}]: ${RESOURCES} resource changes, ${(bytes.length / 1e6).toFixed(2)} MB plan JSON (${perChange} B per change), artifact ${(artifactBytes / 1e6).toFixed(2)} MB, ${withheld} withheld, truncated ${sample.truncated}; medians of ${REPEATS}`,
   );
   console.log(`  JSON.parse of the plan bytes (baseline)   ${p.toFixed(1)} ms  ${spread(parse)}`);
-  console.log(`  build from the parsed plan                ${b.toFixed(1)} ms  ${(b / p).toFixed(2)}× the parse  ${spread(build)} ${quartileRatio(build)}`);
-  console.log(`  parse + build (the command's whole work)  ${e.toFixed(1)} ms  ${(e / p).toFixed(2)}× the parse (target: ≤ 2×)  ${spread(endToEnd)} ${quartileRatio(endToEnd)}`);
+  console.log(
+    `  build from the parsed plan                ${b.toFixed(1)} ms  ${(b / p).toFixed(2)}× the parse  ${spread(build)} ${quartileRatio(build)}`,
+  );
+  console.log(
+    `  parse + build (the command's whole work)  ${e.toFixed(1)} ms  ${(e / p).toFixed(2)}× the parse (target: ≤ 2×)  ${spread(endToEnd)} ${quartileRatio(endToEnd)}`,
+  );
 }
 
 measure("resource_changes only", synthesize(false));

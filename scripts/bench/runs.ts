@@ -28,9 +28,21 @@ try {
   await runner.warmSandboxesSettled();
   {
     const ended = bench.runEnded();
-    await ended.of((await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id);
+    await ended.of(
+      (
+        await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+          data: { type: "runs", attributes: { kind: "speculative" } },
+        })
+      ).data.id,
+    );
     const endedOn = bench.runEnded();
-    await endedOn.of((await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id);
+    await endedOn.of(
+      (
+        await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, {
+          data: { type: "runs", attributes: { kind: "speculative" } },
+        })
+      ).data.id,
+    );
   }
   const managedOn: number[] = [];
   const redactedPlan: number[] = [];
@@ -53,7 +65,11 @@ try {
     // The client learns of the end from the run change feed (what the dashboard's live socket
     // hears), then reads the run once over HTTP; it does not load the server with tight polling.
     const ended = bench.runEnded();
-    const run = (await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+    const run = (
+      await api(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+        data: { type: "runs", attributes: { kind: "speculative" } },
+      })
+    ).data;
     await ended.of(run.id);
     const status = (await api<V1["RunDocument"]>(base, token, "GET", `/v1/runs/${run.id}`)).data.attributes.status;
     if (status !== "planned_and_finished") throw new Error(`run ${run.id} ended ${status}`);
@@ -69,7 +85,10 @@ try {
       const between = (a: number | null, b: number | null) => (a === null || b === null ? null : b - a);
       stage(`API create → phase started`, t.phaseStartedAt - createdAt);
       stage(`phase started → attempt recorded`, t.attemptStartedAt - t.phaseStartedAt);
-      stage(t.warm ? "attempt recorded → handoff (warm sandbox)" : "attempt recorded → handoff (cold sandbox)", s.handedOverAt - t.attemptStartedAt);
+      stage(
+        t.warm ? "attempt recorded → handoff (warm sandbox)" : "attempt recorded → handoff (cold sandbox)",
+        s.handedOverAt - t.attemptStartedAt,
+      );
       if (!t.warm) stage("  of which bwrap spawn → launcher ready", between(s.spawnedAt, s.readyAt));
       stage("handoff → launcher unpacks", between(s.handedOverAt, mark("launcher-unpack")));
       stage("unpack config (in the launcher)", between(mark("launcher-unpack"), mark("launcher-unpacked")));
@@ -90,7 +109,11 @@ try {
     await runner.warmSandboxesSettled();
     const startedOn = process.hrtime.bigint();
     const endedOn = bench.runEnded();
-    const runOn = (await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+    const runOn = (
+      await api(base, token, "POST", `/v1/workspaces/${structured.id}/runs`, {
+        data: { type: "runs", attributes: { kind: "speculative" } },
+      })
+    ).data;
     await endedOn.of(runOn.id);
     const statusOn = (await api<V1["RunDocument"]>(base, token, "GET", `/v1/runs/${runOn.id}`)).data.attributes.status;
     if (statusOn !== "planned_and_finished") throw new Error(`run ${runOn.id} ended ${statusOn}`);
@@ -106,13 +129,18 @@ try {
   process.stdout.write(
     `[bench] runs: with structured run output on (issue 29) ${median(managedOn).toFixed(0)} ms (${(median(managedOn) / median(local)).toFixed(2)}x local, ${(median(managedOn) / median(managed)).toFixed(2)}x off); of which providers schema + redacted plan in the launcher ${redactedPlan.length > 0 ? median(redactedPlan).toFixed(0) : "n/a"} ms\n`,
   );
-  process.stdout.write(`[bench] runs: of which the plan attempt (sandbox start, tofu init/plan/show, plan-diff) ${median(inSandbox).toFixed(0)} ms\n`);
+  process.stdout.write(
+    `[bench] runs: of which the plan attempt (sandbox start, tofu init/plan/show, plan-diff) ${median(inSandbox).toFixed(0)} ms\n`,
+  );
   if (stages.size > 0) {
     process.stdout.write(`[bench] runs: breakdown of the StackShip side (median ms; medians do not add up exactly):\n`);
-    for (const [name, values] of stages) process.stdout.write(`[bench] runs:   ${name.padEnd(46)} ${median(values).toFixed(1).padStart(7)}\n`);
+    for (const [name, values] of stages)
+      process.stdout.write(`[bench] runs:   ${name.padEnd(46)} ${median(values).toFixed(1).padStart(7)}\n`);
   }
   const sorted = [...queueToStart].sort((a, b) => a - b);
-  process.stdout.write(`[bench] runs: queue → phase attempt started p50 ${median(queueToStart).toFixed(0)} ms, max ${sorted[sorted.length - 1]} ms (target p50 ≤ 150 ms)\n`);
+  process.stdout.write(
+    `[bench] runs: queue → phase attempt started p50 ${median(queueToStart).toFixed(0)} ms, max ${sorted[sorted.length - 1]} ms (target p50 ≤ 150 ms)\n`,
+  );
   process.stdout.write(`[bench] runs: load after ${load()}\n`);
 } finally {
   await bench.close();

@@ -50,7 +50,10 @@ function startRunner(env: Record<string, string>): Promise<ChildProcess> {
 }
 
 /** One round on a fresh database: `runners` processes drain PLANS queued plans. */
-async function round(adminUrl: string, runners: number): Promise<{ drainMs: number; errored: number; queueToStart: number[] }> {
+async function round(
+  adminUrl: string,
+  runners: number,
+): Promise<{ drainMs: number; errored: number; queueToStart: number[] }> {
   const name = `ss_bench_scale_${randomBytes(6).toString("hex")}`;
   const admin = knex({ client: "pg", connection: adminUrl, pool: { min: 0, max: 1 } });
   await admin.raw("create database ??", [name]);
@@ -76,17 +79,30 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const children: ChildProcess[] = [];
   try {
-    await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-    const token = (await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
-      .attributes.secret;
+    await api(base, bootstrapToken, "POST", "/v1/organizations", {
+      data: { type: "organizations", attributes: { name: "bench" } },
+    });
+    const token = (
+      await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+        data: { type: "tokens", attributes: { role: "admin" } },
+      })
+    ).data.attributes.secret;
     const tarball = configTarball();
     const workspaces: string[] = [];
     for (let i = 0; i < WORKSPACES; i++) {
       const workspace = (
-        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: `w${i}` } } })
+        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
+          data: { type: "workspaces", attributes: { name: `w${i}` } },
+        })
       ).data;
       const cv = (
-        await api<V1["ConfigurationVersionDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })
+        await api<V1["ConfigurationVersionDocument"]>(
+          base,
+          token,
+          "POST",
+          `/v1/workspaces/${workspace.id}/configuration-versions`,
+          { data: { type: "configuration-versions" } },
+        )
       ).data;
       const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
@@ -105,12 +121,16 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
     const started = performance.now();
     await Promise.all(
       Array.from({ length: PLANS }, (_, i) =>
-        api(base, token, "POST", `/v1/workspaces/${workspaces[i % WORKSPACES]}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } }),
+        api(base, token, "POST", `/v1/workspaces/${workspaces[i % WORKSPACES]}/runs`, {
+          data: { type: "runs", attributes: { kind: "speculative" } },
+        }),
       ),
     );
     const knexDb = stackship.services.db.knex;
     for (;;) {
-      const [{ n }] = await knexDb("runs").whereIn("status", ["planned_and_finished", "errored", "canceled"]).count({ n: "*" });
+      const [{ n }] = await knexDb("runs")
+        .whereIn("status", ["planned_and_finished", "errored", "canceled"])
+        .count({ n: "*" });
       if (Number(n) >= PLANS) break;
       if (performance.now() - started > 30 * 60_000) throw new Error("the plans did not drain in 30 minutes");
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -118,18 +138,33 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
     const drainMs = performance.now() - started;
     const [{ n: errored }] = await knexDb("runs").where({ status: "errored" }).count({ n: "*" });
     if (Number(errored) > 0) {
-      const reasons = await knexDb<{ phase: string; text: string }>("run_log_chunks").where({ phase: "plan" }).select("text").limit(1);
-      process.stdout.write(`[bench] scale: ${errored} plans errored; the first plan log: ${reasons[0]?.text.trim() ?? "(none)"}\n`);
+      const reasons = await knexDb<{ phase: string; text: string }>("run_log_chunks")
+        .where({ phase: "plan" })
+        .select("text")
+        .limit(1);
+      process.stdout.write(
+        `[bench] scale: ${errored} plans errored; the first plan log: ${reasons[0]?.text.trim() ?? "(none)"}\n`,
+      );
     }
     const waits = await knexDb("run_attempts as a")
       .join("run_jobs as j", function () {
         this.on("j.run_id", "=", "a.run_id").andOn("j.phase", "=", "a.phase");
       })
       .select("a.started_at", "j.created_at");
-    const queueToStart = waits.map((row: { started_at: string | Date; created_at: string | Date }) => new Date(row.started_at).getTime() - new Date(row.created_at).getTime());
+    const queueToStart = waits.map(
+      (row: { started_at: string | Date; created_at: string | Date }) =>
+        new Date(row.started_at).getTime() - new Date(row.created_at).getTime(),
+    );
     return { drainMs, errored: Number(errored), queueToStart };
   } finally {
-    await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve(null) : (child.once("exit", resolve), child.kill("SIGTERM"))))));
+    await Promise.all(
+      children.map(
+        (child) =>
+          new Promise((resolve) =>
+            child.exitCode !== null ? resolve(null) : (child.once("exit", resolve), child.kill("SIGTERM")),
+          ),
+      ),
+    );
     http.close();
     await stackship.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -138,8 +173,12 @@ async function round(adminUrl: string, runners: number): Promise<{ drainMs: numb
   }
 }
 
-const adminUrl = process.env.STACKSHIP_TEST_PG_URL || execFileSync("bash", [join(REPO_ROOT, "scripts/ensure-postgres")], { encoding: "utf8" }).trim();
-say(`${PLANS} speculative plans queued at once over ${WORKSPACES} workspaces, PostgreSQL, runner processes of concurrency ${CONCURRENCY} each, on ${availableParallelism()} cores`);
+const adminUrl =
+  process.env.STACKSHIP_TEST_PG_URL ||
+  execFileSync("bash", [join(REPO_ROOT, "scripts/ensure-postgres")], { encoding: "utf8" }).trim();
+say(
+  `${PLANS} speculative plans queued at once over ${WORKSPACES} workspaces, PostgreSQL, runner processes of concurrency ${CONCURRENCY} each, on ${availableParallelism()} cores`,
+);
 const results: Array<{ runners: number; drainMs: number; errored: number; queueToStart: number[] }> = [];
 for (const runners of [1, 2]) {
   const result = await round(adminUrl, runners);

@@ -31,7 +31,11 @@ await withTestServer(
       await response.arrayBuffer();
       return { ms: Number(process.hrtime.bigint() - start) / 1e6, status: response.status };
     };
-    const samples: Record<string, number[]> = { "existing account, wrong password": [], "unknown email": [], "existing account, right password": [] };
+    const samples: Record<string, number[]> = {
+      "existing account, wrong password": [],
+      "unknown email": [],
+      "existing account, right password": [],
+    };
     for (let i = 0; i < 3; i++) await signIn(email, "warm-up");
     for (let i = 0; i < REPEATS; i++) {
       samples["existing account, wrong password"].push((await signIn(email, `wrong ${i}`)).ms);
@@ -42,7 +46,9 @@ await withTestServer(
     const baseline = median(samples["existing account, wrong password"]);
     console.log(`[bench sign-in] ${REPEATS} attempts each, medians:`);
     for (const [label, values] of Object.entries(samples)) {
-      console.log(`  ${label.padEnd(34)} ${median(values).toFixed(1).padStart(7)} ms  (×${(median(values) / baseline).toFixed(2)})`);
+      console.log(
+        `  ${label.padEnd(34)} ${median(values).toFixed(1).padStart(7)} ms  (×${(median(values) / baseline).toFixed(2)})`,
+      );
     }
   },
   { clock },

@@ -16,7 +16,8 @@ import type { AttemptTimings } from "../../server/src/runner/execution.ts";
 import type { V1 } from "../../server/test/support/documents.ts";
 import { api, startBenchServer, uploadUrlOf } from "./support.ts";
 
-export const CONFIG = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
+export const CONFIG =
+  'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
 const tofu = join(REPO_ROOT, ".tools/bin/tofu");
 const run = promisify(execFile);
 
@@ -40,10 +41,19 @@ export async function localPlan(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "ss-bench-local-"));
   try {
     writeFileSync(join(dir, "main.tf"), CONFIG);
-    writeFileSync(join(dir, "cli.tfrc"), `provider_installation {\n  filesystem_mirror {\n    path = "${join(REPO_ROOT, ".tools/providers")}"\n  }\n}\n`);
+    writeFileSync(
+      join(dir, "cli.tfrc"),
+      `provider_installation {\n  filesystem_mirror {\n    path = "${join(REPO_ROOT, ".tools/providers")}"\n  }\n}\n`,
+    );
     const options = {
       cwd: dir,
-      env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"), TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1" },
+      env: {
+        PATH: process.env.PATH ?? "",
+        HOME: dir,
+        TF_CLI_CONFIG_FILE: join(dir, "cli.tfrc"),
+        TF_IN_AUTOMATION: "1",
+        CHECKPOINT_DISABLE: "1",
+      },
       maxBuffer: 64 * 1024 * 1024,
     };
     const started = process.hrtime.bigint();
@@ -89,15 +99,25 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
   const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-runs-");
   const timings = new Map<string, AttemptTimings>();
   const runner = new RunnerEngine(
-    { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 300_000, onAttemptTimings: (t) => timings.set(t.runId, t) },
+    {
+      services: stackship.services,
+      api: { host: "127.0.0.1", port },
+      phaseTimeoutMs: 300_000,
+      onAttemptTimings: (t) => timings.set(t.runId, t),
+    },
     // The runner's default poll interval: on SQLite a run queued in this process wakes it at once,
     // and a 10 ms poll only loads the process that runs the plans.
     { warmSandboxes: process.env.BENCH_WARM !== "0", ...runnerOptions },
   );
   await runner.start();
-  await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token = (await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
-    .attributes.secret;
+  await api(base, bootstrapToken, "POST", "/v1/organizations", {
+    data: { type: "organizations", attributes: { name: "bench" } },
+  });
+  const token = (
+    await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+      data: { type: "tokens", attributes: { role: "admin" } },
+    })
+  ).data.attributes.secret;
   const tarball = configTarball();
   const feed = openRunChangeFeed(stackship.services.db);
   return {
@@ -109,10 +129,18 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     /** A workspace whose current configuration version is CONFIG. */
     async workspace(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
       const workspace = (
-        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name, ...attributes } } })
+        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
+          data: { type: "workspaces", attributes: { name, ...attributes } },
+        })
       ).data;
       const cv = (
-        await api<V1["ConfigurationVersionDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })
+        await api<V1["ConfigurationVersionDocument"]>(
+          base,
+          token,
+          "POST",
+          `/v1/workspaces/${workspace.id}/configuration-versions`,
+          { data: { type: "configuration-versions" } },
+        )
       ).data;
       const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
       if (!upload.ok) throw new Error(`upload: ${upload.status}`);
@@ -120,7 +148,11 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     },
     /** Queues a speculative run on the workspace's current configuration. */
     async speculative(workspaceId: string): Promise<string> {
-      return (await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data.id;
+      return (
+        await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspaceId}/runs`, {
+          data: { type: "runs", attributes: { kind: "speculative" } },
+        })
+      ).data.id;
     },
     /**
      * Listens (from now on) to the run change feed: `of(runId)` resolves once that run is terminal.

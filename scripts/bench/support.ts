@@ -29,7 +29,13 @@ export interface ResourceDocument {
  * `T` the caller names (`V1["WorkspaceDocument"]`, …; undefined for an empty body), or throws with
  * the status and body.
  */
-export async function api<T = ResourceDocument>(base: string, token: string, method: string, path: string, body?: unknown): Promise<T> {
+export async function api<T = ResourceDocument>(
+  base: string,
+  token: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
   const payload = body === undefined ? undefined : JSON.stringify(body);
   const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
     const request = httpRequest(
@@ -40,13 +46,17 @@ export async function api<T = ResourceDocument>(base: string, token: string, met
         headers: {
           Authorization: `Bearer ${token}`,
           Accept: "application/vnd.api+json",
-          ...(payload === undefined ? {} : { "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(payload) }),
+          ...(payload === undefined
+            ? {}
+            : { "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(payload) }),
         },
       },
       (response) => {
         const chunks: Buffer[] = [];
         response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+        response.on("end", () =>
+          resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }),
+        );
         response.on("error", reject);
       },
     );
@@ -77,7 +87,14 @@ export interface BenchServer {
 export async function startBenchServer(prefix: string): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
+  const config = {
+    ...loadConfig({}),
+    dataDir,
+    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
+    bootstrapToken,
+    validateResponses: false,
+    logLevel: "silent",
+  };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());

@@ -53,7 +53,9 @@ try {
       });
     }
     await measured("stackship", async () => {
-      const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
+      const runs = await Promise.all(
+        Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])),
+      );
       await bench.allPlanned(runs);
       // The last attempt's sandbox teardown and the replacement boot belong to these plans too.
       await bench.runner.warmSandboxesSettled();
@@ -61,7 +63,8 @@ try {
     if (queries.size > 0) {
       const total = [...queries.values()].reduce((a, b) => a + b, 0);
       process.stdout.write(`[bench] cpu: ${(total / n).toFixed(1)} SQL statements per plan; by shape:\n`);
-      for (const [shape, count] of [...queries].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stdout.write(`  ${(count / n).toFixed(2).padStart(6)}  ${shape}\n`);
+      for (const [shape, count] of [...queries].sort((a, b) => b[1] - a[1]).slice(0, 40))
+        process.stdout.write(`  ${(count / n).toFixed(2).padStart(6)}  ${shape}\n`);
     }
   }
 } finally {

@@ -15,7 +15,9 @@ const concurrency = loadConfig(process.env).runnerConcurrency;
 for (const n of SIZES) {
   const bench = await startBenchStackShip({ concurrency });
   try {
-    process.stdout.write(`[bench] throughput: N = ${n} speculative runs over ${n / 2} workspaces, runner concurrency ${concurrency} (load ${load()})…\n`);
+    process.stdout.write(
+      `[bench] throughput: N = ${n} speculative runs over ${n / 2} workspaces, runner concurrency ${concurrency} (load ${load()})…\n`,
+    );
     const workspaces: string[] = [];
     for (let i = 0; i < n / 2; i++) workspaces.push(await bench.workspace(`w${i}`));
     await localPlan(); // warm the page cache for both sides
@@ -24,7 +26,9 @@ for (const n of SIZES) {
     await bench.runner.warmSandboxesSettled();
     const loadBefore = load();
     const started = performance.now();
-    const runs = await Promise.all(Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])));
+    const runs = await Promise.all(
+      Array.from({ length: n }, (_, i) => bench.speculative(workspaces[i % workspaces.length])),
+    );
     await bench.allPlanned(runs);
     const managed = performance.now() - started;
     const localAfter = await localDrain(n, concurrency);
@@ -33,7 +37,9 @@ for (const n of SIZES) {
     process.stdout.write(
       `[bench] throughput: N = ${n}: local ${(local / 1000).toFixed(1)} s (${concurrency} at a time, mean of ${(localBefore / 1000).toFixed(1)} s before and ${(localAfter / 1000).toFixed(1)} s after; baseline 1.00x) | StackShip queued at once → all finished ${(managed / 1000).toFixed(1)} s (${(managed / local).toFixed(2)}x${n === 40 ? "; target ≤ 1.30x" : ""}); load ${loadBefore} → ${load()}\n`,
     );
-    process.stdout.write(`[bench] throughput: N = ${n}: queue → attempt started p50 ${median(latencies).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms\n`);
+    process.stdout.write(
+      `[bench] throughput: N = ${n}: queue → attempt started p50 ${median(latencies).toFixed(0)} ms, p95 ${percentile(latencies, 95).toFixed(0)} ms\n`,
+    );
   } finally {
     await bench.close();
   }

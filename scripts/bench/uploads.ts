@@ -41,7 +41,14 @@ async function serve(): Promise<void> {
   process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   process.once("disconnect", () => process.exit(0));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = { ...loadConfig({}), dataDir, databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`, bootstrapToken, validateResponses: false, logLevel: "silent" };
+  const config = {
+    ...loadConfig({}),
+    dataDir,
+    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
+    bootstrapToken,
+    validateResponses: false,
+    logLevel: "silent",
+  };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
@@ -57,12 +64,23 @@ async function serve(): Promise<void> {
     return jsonOf<T>(response);
   };
   await api(bootstrapToken, "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const admin = (await api<V1["TokenDocument"]>(bootstrapToken, "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data.attributes
-    .secret;
-  const workspace = (await api<V1["WorkspaceDocument"]>(admin, "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } })).data;
+  const admin = (
+    await api<V1["TokenDocument"]>(bootstrapToken, "/v1/organizations/bench/tokens", {
+      data: { type: "tokens", attributes: { role: "admin" } },
+    })
+  ).data.attributes.secret;
+  const workspace = (
+    await api<V1["WorkspaceDocument"]>(admin, "/v1/organizations/bench/workspaces", {
+      data: { type: "workspaces", attributes: { name: "w" } },
+    })
+  ).data;
   const uploadUrls: string[] = [];
   for (let i = 0; i < PARALLEL + 1; i += 1) {
-    const cv = (await api<V1["ConfigurationVersionDocument"]>(admin, `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })).data;
+    const cv = (
+      await api<V1["ConfigurationVersionDocument"]>(admin, `/v1/workspaces/${workspace.id}/configuration-versions`, {
+        data: { type: "configuration-versions" },
+      })
+    ).data;
     if (cv.attributes.upload_url === null) throw new Error(`configuration version ${cv.id} has no upload URL`);
     uploadUrls.push(cv.attributes.upload_url);
   }
@@ -83,7 +101,13 @@ async function serve(): Promise<void> {
       if (sampler) clearInterval(sampler);
       delay.disable();
       rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
-      process.send!({ type: "stats", rssBefore, rssPeak, loopDelayMaxMs: delay.max / 1e6, loopDelayP99Ms: delay.percentile(99) / 1e6 } satisfies Stats);
+      process.send!({
+        type: "stats",
+        rssBefore,
+        rssPeak,
+        loopDelayMaxMs: delay.max / 1e6,
+        loopDelayP99Ms: delay.percentile(99) / 1e6,
+      } satisfies Stats);
     }
   });
   process.send!({ type: "ready", base, uploadUrls } satisfies Ready);
@@ -103,7 +127,13 @@ function request<T>(child: ReturnType<typeof fork>, type: string, reply: string)
   });
 }
 
-async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[], bomb: Buffer, label: string): Promise<void> {
+async function round(
+  child: ReturnType<typeof fork>,
+  ready: Ready,
+  urls: string[],
+  bomb: Buffer,
+  label: string,
+): Promise<void> {
   await request(child, "start", "started");
   let done = false;
   const latencies: number[] = [];
@@ -120,7 +150,11 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
   if (urls.length === 0) await new Promise((resolve) => setTimeout(resolve, 1000));
   const refusals = await Promise.all(
     urls.map(async (url) => {
-      const response = await fetch(url, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: new Uint8Array(bomb) });
+      const response = await fetch(url, {
+        method: "PUT",
+        headers: { "Content-Type": "application/octet-stream" },
+        body: new Uint8Array(bomb),
+      });
       const body = (await response.json()) as { errors?: Array<{ code: string }> };
       return { status: response.status, code: body.errors?.[0]?.code, ms: performance.now() - started };
     }),
@@ -130,9 +164,14 @@ async function round(child: ReturnType<typeof fork>, ready: Ready, urls: string[
   const stats = await request<Stats>(child, "stop", "stats");
   latencies.sort((a, b) => a - b);
   console.log(`[bench uploads] ${label}`);
-  if (refusals.length > 0) console.log(`  refusals: ${refusals.map((r) => `${r.status} ${r.code} after ${r.ms.toFixed(0)} ms`).join("; ")}`);
-  console.log(`  server RSS ${mib(stats.rssBefore)} → peak ${mib(stats.rssPeak)} (+${mib(stats.rssPeak - stats.rssBefore)})`);
-  console.log(`  event-loop delay max ${stats.loopDelayMaxMs.toFixed(1)} ms, p99 ${stats.loopDelayP99Ms.toFixed(1)} ms`);
+  if (refusals.length > 0)
+    console.log(`  refusals: ${refusals.map((r) => `${r.status} ${r.code} after ${r.ms.toFixed(0)} ms`).join("; ")}`);
+  console.log(
+    `  server RSS ${mib(stats.rssBefore)} → peak ${mib(stats.rssPeak)} (+${mib(stats.rssPeak - stats.rssBefore)})`,
+  );
+  console.log(
+    `  event-loop delay max ${stats.loopDelayMaxMs.toFixed(1)} ms, p99 ${stats.loopDelayP99Ms.toFixed(1)} ms`,
+  );
   console.log(
     `  /healthz meanwhile: ${latencies.length} answers, max ${latencies.at(-1)?.toFixed(1)} ms, median ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms (target: within 50 ms)`,
   );

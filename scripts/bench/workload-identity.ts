@@ -16,40 +16,69 @@ import { api, startBenchServer, uploadUrlOf } from "./support.ts";
 const MINTS = Number(process.env.BENCH_MINTS ?? 300);
 const PLANS = Number(process.env.BENCH_PLANS ?? 5);
 
-const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
+const percentile = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
 const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-wi-");
 stackship.services.config.publicUrl = base;
-const runner = new RunnerEngine({ services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000 }, { pollIntervalMs: 10, concurrency: 1 });
+const runner = new RunnerEngine(
+  { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000 },
+  { pollIntervalMs: 10, concurrency: 1 },
+);
 try {
-  await api(base, bootstrapToken, "POST", "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const token = (await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", { data: { type: "tokens", attributes: { role: "admin" } } })).data
-    .attributes.secret;
-  const workspace = (await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", { data: { type: "workspaces", attributes: { name: "w" } } }))
-    .data;
+  await api(base, bootstrapToken, "POST", "/v1/organizations", {
+    data: { type: "organizations", attributes: { name: "bench" } },
+  });
+  const token = (
+    await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+      data: { type: "tokens", attributes: { role: "admin" } },
+    })
+  ).data.attributes.secret;
+  const workspace = (
+    await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
+      data: { type: "workspaces", attributes: { name: "w" } },
+    })
+  ).data;
   for (const [name, provider, target, audience] of [
     ["aws", "aws", { role_arn: "arn:aws:iam::123456789012:role/bench" }, undefined],
     ["vault", "generic", {}, "vault"],
   ] as const) {
     await api(base, token, "POST", `/v1/workspaces/${workspace.id}/federation-profiles`, {
-      data: { type: "federation-profiles", attributes: { name, provider, target, audience, phases: ["plan", "speculative_plan"] } },
+      data: {
+        type: "federation-profiles",
+        attributes: { name, provider, target, audience, phases: ["plan", "speculative_plan"] },
+      },
     });
   }
   const profiles = await stackship.services.stores.federationProfiles.listByWorkspace(workspace.id);
-  for (const profile of profiles) await api(base, token, "POST", `/v1/federation-profiles/${profile.id}/actions/verify`);
+  for (const profile of profiles)
+    await api(base, token, "POST", `/v1/federation-profiles/${profile.id}/actions/verify`);
   const cv = (
-    await api<V1["ConfigurationVersionDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/configuration-versions`, { data: { type: "configuration-versions" } })
+    await api<V1["ConfigurationVersionDocument"]>(
+      base,
+      token,
+      "POST",
+      `/v1/workspaces/${workspace.id}/configuration-versions`,
+      { data: { type: "configuration-versions" } },
+    )
   ).data;
   const src = mkdtempSync(join(tmpdir(), "ss-bench-wi-src-"));
   mkdirSync(join(src, "c"));
-  writeFileSync(join(src, "c", "main.tf"), 'resource "terraform_data" "a" {\n  input = fileexists("/work/.stackship-identity/aws.jwt")\n}\n');
+  writeFileSync(
+    join(src, "c", "main.tf"),
+    'resource "terraform_data" "a" {\n  input = fileexists("/work/.stackship-identity/aws.jwt")\n}\n',
+  );
   execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
   const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
   if (!upload.ok) throw new Error(`upload: ${upload.status}`);
   rmSync(src, { recursive: true, force: true });
 
   // Minting alone, on a pending run (no sandbox): what the hook adds to a phase start.
-  const run = (await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } })).data;
+  const run = (
+    await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+      data: { type: "runs", attributes: { kind: "speculative" } },
+    })
+  ).data;
   await stackship.services.db.knex("run_jobs").where({ run_id: run.id }).delete();
   const stored = (await stackship.services.stores.runs.getById(run.id))!;
   const mints: number[] = [];
@@ -66,12 +95,17 @@ try {
   await runner.start();
   const attempts: number[] = [];
   for (let i = 0; i < PLANS; i++) {
-    const planned = (await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, { data: { type: "runs", attributes: { kind: "speculative" } } }))
-      .data;
+    const planned = (
+      await api<V1["RunDocument"]>(base, token, "POST", `/v1/workspaces/${workspace.id}/runs`, {
+        data: { type: "runs", attributes: { kind: "speculative" } },
+      })
+    ).data;
     for (;;) {
-      const status = (await api<V1["RunDocument"]>(base, token, "GET", `/v1/runs/${planned.id}`)).data.attributes.status;
+      const status = (await api<V1["RunDocument"]>(base, token, "GET", `/v1/runs/${planned.id}`)).data.attributes
+        .status;
       if (status === "planned_and_finished") break;
-      if (status === "errored" || status === "plan_credentials_required") throw new Error(`run ${planned.id} ${status}`);
+      if (status === "errored" || status === "plan_credentials_required")
+        throw new Error(`run ${planned.id} ${status}`);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const attempt = (await stackship.services.stores.attempts.listByRun(planned.id))[0];
@@ -82,7 +116,9 @@ try {
   process.stdout.write(
     `[bench] workload-identity: minting 2 tokens at a phase start (${MINTS} mints, SQLite): p50 ${p50.toFixed(2)} ms, p95 ${percentile(mints, 95).toFixed(2)} ms\n`,
   );
-  process.stdout.write(`[bench] workload-identity: plan attempt p50 ${attempt50} ms over ${PLANS} speculative plans; minting is ${((100 * p50) / attempt50).toFixed(2)}% of it\n`);
+  process.stdout.write(
+    `[bench] workload-identity: plan attempt p50 ${attempt50} ms over ${PLANS} speculative plans; minting is ${((100 * p50) / attempt50).toFixed(2)}% of it\n`,
+  );
 } finally {
   await runner.stop({ interrupt: true });
   http.close();

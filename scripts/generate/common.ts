@@ -91,7 +91,12 @@ export interface Operation {
   authenticated: boolean;
   parameters: Parameter[];
   /** `raw`: the handler gets the body's bytes unparsed (`x-stackship-raw-body`), e.g. to check a signature over them first. */
-  requestBody?: { contentType: string; required: boolean; schema?: Schema; raw?: { maxBytes: number; tooLargeCode: string } };
+  requestBody?: {
+    contentType: string;
+    required: boolean;
+    schema?: Schema;
+    raw?: { maxBytes: number; tooLargeCode: string };
+  };
   responses: Array<{ status: number; contentType?: string; schema?: Schema }>;
 }
 

@@ -31,10 +31,14 @@ function log(message: string) {
 
 function bundle(surface: Surface): BundledSpec {
   const out = join(root, "generated", surface.name, "openapi.json");
-  execFileSync(join(root, "node_modules/.bin/redocly"), ["bundle", join(root, "spec", surface.name, "openapi.yaml"), "-o", out, "--ext", "json"], {
-    stdio: ["ignore", "ignore", "pipe"],
-    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
-  });
+  execFileSync(
+    join(root, "node_modules/.bin/redocly"),
+    ["bundle", join(root, "spec", surface.name, "openapi.yaml"), "-o", out, "--ext", "json"],
+    {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },
+    },
+  );
   const spec = JSON.parse(readFileSync(out, "utf8")) as BundledSpec;
   // Re-serialise with a trailing newline so the committed file is stable and diff-friendly.
   writeFileSync(out, JSON.stringify(spec, null, 2) + "\n");
@@ -42,7 +46,10 @@ function bundle(surface: Surface): BundledSpec {
 }
 
 function emitErrorCodes() {
-  const catalogue = parseYaml(readFileSync(join(root, "spec/v1/error-codes.yaml"), "utf8")) as Record<string, { status: number; title: string }>;
+  const catalogue = parseYaml(readFileSync(join(root, "spec/v1/error-codes.yaml"), "utf8")) as Record<
+    string,
+    { status: number; title: string }
+  >;
   const rows = Object.entries(catalogue)
     .map(([code, { status, title }]) => `  ${code}: { status: ${status}, title: ${JSON.stringify(title)} },`)
     .join("\n");
@@ -89,7 +96,15 @@ function emitReference(surface: Surface) {
   const out = join(root, "generated/docs", `${surface.name}.html`);
   execFileSync(
     join(root, "node_modules/.bin/redocly"),
-    ["build-docs", join(root, "generated", surface.name, "openapi.json"), "-o", out, "--inlineBundle", "--lint-config", "off"],
+    [
+      "build-docs",
+      join(root, "generated", surface.name, "openapi.json"),
+      "-o",
+      out,
+      "--inlineBundle",
+      "--lint-config",
+      "off",
+    ],
     {
       stdio: ["ignore", "ignore", "pipe"],
       env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true" },

@@ -1,7 +1,16 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { OPERATION_REQUIREMENTS } from "../../server/src/domain/authorization.ts";
-import { BANNER, JSON_API, exportName, type OpenApiDocument, type Operation, type Parameter, type Reference, type Surface } from "./common.ts";
+import {
+  BANNER,
+  JSON_API,
+  exportName,
+  type OpenApiDocument,
+  type Operation,
+  type Parameter,
+  type Reference,
+  type Surface,
+} from "./common.ts";
 
 const METHODS = ["get", "put", "post", "patch", "delete"] as const;
 
@@ -55,13 +64,18 @@ export function readOperations(spec: OpenApiDocument): Operation[] {
       const authenticated = security.length > 0;
       // The server enforces this value before the handler runs, so it must be one it knows.
       if (!(OPERATION_REQUIREMENTS as readonly string[]).includes(permission)) {
-        throw new Error(`${op.operationId}: x-stackship-permission '${permission}' is none of ${OPERATION_REQUIREMENTS.join(", ")}`);
+        throw new Error(
+          `${op.operationId}: x-stackship-permission '${permission}' is none of ${OPERATION_REQUIREMENTS.join(", ")}`,
+        );
       }
       if ((permission === "none") === authenticated) {
-        throw new Error(`${op.operationId}: x-stackship-permission 'none' goes with exactly the operations that need no authentication (security: [])`);
+        throw new Error(
+          `${op.operationId}: x-stackship-permission 'none' goes with exactly the operations that need no authentication (security: [])`,
+        );
       }
       const runToken = op["x-stackship-run-token"] ?? false;
-      if (typeof runToken !== "boolean") throw new Error(`${op.operationId}: x-stackship-run-token must be true or false`);
+      if (typeof runToken !== "boolean")
+        throw new Error(`${op.operationId}: x-stackship-run-token must be true or false`);
       operations.push({
         operationId: op.operationId,
         method,
@@ -118,13 +132,17 @@ export function emitOperationTable(surface: Surface, operations: Operation[], di
     const responses = op.responses
       .map((r) => {
         // Only JSON documents have validators (see validators.ts); raw bytes are not validated.
-        const validate = r.schema && r.contentType?.endsWith("json") ? `v.${exportName(op.operationId, `Response${r.status}`)}` : "null";
+        const validate =
+          r.schema && r.contentType?.endsWith("json")
+            ? `v.${exportName(op.operationId, `Response${r.status}`)}`
+            : "null";
         return `      ${r.status}: { contentType: ${JSON.stringify(r.contentType ?? null)}, validate: ${validate} },`;
       })
       .join("\n");
     const body = op.requestBody
       ? `{ contentType: ${JSON.stringify(op.requestBody.contentType)}, required: ${op.requestBody.required}, validate: ${
-          !op.requestBody.raw && (op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json")
+          !op.requestBody.raw &&
+          (op.requestBody.contentType === JSON_API || op.requestBody.contentType === "application/json")
             ? `v.${exportName(op.operationId, "Request")}`
             : "null"
         }${op.requestBody.raw ? `, raw: ${JSON.stringify(op.requestBody.raw)}` : ""} }`

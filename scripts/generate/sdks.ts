@@ -51,15 +51,25 @@ export function downlevelTo30(spec: OpenApiDocument): unknown {
   }
   // Children are rewritten first, so a `{ type: "null" }` branch arrives as `{ nullable: true }`.
   const isNull = (s: unknown) => isNode(s) && Object.keys(s).length === 1 && (s.type === "null" || s.nullable === true);
-  const isInlineObject = (s: unknown): s is ObjectSchema => isNode(s) && !s.$ref && s.type === "object" && isNode(s.properties) && !s.oneOf && !s.anyOf && !s.allOf;
+  const isInlineObject = (s: unknown): s is ObjectSchema =>
+    isNode(s) && !s.$ref && s.type === "object" && isNode(s.properties) && !s.oneOf && !s.anyOf && !s.allOf;
   const mergeObjects = (branches: ObjectSchema[]): Node => {
     const names = [...new Set(branches.flatMap((b) => Object.keys(b.properties)))];
     const properties: Record<string, Node> = {};
     for (const name of names) {
       const variants = branches.map((b) => b.properties[name]).filter((v) => v !== undefined);
       const concrete = variants.filter((v) => !isNull(v));
-      const nullable = concrete.length < variants.length || variants.length < branches.length || concrete.some((v) => isNode(v) && v.nullable);
-      const distinct = [...new Set(concrete.map((v) => JSON.stringify({ ...membersOf(v), nullable: undefined, enum: undefined, description: undefined })))];
+      const nullable =
+        concrete.length < variants.length ||
+        variants.length < branches.length ||
+        concrete.some((v) => isNode(v) && v.nullable);
+      const distinct = [
+        ...new Set(
+          concrete.map((v) =>
+            JSON.stringify({ ...membersOf(v), nullable: undefined, enum: undefined, description: undefined }),
+          ),
+        ),
+      ];
       let merged: Node;
       if (concrete.length === 0) merged = {};
       else if (distinct.length === 1) {
@@ -86,14 +96,16 @@ export function downlevelTo30(spec: OpenApiDocument): unknown {
     delete result.dependentRequired;
     const examples = result.examples;
     if (isList(examples)) {
-      if (result.example === undefined && examples.length > 0 && !("in" in result) && !("content" in result)) result.example = examples[0];
+      if (result.example === undefined && examples.length > 0 && !("in" in result) && !("content" in result))
+        result.example = examples[0];
       if (!("in" in result) && !("content" in result)) delete result.examples;
     }
     if ("const" in result) {
       // A string constant becomes a one-value enum; the generators only know string enums, so a
       // boolean or number constant keeps just its type (the server still sends the one value).
       if (typeof result.const === "string") result.enum = [result.const];
-      else if (result.type === undefined && result.const !== null) result.type = typeof result.const === "number" ? "number" : typeof result.const;
+      else if (result.type === undefined && result.const !== null)
+        result.type = typeof result.const === "number" ? "number" : typeof result.const;
       delete result.const;
     }
     const type = result.type;
@@ -123,8 +135,13 @@ export function downlevelTo30(spec: OpenApiDocument): unknown {
       delete result[keyword];
       result.nullable = true;
       const only = rest.length === 1 ? membersOf(rest[0]) : undefined;
-      const target = typeof only?.$ref === "string" ? membersOf(schemas[only.$ref.slice(DEFS_PREFIX.length)]) : undefined;
-      if (target && typeof target.type === "string" && ["string", "integer", "number", "boolean"].includes(target.type)) {
+      const target =
+        typeof only?.$ref === "string" ? membersOf(schemas[only.$ref.slice(DEFS_PREFIX.length)]) : undefined;
+      if (
+        target &&
+        typeof target.type === "string" &&
+        ["string", "integer", "number", "boolean"].includes(target.type)
+      ) {
         // A nullable scalar (a timestamp, a digest): inlined, since the Go generator turns
         // `nullable` + `allOf: [scalar]` into a NullableInterface it cannot compile.
         Object.assign(result, visit(target), { nullable: true });
@@ -153,7 +170,17 @@ function generator(root: string, args: string[]) {
 }
 
 /** What the generators leave out of the committed SDKs: CI templates, push scripts, test stubs. */
-const IGNORE = [".travis.yml", ".gitlab-ci.yml", ".github/**", "git_push.sh", "test/**", "tox.ini", "test-requirements.txt", "setup.cfg", "api/openapi.yaml"];
+const IGNORE = [
+  ".travis.yml",
+  ".gitlab-ci.yml",
+  ".github/**",
+  "git_push.sh",
+  "test/**",
+  "tox.ini",
+  "test-requirements.txt",
+  "setup.cfg",
+  "api/openapi.yaml",
+];
 
 /** Regenerates generated/sdk/python and generated/sdk/go from the bundled v1 spec. */
 export function emitSdks({ root, spec, log }: SdkOptions) {
@@ -164,7 +191,14 @@ export function emitSdks({ root, spec, log }: SdkOptions) {
     const targets = [
       {
         name: "python",
-        args: ["-g", "python", "--package-name", "stackship_client", "--additional-properties", "projectName=stackship-client,packageVersion=1.0.0,hideGenerationTimestamp=true"],
+        args: [
+          "-g",
+          "python",
+          "--package-name",
+          "stackship_client",
+          "--additional-properties",
+          "projectName=stackship-client,packageVersion=1.0.0,hideGenerationTimestamp=true",
+        ],
       },
       {
         name: "go",
@@ -188,9 +222,21 @@ export function emitSdks({ root, spec, log }: SdkOptions) {
       const out = join(root, "generated/sdk", target.name);
       rmSync(out, { recursive: true, force: true });
       mkdirSync(out, { recursive: true });
-      writeFileSync(join(out, ".openapi-generator-ignore"), `# Written by scripts/generate/sdks.ts.\n${IGNORE.join("\n")}\n`);
+      writeFileSync(
+        join(out, ".openapi-generator-ignore"),
+        `# Written by scripts/generate/sdks.ts.\n${IGNORE.join("\n")}\n`,
+      );
       log(`sdk: ${target.name} (openapi-generator) → generated/sdk/${target.name}`);
-      generator(root, ["generate", "-i", input, "-o", out, "--global-property", "apiTests=false,modelTests=false", ...target.args]);
+      generator(root, [
+        "generate",
+        "-i",
+        input,
+        "-o",
+        out,
+        "--global-property",
+        "apiTests=false,modelTests=false",
+        ...target.args,
+      ]);
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

@@ -40,7 +40,9 @@ function newAjv(options: { coerce: boolean }) {
 
 function refName(schema: Record<string, unknown> | undefined): string | undefined {
   const ref = schema?.$ref;
-  return typeof ref === "string" && ref.startsWith("#/components/schemas/") ? ref.slice("#/components/schemas/".length) : undefined;
+  return typeof ref === "string" && ref.startsWith("#/components/schemas/")
+    ? ref.slice("#/components/schemas/".length)
+    : undefined;
 }
 
 const PRELUDE = `${BANNER}
@@ -87,15 +89,21 @@ export function emitValidators(surface: Surface, spec: OpenApiDocument, operatio
   };
   for (const op of operations) {
     const body = op.requestBody;
-    if (body && !body.raw && body.contentType.endsWith("json")) addDocument(exportName(op.operationId, "Request"), body.schema);
-    for (const r of op.responses) if (r.schema && r.contentType?.endsWith("json")) addDocument(exportName(op.operationId, `Response${r.status}`), r.schema);
+    if (body && !body.raw && body.contentType.endsWith("json"))
+      addDocument(exportName(op.operationId, "Request"), body.schema);
+    for (const r of op.responses)
+      if (r.schema && r.contentType?.endsWith("json"))
+        addDocument(exportName(op.operationId, `Response${r.status}`), r.schema);
   }
   const sortedExports = Object.fromEntries(Object.entries(exportsByName).sort(([a], [b]) => a.localeCompare(b)));
   let code = standaloneCode.default(documents, sortedExports);
   code += "\n" + aliases.map(([alias, target]) => `export const ${alias} = ${target};`).join("\n") + "\n";
   writeFileSync(join(dir, "validators.gen.js"), PRELUDE + code);
   const names = [...Object.keys(sortedExports), ...aliases.map(([a]) => a)].sort();
-  writeFileSync(join(dir, "validators.gen.d.ts"), DECLARATION + names.map((n) => `export declare const ${n}: Validator;`).join("\n") + "\n");
+  writeFileSync(
+    join(dir, "validators.gen.d.ts"),
+    DECLARATION + names.map((n) => `export declare const ${n}: Validator;`).join("\n") + "\n",
+  );
 
   // Parameters.
   const params = newAjv({ coerce: true });

@@ -26,7 +26,9 @@ for (let i = 0; i < args.length; i++) {
     const value = process.env[args[++i]];
     if (value) knownSecrets.push(value);
   } else if (args[i] === "--help" || args[i] === "-h") {
-    process.stdout.write("usage: stackship-plan-diff [--run-id <run id>] [--secret-env <NAME>]... < plan.json > plan-diff.json\n");
+    process.stdout.write(
+      "usage: stackship-plan-diff [--run-id <run id>] [--secret-env <NAME>]... < plan.json > plan-diff.json\n",
+    );
     process.exit(0);
   } else fail(`unexpected argument ${JSON.stringify(args[i])}`);
 }

@@ -25,7 +25,14 @@ interface Args {
 }
 
 function parseArgs(argv: string[]): Args {
-  const args: Args = { organization: null, deployment: false, file: null, key: null, exportTo: null, fromCheckpoint: undefined };
+  const args: Args = {
+    organization: null,
+    deployment: false,
+    file: null,
+    key: null,
+    exportTo: null,
+    fromCheckpoint: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -39,7 +46,8 @@ function parseArgs(argv: string[]): Args {
     else if (arg === "--deployment") args.deployment = true;
     else if (arg === "--from-checkpoint") {
       const n = Number(value());
-      if (!Number.isSafeInteger(n) || n < 0) throw new UsageError("--from-checkpoint takes a checkpoint's tree size (a whole number)");
+      if (!Number.isSafeInteger(n) || n < 0)
+        throw new UsageError("--from-checkpoint takes a checkpoint's tree size (a whole number)");
       args.fromCheckpoint = n;
     } else if (arg.startsWith("--")) throw new UsageError(`unknown option ${arg}`);
     else if (args.organization === null) args.organization = arg;
@@ -47,17 +55,22 @@ function parseArgs(argv: string[]): Args {
   }
   const sources = [args.file !== null, args.organization !== null, args.deployment].filter(Boolean).length;
   if (sources !== 1) throw new UsageError("name exactly one of: an organization, --deployment, --file");
-  if (args.exportTo !== null && args.file !== null) throw new UsageError("--export reads the database; it does not take --file");
+  if (args.exportTo !== null && args.file !== null)
+    throw new UsageError("--export reads the database; it does not take --file");
   return args;
 }
 
 /** Prints the report; the exit code: 0 verified, 1 a problem. */
 function reportOf(where: string, report: AuditChainReport): number {
   if (report.problem === null) {
-    say(`OK: ${where} (chain ${report.chain}): ${report.verifiedEvents} events recomputed, ${report.verifiedCheckpoints} signed checkpoints verified`);
+    say(
+      `OK: ${where} (chain ${report.chain}): ${report.verifiedEvents} events recomputed, ${report.verifiedCheckpoints} signed checkpoints verified`,
+    );
     return 0;
   }
-  say(`FAILED: ${where} (chain ${report.chain}): first bad position ${report.problem.position}: ${report.problem.message}`);
+  say(
+    `FAILED: ${where} (chain ${report.chain}): first bad position ${report.problem.position}: ${report.problem.message}`,
+  );
   say(`(${report.verifiedEvents} events and ${report.verifiedCheckpoints} checkpoints verified before it)`);
   return 1;
 }
@@ -71,8 +84,14 @@ function reportOf(where: string, report: AuditChainReport): number {
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
   if (args.file !== null) {
-    const report = verifyAuditExport(readFileSync(args.file, "utf8"), { verifierKey: args.key ?? undefined, fromCheckpoint: args.fromCheckpoint });
-    if (args.key === null) say("note: checking the checkpoints with the key the file names; pass --key with the published verifier key to trust them");
+    const report = verifyAuditExport(readFileSync(args.file, "utf8"), {
+      verifierKey: args.key ?? undefined,
+      fromCheckpoint: args.fromCheckpoint,
+    });
+    if (args.key === null)
+      say(
+        "note: checking the checkpoints with the key the file names; pass --key with the published verifier key to trust them",
+      );
     return reportOf(args.file, report);
   }
   // Loaded only here: the offline mode needs neither the database nor the server's modules.
@@ -86,7 +105,9 @@ async function main(): Promise<number> {
       say(`exported to ${args.exportTo}`);
       return 0;
     }
-    const report = await verifyStoredAuditChain(services, args.deployment ? null : args.organization, { fromCheckpoint: args.fromCheckpoint });
+    const report = await verifyStoredAuditChain(services, args.deployment ? null : args.organization, {
+      fromCheckpoint: args.fromCheckpoint,
+    });
     return reportOf(args.deployment ? "the deployment" : `organization ${args.organization}`, report);
   } finally {
     await close();
@@ -100,7 +121,9 @@ main().then(
       process.stderr.write(`[verify-audit] ${error.message}\n${USAGE}\n`);
       process.exit(2);
     }
-    process.stderr.write(`[verify-audit] ${error instanceof AuditExportError ? "not an audit export: " : ""}${(error as Error).message}\n`);
+    process.stderr.write(
+      `[verify-audit] ${error instanceof AuditExportError ? "not an audit export: " : ""}${(error as Error).message}\n`,
+    );
     process.exit(error instanceof AuditExportError ? 1 : 2);
   },
 );

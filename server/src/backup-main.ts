@@ -41,7 +41,9 @@ main().then(
       process.stderr.write(`[stackship-backup] ${error.message}\n${USAGE}\n`);
       process.exit(2);
     }
-    process.stderr.write(`[stackship-backup] ${error instanceof BackupError ? "refused: " : "failed: "}${(error as Error).message}\n`);
+    process.stderr.write(
+      `[stackship-backup] ${error instanceof BackupError ? "refused: " : "failed: "}${(error as Error).message}\n`,
+    );
     process.exit(1);
   },
 );

@@ -70,10 +70,15 @@ export interface Config {
  * itself (PostgreSQL), or `s3://bucket/prefix?endpoint=…&region=…&force_path_style=true`. Unset: a
  * local directory under the data directory on SQLite, PostgreSQL on PostgreSQL.
  */
-export function artifactStoreSetting(value: string | undefined, dataDir: string, databaseUrl: string): ArtifactStoreSetting {
+export function artifactStoreSetting(
+  value: string | undefined,
+  dataDir: string,
+  databaseUrl: string,
+): ArtifactStoreSetting {
   const onPostgres = /^postgres(ql)?:\/\//.test(databaseUrl);
   if (!value) return onPostgres ? { kind: "postgres" } : { kind: "local", directory: join(dataDir, "artifacts") };
-  const fail = (why: string) => new Error(`STACKSHIP_ARTIFACT_URL: ${why} (use file:///absolute/dir, postgres, or s3://bucket/prefix?endpoint=…)`);
+  const fail = (why: string) =>
+    new Error(`STACKSHIP_ARTIFACT_URL: ${why} (use file:///absolute/dir, postgres, or s3://bucket/prefix?endpoint=…)`);
   if (value === "postgres" || value === databaseUrl) {
     if (!onPostgres) throw fail("the PostgreSQL artifact backend needs a PostgreSQL database (STACKSHIP_DATABASE_URL)");
     return { kind: "postgres" };
@@ -86,11 +91,14 @@ export function artifactStoreSetting(value: string | undefined, dataDir: string,
   }
   switch (url.protocol) {
     case "file:":
-      if (url.host !== "" || url.search !== "" || url.hash !== "") throw fail("a file URL is file:///absolute/dir, with no host or query");
+      if (url.host !== "" || url.search !== "" || url.hash !== "")
+        throw fail("a file URL is file:///absolute/dir, with no host or query");
       return { kind: "local", directory: resolve(decodeURIComponent(url.pathname)) };
     case "postgres:":
     case "postgresql:":
-      throw fail("artifacts go to the database StackShip uses; write postgres (a separate artifact database is not supported)");
+      throw fail(
+        "artifacts go to the database StackShip uses; write postgres (a separate artifact database is not supported)",
+      );
     case "s3:":
       if (url.hostname === "") throw fail("an S3 URL names its bucket: s3://bucket/prefix");
       for (const name of url.searchParams.keys()) {
@@ -108,10 +116,15 @@ export function artifactStoreSetting(value: string | undefined, dataDir: string,
 
 /** The GitHub App's settings (STACKSHIP_GITHUB_*); the pipeline is off unless all are set. */
 export type GitHubAppSettings =
-  { state: "on"; appId: string; privateKey: string; webhookSecret: string; apiUrl: string; tarballMaxBytes: number } | { state: "off"; detail: string; apiUrl: string };
+  | { state: "on"; appId: string; privateKey: string; webhookSecret: string; apiUrl: string; tarballMaxBytes: number }
+  | { state: "off"; detail: string; apiUrl: string };
 
 /** The variables the pipeline needs (the private key may come from a file instead). */
-const GITHUB_VARIABLES = ["STACKSHIP_GITHUB_APP_ID", "STACKSHIP_GITHUB_PRIVATE_KEY", "STACKSHIP_GITHUB_WEBHOOK_SECRET"] as const;
+const GITHUB_VARIABLES = [
+  "STACKSHIP_GITHUB_APP_ID",
+  "STACKSHIP_GITHUB_PRIVATE_KEY",
+  "STACKSHIP_GITHUB_WEBHOOK_SECRET",
+] as const;
 
 function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
   const apiUrl = (env.STACKSHIP_GITHUB_API_URL || "https://api.github.com").replace(/\/+$/, "");
@@ -125,7 +138,9 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
     try {
       privateKey = readFileSync(env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE, "utf8");
     } catch (error) {
-      throw new Error(`STACKSHIP_GITHUB_PRIVATE_KEY_FILE: cannot read ${env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
+      throw new Error(
+        `STACKSHIP_GITHUB_PRIVATE_KEY_FILE: cannot read ${env.STACKSHIP_GITHUB_PRIVATE_KEY_FILE} (${(error as NodeJS.ErrnoException).code ?? String(error)})`,
+      );
     }
   }
   const values = {
@@ -141,7 +156,10 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
   }
   if (!/^[1-9][0-9]*$/.test(values.STACKSHIP_GITHUB_APP_ID.trim()))
     throw new Error(`STACKSHIP_GITHUB_APP_ID must be the App's numeric id, got '${values.STACKSHIP_GITHUB_APP_ID}'`);
-  if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey)) throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's PEM private key (-----BEGIN RSA PRIVATE KEY----- …)");
+  if (!/-----BEGIN (RSA )?PRIVATE KEY-----/.test(privateKey))
+    throw new Error(
+      "STACKSHIP_GITHUB_PRIVATE_KEY must be the App's PEM private key (-----BEGIN RSA PRIVATE KEY----- …)",
+    );
   return {
     state: "on",
     appId: values.STACKSHIP_GITHUB_APP_ID.trim(),
@@ -149,7 +167,11 @@ function githubSettings(env: NodeJS.ProcessEnv): GitHubAppSettings {
     privateKey: privateKey.replace(/\\n/g, "\n"),
     webhookSecret: values.STACKSHIP_GITHUB_WEBHOOK_SECRET,
     apiUrl,
-    tarballMaxBytes: positive(env.STACKSHIP_GITHUB_TARBALL_MAX_BYTES, 64 * 1024 * 1024, "STACKSHIP_GITHUB_TARBALL_MAX_BYTES"),
+    tarballMaxBytes: positive(
+      env.STACKSHIP_GITHUB_TARBALL_MAX_BYTES,
+      64 * 1024 * 1024,
+      "STACKSHIP_GITHUB_TARBALL_MAX_BYTES",
+    ),
   };
 }
 
@@ -187,7 +209,8 @@ function sandboxLimits(env: NodeJS.ProcessEnv): SandboxLimitsConfig {
 function port(value: string | undefined, fallback: number, name: string): number {
   if (value === undefined || value === "") return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new Error(`${name} must be a port number (0-65535), got '${value}'`);
   return n;
 }
 
@@ -234,7 +257,8 @@ function origins(value: string | undefined): string[] {
       } catch {
         throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
       }
-      if (url.origin !== item.replace(/\/+$/, "")) throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
+      if (url.origin !== item.replace(/\/+$/, ""))
+        throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
       return url.origin;
     });
 }
@@ -252,7 +276,9 @@ export function trustedProxies(value: string | undefined): string[] {
       const bits = version === 6 ? 128 : 32;
       const validPrefix = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits);
       if (version === 0 || !validPrefix || extra !== undefined) {
-        throw new Error(`STACKSHIP_TRUSTED_PROXIES: '${item}' is not an IP address or CIDR range like 10.0.0.5 or 10.0.0.0/8`);
+        throw new Error(
+          `STACKSHIP_TRUSTED_PROXIES: '${item}' is not an IP address or CIDR range like 10.0.0.5 or 10.0.0.0/8`,
+        );
       }
       return item;
     });
@@ -262,8 +288,10 @@ function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {
   const email = env.STACKSHIP_BOOTSTRAP_ADMIN_EMAIL;
   const password = env.STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD;
   if (!email && !password) return null;
-  if (!email || !password) throw new Error("set both STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD, or neither");
-  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw new Error(`STACKSHIP_BOOTSTRAP_ADMIN_EMAIL: '${email}' is not an email address`);
+  if (!email || !password)
+    throw new Error("set both STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD, or neither");
+  if (!/^[^\s@]+@[^\s@]+$/.test(email))
+    throw new Error(`STACKSHIP_BOOTSTRAP_ADMIN_EMAIL: '${email}' is not an email address`);
   if (password.length < 12) throw new Error("STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD needs at least 12 characters");
   return { email, password };
 }
@@ -281,10 +309,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bootstrapToken: env.STACKSHIP_BOOTSTRAP_TOKEN || null,
     encryptionKey: env.STACKSHIP_ENCRYPTION_KEY || null,
     region: env.STACKSHIP_REGION || "local",
-    validateResponses: (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
+    validateResponses:
+      (env.STACKSHIP_VALIDATE_RESPONSES ?? (env.NODE_ENV === "production" ? "false" : "true")) === "true",
     logLevel: env.STACKSHIP_LOG_LEVEL || "info",
     runnerConcurrency: runnerConcurrency(env.STACKSHIP_RUNNER_CONCURRENCY),
-    runnerMetricsPort: env.STACKSHIP_RUNNER_METRICS_PORT ? port(env.STACKSHIP_RUNNER_METRICS_PORT, 0, "STACKSHIP_RUNNER_METRICS_PORT") : null,
+    runnerMetricsPort: env.STACKSHIP_RUNNER_METRICS_PORT
+      ? port(env.STACKSHIP_RUNNER_METRICS_PORT, 0, "STACKSHIP_RUNNER_METRICS_PORT")
+      : null,
     phaseTimeoutMs: positive(env.STACKSHIP_PHASE_TIMEOUT_SECONDS, 3600, "STACKSHIP_PHASE_TIMEOUT_SECONDS") * 1000,
     shutdownGraceMs: nonNegative(env.STACKSHIP_SHUTDOWN_GRACE_SECONDS, 60, "STACKSHIP_SHUTDOWN_GRACE_SECONDS") * 1000,
     sandboxLimits: sandboxLimits(env),
@@ -294,8 +325,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     uploadInspections: positive(env.STACKSHIP_UPLOAD_INSPECTIONS, 2, "STACKSHIP_UPLOAD_INSPECTIONS"),
     uploadInspectionQueue: nonNegative(env.STACKSHIP_UPLOAD_INSPECTION_QUEUE, 8, "STACKSHIP_UPLOAD_INSPECTION_QUEUE"),
     github: githubSettings(env),
-    liveSocketsPerSession: positive(env.STACKSHIP_LIVE_SOCKETS_PER_SESSION, DEFAULT_LIVE_SOCKETS_PER_SESSION, "STACKSHIP_LIVE_SOCKETS_PER_SESSION"),
-    phaseLogMaxBytes: positive(env.STACKSHIP_PHASE_LOG_MAX_BYTES, DEFAULT_PHASE_LOG_MAX_BYTES, "STACKSHIP_PHASE_LOG_MAX_BYTES"),
+    liveSocketsPerSession: positive(
+      env.STACKSHIP_LIVE_SOCKETS_PER_SESSION,
+      DEFAULT_LIVE_SOCKETS_PER_SESSION,
+      "STACKSHIP_LIVE_SOCKETS_PER_SESSION",
+    ),
+    phaseLogMaxBytes: positive(
+      env.STACKSHIP_PHASE_LOG_MAX_BYTES,
+      DEFAULT_PHASE_LOG_MAX_BYTES,
+      "STACKSHIP_PHASE_LOG_MAX_BYTES",
+    ),
     dashboardDir: join(REPO_ROOT, "web/dist"),
     artifactStore: artifactStoreSetting(env.STACKSHIP_ARTIFACT_URL, dataDir, databaseUrl),
     auditCheckpoint: {

@@ -24,7 +24,8 @@ async function main() {
   const at = args.indexOf("--lead-seconds");
   const attestation = args.includes("--attestation");
   const leadSeconds = at >= 0 ? Number(args[at + 1]) : attestation ? 0 : 3600;
-  if (!Number.isInteger(leadSeconds) || leadSeconds < 0) throw new Error("--lead-seconds takes a whole number of seconds (0 or more)");
+  if (!Number.isInteger(leadSeconds) || leadSeconds < 0)
+    throw new Error("--lead-seconds takes a whole number of seconds (0 or more)");
   const config = loadConfig();
   const { services, close } = await createServices(config, {}, (m) => say(`migrations: ${m}`));
   try {
@@ -36,9 +37,14 @@ async function main() {
     }
     const result = await rotateSigningKeys(services, { publishLeadMs: leadSeconds * 1000 });
     say(`added key ${result.added.kid}: published now, signs from ${result.added.signsFrom}`);
-    say(result.removed.length > 0 ? `removed retired keys: ${result.removed.join(", ")}` : "no key was retired long enough to remove");
+    say(
+      result.removed.length > 0
+        ? `removed retired keys: ${result.removed.join(", ")}`
+        : "no key was retired long enough to remove",
+    );
     say(`published keys: ${result.published.join(", ")}`);
-    if (config.publicUrl === null) say("note: STACKSHIP_PUBLIC_URL is not set, so workload identity is off and no token is minted");
+    if (config.publicUrl === null)
+      say("note: STACKSHIP_PUBLIC_URL is not set, so workload identity is off and no token is minted");
   } finally {
     await close();
   }

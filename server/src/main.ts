@@ -40,7 +40,9 @@ async function main() {
   say(`data directory: ${config.dataDir}`);
   say(`database: ${config.databaseUrl.replace(/\/\/([^:@/]+):[^@/]*@/, "//$1:***@")}`);
   say(`artifacts: ${describeArtifactStore(config.artifactStore)}`);
-  const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) => say(`migrations: ${m}`));
+  const stackship = await createStackShip({ ...config, bootstrapToken: bootstrap.token }, {}, (m) =>
+    say(`migrations: ${m}`),
+  );
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const server = createServer(stackship.app.callback());
   stackship.live.attach(server);
@@ -93,7 +95,9 @@ async function main() {
   );
   say(`StackShip is listening on ${url}  (health: ${url}/healthz, Prometheus metrics: ${url}/metrics)`);
   say(
-    bootstrap.file ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)` : "administrator token: the value of STACKSHIP_BOOTSTRAP_TOKEN",
+    bootstrap.file
+      ? `administrator token: in ${bootstrap.file} (set STACKSHIP_BOOTSTRAP_TOKEN to choose your own)`
+      : "administrator token: the value of STACKSHIP_BOOTSTRAP_TOKEN",
   );
   say("create an organization and an admin token for it:");
   const tokenExpr = bootstrap.file ? `$(cat ${bootstrap.file})` : "$STACKSHIP_BOOTSTRAP_TOKEN";
@@ -105,11 +109,15 @@ async function main() {
   );
   say(`dashboard: ${url}/  (sign in with a user's email and password)`);
   if (config.bootstrapAdmin)
-    say(`sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`);
+    say(
+      `sign in as ${config.bootstrapAdmin.email} (a deployment administrator: sees every organization), in the dashboard or with POST ${url}/v1/auth/sessions`,
+    );
   // While no deployment administrator exists: a new one-time link each start (the token is stored only hashed).
   const setupLink = await issueSetupToken(stackship.services);
   if (setupLink) {
-    say(`no administrator yet. Open this one-time setup link to create one (valid until ${setupLink.expiresAt.toISOString()}, single use):`);
+    say(
+      `no administrator yet. Open this one-time setup link to create one (valid until ${setupLink.expiresAt.toISOString()}, single use):`,
+    );
     say(`  ${url}/setup?token=${setupLink.token}`);
     say("  (or set STACKSHIP_BOOTSTRAP_ADMIN_EMAIL and STACKSHIP_BOOTSTRAP_ADMIN_PASSWORD before the start)");
   }
@@ -136,7 +144,8 @@ async function main() {
    */
   const stop = async (signal: string) => {
     const graceSeconds = config.shutdownGraceMs / 1000;
-    if (stopping) return say(`${signal}: already shutting down (waiting at most ${graceSeconds} s for the work in flight)`);
+    if (stopping)
+      return say(`${signal}: already shutting down (waiting at most ${graceSeconds} s for the work in flight)`);
     stopping = true;
     const deadline = Date.now() + config.shutdownGraceMs;
     say(
@@ -147,7 +156,9 @@ async function main() {
     await stackship.live.close();
     const phases = runner ? await runner.shutdown(config.shutdownGraceMs, signal) : null;
     const waitedFor = requests.size;
-    const closed = Promise.all(listeners.map((listener) => new Promise<void>((resolve) => listener.close(() => resolve()))));
+    const closed = Promise.all(
+      listeners.map((listener) => new Promise<void>((resolve) => listener.close(() => resolve()))),
+    );
     for (const listener of listeners) listener.closeIdleConnections();
     let timer: NodeJS.Timeout | undefined;
     const finished = await Promise.race([
@@ -175,14 +186,19 @@ async function main() {
  * certificate for localhost/127.0.0.1 from the data directory, so `tofu`'s HTTPS-only service
  * discovery works. Without `openssl` StackShip still starts, HTTP only.
  */
-async function startHttps(config: Config, callback: Parameters<typeof createHttpsServer>[1]): Promise<{ server: HttpsServer; port: number; bundleFile: string } | null> {
+async function startHttps(
+  config: Config,
+  callback: Parameters<typeof createHttpsServer>[1],
+): Promise<{ server: HttpsServer; port: number; bundleFile: string } | null> {
   const httpsPort = httpsPortFrom(process.env);
   if (httpsPort === null) return null;
   let tls;
   try {
     tls = ensureLocalTls(config.dataDir);
   } catch (error) {
-    say(`HTTPS is off: could not create the local CA with openssl (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`);
+    say(
+      `HTTPS is off: could not create the local CA with openssl (${error instanceof Error ? error.message.split("\n")[0] : String(error)})`,
+    );
     return null;
   }
   if (tls.created) say(`created a local CA (${tls.caFile}) and a server certificate for localhost and 127.0.0.1`);
@@ -200,16 +216,23 @@ async function startHttps(config: Config, callback: Parameters<typeof createHttp
 /** How to point the tofu CLI at this server through a `cloud` block. */
 function printCloudInstructions(port: number, bundleFile: string, tokenExpr: string) {
   say("use StackShip from the tofu CLI (OpenTofu Cloud compatibility):");
-  say(`  1. trust the local CA (Linux; the bundle is the system CAs plus StackShip's):  export SSL_CERT_FILE=${bundleFile}`);
+  say(
+    `  1. trust the local CA (Linux; the bundle is the system CAs plus StackShip's):  export SSL_CERT_FILE=${bundleFile}`,
+  );
   say(`  2. give tofu an organization token, e.g. in the file TF_CLI_CONFIG_FILE names (or ~/.terraformrc):`);
   say(`       credentials "localhost:${port}" { token = "<the admin token's secret>" }`);
   say(`  3. add to the configuration:`);
-  say(`       terraform { cloud { hostname = "localhost:${port}"  organization = "acme"  workspaces { name = "app" } } }`);
-  say(`  then: tofu init && tofu plan && tofu apply   (create the token with the curl commands above; bootstrap token: ${tokenExpr})`);
+  say(
+    `       terraform { cloud { hostname = "localhost:${port}"  organization = "acme"  workspaces { name = "app" } } }`,
+  );
+  say(
+    `  then: tofu init && tofu plan && tofu apply   (create the token with the curl commands above; bootstrap token: ${tokenExpr})`,
+  );
 }
 
 main().catch((error: unknown) => {
   process.stderr.write(`[stackship] failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
-  if ((error as NodeJS.ErrnoException | null | undefined)?.code === "EADDRINUSE") process.stderr.write("[stackship] the port is taken: set STACKSHIP_HTTP_PORT to a free port.\n");
+  if ((error as NodeJS.ErrnoException | null | undefined)?.code === "EADDRINUSE")
+    process.stderr.write("[stackship] the port is taken: set STACKSHIP_HTTP_PORT to a free port.\n");
   process.exit(1);
 });

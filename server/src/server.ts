@@ -62,14 +62,22 @@ export function makeDataPrivate(config: Config, say: (message: string) => void):
     const file = sqliteFilename(config.databaseUrl);
     if (file !== ":memory:" && !inside(file)) others.push(file, `${file}-wal`, `${file}-shm`);
   }
-  if (config.artifactStore.kind === "local" && !inside(resolve(config.artifactStore.directory))) others.push(resolve(config.artifactStore.directory));
+  if (config.artifactStore.kind === "local" && !inside(resolve(config.artifactStore.directory)))
+    others.push(resolve(config.artifactStore.directory));
   const report = makePrivate(config.dataDir, others);
-  if (report.fixed.length > 0) say(`made ${report.fixed.length} data path(s) private to this user (directories 0700, files 0600), e.g. ${report.fixed[0]}`);
+  if (report.fixed.length > 0)
+    say(
+      `made ${report.fixed.length} data path(s) private to this user (directories 0700, files 0600), e.g. ${report.fixed[0]}`,
+    );
   for (const warning of report.warnings) say(`WARNING: ${warning}`);
 }
 
 /** Opens and migrates the database and wires every service; `onProgress` narrates slow steps. */
-export async function createServices(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShipServices> {
+export async function createServices(
+  config: Config,
+  overrides: ServerOverrides = {},
+  onProgress?: (message: string) => void,
+): Promise<StackShipServices> {
   const logger = overrides.logger ?? pino({ level: config.logLevel });
   const db = overrides.database ?? (await openDatabase(config.databaseUrl));
   const owned = overrides.database === undefined;
@@ -97,7 +105,10 @@ export async function createServices(config: Config, overrides: ServerOverrides 
     db,
     stores: createStores(db.knex, db.dialect),
     artifacts: new FramedArtifactStore(backend, keys.artifactDataKeys),
-    uploadInspector: new UploadInspector({ concurrency: config.uploadInspections, maxWaiting: config.uploadInspectionQueue }),
+    uploadInspector: new UploadInspector({
+      concurrency: config.uploadInspections,
+      maxWaiting: config.uploadInspectionQueue,
+    }),
     keys,
     clock: overrides.clock ?? (() => new Date()),
     opentofuVersions: [pinnedToolVersions().opentofu],
@@ -118,10 +129,18 @@ export async function createServices(config: Config, overrides: ServerOverrides 
 }
 
 /** The services plus the Koa app serving both API surfaces. */
-export async function createStackShip(config: Config, overrides: ServerOverrides = {}, onProgress?: (message: string) => void): Promise<StackShip> {
+export async function createStackShip(
+  config: Config,
+  overrides: ServerOverrides = {},
+  onProgress?: (message: string) => void,
+): Promise<StackShip> {
   const { services, close } = await createServices(config, overrides, onProgress);
   if (config.bootstrapAdmin) {
-    const { created } = await ensureBootstrapAdmin(services, config.bootstrapAdmin.email, config.bootstrapAdmin.password);
+    const { created } = await ensureBootstrapAdmin(
+      services,
+      config.bootstrapAdmin.email,
+      config.bootstrapAdmin.password,
+    );
     onProgress?.(
       created
         ? `created the deployment administrator ${config.bootstrapAdmin.email}`
@@ -142,6 +161,7 @@ export async function createStackShip(config: Config, overrides: ServerOverrides
 
 /** The OpenTofu-style platform name of this host. */
 export function hostPlatform(): string {
-  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
+  const arch =
+    ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
   return `${process.platform}_${arch}`;
 }

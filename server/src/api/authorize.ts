@@ -5,7 +5,8 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 
 /** The caller of an authenticated operation. */
 export function principalOf(ctx: RequestContext): AuthenticatedPrincipal {
-  if (!ctx.principal) throw new DomainError("UNAUTHENTICATED", "Send an API token as 'Authorization: Bearer <token>', or sign in.");
+  if (!ctx.principal)
+    throw new DomainError("UNAUTHENTICATED", "Send an API token as 'Authorization: Bearer <token>', or sign in.");
   return ctx.principal;
 }
 
@@ -18,7 +19,12 @@ export function notFound(what: string): DomainError {
  * Checks `permission` on an object. A caller who cannot even read the object gets 404, exactly
  * as if it did not exist; one who can read it but lacks the permission gets 403.
  */
-export function authorize(ctx: RequestContext, permission: Permission, target: AuthorizationTarget, what: string): void {
+export function authorize(
+  ctx: RequestContext,
+  permission: Permission,
+  target: AuthorizationTarget,
+  what: string,
+): void {
   const principal = principalOf(ctx);
   if (isAllowed(principal, permission, target)) return;
   const visible = isAllowed(principal, "workspace:read", target) || isAllowed(principal, "run:read", target);

@@ -48,7 +48,10 @@ async function drain(stream: AsyncIterable<unknown>): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-test("up to MAIN_THREAD_MAX_BYTES a buffer is written and read whole, one byte more streams; both read back either way", async ({ store, calls }) => {
+test("up to MAIN_THREAD_MAX_BYTES a buffer is written and read whole, one byte more streams; both read back either way", async ({
+  store,
+  calls,
+}) => {
   for (const size of [0, 1, MAIN_THREAD_MAX_BYTES, MAIN_THREAD_MAX_BYTES + 1]) {
     const plaintext = randomBytes(size);
     const before = { ...calls };
@@ -71,7 +74,10 @@ test("up to MAIN_THREAD_MAX_BYTES a buffer is written and read whole, one byte m
   assert.ok((await store.read(ref, WORKSPACE)).equals(plaintext));
 });
 
-test("a whole read fails on a flipped byte, an extended or truncated object, another workspace, and an absent object", async ({ store, dir }) => {
+test("a whole read fails on a flipped byte, an extended or truncated object, another workspace, and an absent object", async ({
+  store,
+  dir,
+}) => {
   const plaintext = randomBytes(3000);
   const ref = await store.write(target("runs/r/plan.bin"), plaintext);
   const file = join(dir, "runs/r/plan.bin");
@@ -111,7 +117,10 @@ test("a whole read fails on a flipped byte, an extended or truncated object, ano
   }
 });
 
-test("a whole write leaves no temporary file, replaces an object atomically, and makes its directory again when it was removed", async ({ store, dir }) => {
+test("a whole write leaves no temporary file, replaces an object atomically, and makes its directory again when it was removed", async ({
+  store,
+  dir,
+}) => {
   await store.write(target("runs/a/plan.bin"), Buffer.from("one"));
   const second = await store.write(target("runs/a/plan.bin"), Buffer.from("two"));
   assert.equal(readdirSync(join(dir, "runs/a")), ["plan.bin"]);

@@ -60,7 +60,8 @@ export interface ArtifactStore {
 /** A buffer as a sequence of batch-sized chunks, so a writer never sees it as one giant chunk. */
 function* chunksOf(bytes: Uint8Array): Generator<Buffer> {
   const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  for (let offset = 0; offset < buffer.length; offset += FRAMED_BATCH_BYTES) yield buffer.subarray(offset, offset + FRAMED_BATCH_BYTES);
+  for (let offset = 0; offset < buffer.length; offset += FRAMED_BATCH_BYTES)
+    yield buffer.subarray(offset, offset + FRAMED_BATCH_BYTES);
   if (buffer.length === 0) yield buffer;
 }
 
@@ -70,7 +71,11 @@ function* chunksOf(bytes: Uint8Array): Generator<Buffer> {
  * backpressure. A failed read fails the reader; a destroyed reader stops the reads; `done` runs
  * either way.
  */
-async function pump(source: AsyncIterable<Uint8Array>, opener: FramedOpener, done: () => Promise<void> = async () => undefined): Promise<void> {
+async function pump(
+  source: AsyncIterable<Uint8Array>,
+  opener: FramedOpener,
+  done: () => Promise<void> = async () => undefined,
+): Promise<void> {
   try {
     for await (const chunk of source) {
       if (opener.destroyed) break;
@@ -136,22 +141,35 @@ export class FramedArtifactStore implements ArtifactStore {
   }
 
   async open(ref: ArtifactRef, workspaceId: string, { lend = false }: { lend?: boolean } = {}): Promise<Readable> {
-    if (ref.format !== ARTIFACT_FORMAT) throw new FramedArtifactError(`artifact '${ref.key}' has the unknown format '${String(ref.format)}'`);
+    if (ref.format !== ARTIFACT_FORMAT)
+      throw new FramedArtifactError(`artifact '${ref.key}' has the unknown format '${String(ref.format)}'`);
     const identity = { kind: ref.kind, workspaceId, key: ref.key };
-    const stream = this.backend.openFile ? await this.openFile(ref, identity, lend) : await this.openStreamed(ref, identity);
+    const stream = this.backend.openFile
+      ? await this.openFile(ref, identity, lend)
+      : await this.openStreamed(ref, identity);
     // The reader may fail before its consumer listens; it is destroyed (`errored`) either way.
     stream.on("error", () => undefined);
     return stream;
   }
 
-  private check(ref: ArtifactRef, identity: FramedOpenerOptions["identity"], header: Buffer, size: number): FramedOpenerOptions {
+  private check(
+    ref: ArtifactRef,
+    identity: FramedOpenerOptions["identity"],
+    header: Buffer,
+    size: number,
+  ): FramedOpenerOptions {
     const { frameSize, dataKey } = openHeader(header, this.dataKeyWrap, identity);
-    if (size !== framedObjectSize(ref.sizeBytes, frameSize)) throw new FramedArtifactError(`artifact '${ref.key}' does not match its descriptor`);
+    if (size !== framedObjectSize(ref.sizeBytes, frameSize))
+      throw new FramedArtifactError(`artifact '${ref.key}' does not match its descriptor`);
     return { dataKey, frameSize, identity, sizeBytes: ref.sizeBytes, sha256: ref.sha256 };
   }
 
   /** A backend of local files: positioned reads, large objects in the read worker. */
-  private async openFile(ref: ArtifactRef, identity: FramedOpenerOptions["identity"], lend: boolean): Promise<Readable> {
+  private async openFile(
+    ref: ArtifactRef,
+    identity: FramedOpenerOptions["identity"],
+    lend: boolean,
+  ): Promise<Readable> {
     const file = await this.backend.openFile!(ref.key);
     try {
       const { size } = await file.stat();
@@ -185,7 +203,12 @@ export class FramedArtifactStore implements ArtifactStore {
   private async openStreamed(ref: ArtifactRef, identity: FramedOpenerOptions["identity"]): Promise<Readable> {
     const size = await this.backend.size(ref.key);
     if (size === null) throw new ObjectNotFoundError(ref.key);
-    const options = this.check(ref, identity, await collect(this.backend.read(ref.key, { start: 0, end: HEADER_SIZE })), size);
+    const options = this.check(
+      ref,
+      identity,
+      await collect(this.backend.read(ref.key, { start: 0, end: HEADER_SIZE })),
+      size,
+    );
     const opener = new FramedOpener(options);
     void pump(this.backend.read(ref.key, { start: HEADER_SIZE }), opener);
     return opener;
@@ -197,7 +220,10 @@ export class FramedArtifactStore implements ArtifactStore {
       const identity = { kind: ref.kind, workspaceId, key: ref.key };
       const object = await this.backend.readWhole(ref.key, maxFramedObjectSize(ref.sizeBytes));
       if (object === null) throw new FramedArtifactError(`artifact '${ref.key}' does not match its descriptor`);
-      return openWhole(object.subarray(HEADER_SIZE), this.check(ref, identity, object.subarray(0, HEADER_SIZE), object.length));
+      return openWhole(
+        object.subarray(HEADER_SIZE),
+        this.check(ref, identity, object.subarray(0, HEADER_SIZE), object.length),
+      );
     }
     return collect(await this.open(ref, workspaceId));
   }

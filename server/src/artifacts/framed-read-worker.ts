@@ -72,7 +72,8 @@ function flush(stream: Stream): void {
     post({ type: "batch", id: stream.id, slot: index, length });
   }
   if (!full(stream)) resume(stream);
-  if (stream.outcome && stream.queued === 0 && streams.delete(stream.id)) post({ type: "done", id: stream.id, ...stream.outcome });
+  if (stream.outcome && stream.queued === 0 && streams.delete(stream.id))
+    post({ type: "done", id: stream.id, ...stream.outcome });
 }
 
 function enqueue(stream: Stream, plaintexts: Buffer[]): void {
@@ -85,7 +86,9 @@ function enqueue(stream: Stream, plaintexts: Buffer[]): void {
 }
 
 function readAt(fd: number, buffer: Buffer, position: number): Promise<number> {
-  return new Promise((resolve, reject) => read(fd, buffer, 0, buffer.length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))));
+  return new Promise((resolve, reject) =>
+    read(fd, buffer, 0, buffer.length, position, (error, bytesRead) => (error ? reject(error) : resolve(bytesRead))),
+  );
 }
 
 async function pump(stream: Stream, request: Open): Promise<void> {
@@ -129,7 +132,18 @@ async function pump(stream: Stream, request: Open): Promise<void> {
 function receive(request: ReaderRequest): void {
   if (request.type === "open") {
     const slots = request.slots.map((slot) => new Uint8Array(slot));
-    const stream: Stream = { id: request.id, slots, sent: 0, acknowledged: 0, queue: [], offset: 0, queued: 0, canceled: false, outcome: null, wake: null };
+    const stream: Stream = {
+      id: request.id,
+      slots,
+      sent: 0,
+      acknowledged: 0,
+      queue: [],
+      offset: 0,
+      queued: 0,
+      canceled: false,
+      outcome: null,
+      wake: null,
+    };
     streams.set(stream.id, stream);
     void pump(stream, request);
     return;

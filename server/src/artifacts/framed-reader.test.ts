@@ -34,9 +34,14 @@ interface Context {
 function storeIn(directory: string) {
   const store = new FramedArtifactStore(new LocalObjectBackend(directory), WRAP);
   return Object.assign(store, {
-    putFramed: (key: string, identity: typeof KIND, plaintext: Uint8Array) => store.write({ ...identity, key }, plaintext),
-    openFramed: (key: string, identity: typeof KIND, expected: { sizeBytes: number; sha256: string }, options?: { lend?: boolean }) =>
-      store.open({ kind: identity.kind, key, ...expected, format: ARTIFACT_FORMAT }, identity.workspaceId, options),
+    putFramed: (key: string, identity: typeof KIND, plaintext: Uint8Array) =>
+      store.write({ ...identity, key }, plaintext),
+    openFramed: (
+      key: string,
+      identity: typeof KIND,
+      expected: { sizeBytes: number; sha256: string },
+      options?: { lend?: boolean },
+    ) => store.open({ kind: identity.kind, key, ...expected, format: ARTIFACT_FORMAT }, identity.workspaceId, options),
   });
 }
 
@@ -71,13 +76,20 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 async function stored(context: Context, key: string, size: number) {
   const plaintext = randomBytes(size);
   const descriptor = await context.store.putFramed(key, KIND, plaintext);
-  return { plaintext, descriptor, file: join(context.dir, key), expected: { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 } };
+  return {
+    plaintext,
+    descriptor,
+    file: join(context.dir, key),
+    expected: { sizeBytes: descriptor.sizeBytes, sha256: descriptor.sha256 },
+  };
 }
 
 test("concurrent streams through the worker are each byte-exact; sizes around batch and frame boundaries", async (context) => {
   const sizes = [MAIN_THREAD_MAX_BYTES + 1, 2 * MiB, 16 * (FRAME - 16) * 3 - 1, 5 * MiB + 12345, 7 * MiB];
   const objects = await Promise.all(sizes.map((size, i) => stored(context, `runs/r${i}/plan.json`, size)));
-  const results = await Promise.all(objects.map(async (o) => drain(await context.store.openFramed(o.descriptor.key, KIND, o.expected))));
+  const results = await Promise.all(
+    objects.map(async (o) => drain(await context.store.openFramed(o.descriptor.key, KIND, o.expected))),
+  );
   results.forEach((result, i) => {
     assert.is(result.error, null, `size ${sizes[i]}`);
     assert.ok(result.bytes.equals(objects[i].plaintext), `size ${sizes[i]} differs`);
@@ -90,20 +102,32 @@ test("any frame size and read size: a batch larger than a slot is split across s
   const reader = new FramedReadWorker();
   try {
     await fc.assert(
-      fc.asyncProperty(fc.integer({ min: 0, max: 40 * 1024 }), fc.integer({ min: 1024, max: 4096 }), fc.integer({ min: 1, max: 20_000 }), async (size, frameSize, readBytes) => {
-        const identity: ArtifactIdentity = { ...KIND, key: "k" };
-        const plaintext = randomBytes(size);
-        const object = await sealFramed(plaintext, { wrappingKey: WRAP, identity, frameSize });
-        const path = join(context.dir, "object");
-        await writeFile(path, object);
-        const { dataKey } = openHeader(object.subarray(0, HEADER_SIZE), WRAP, identity);
-        const file = await open(path, "r");
-        // At least one whole frame per read (as the store asks).
-        const read = Math.max(readBytes, frameSize + 16);
-        const { bytes, error } = await drain(reader.open(file, HEADER_SIZE, { dataKey, frameSize, identity, sizeBytes: size, sha256: sha(plaintext) }, read));
-        assert.is(error, null);
-        assert.ok(bytes.equals(plaintext), `size ${size}, frame ${frameSize}, read ${read}`);
-      }),
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 40 * 1024 }),
+        fc.integer({ min: 1024, max: 4096 }),
+        fc.integer({ min: 1, max: 20_000 }),
+        async (size, frameSize, readBytes) => {
+          const identity: ArtifactIdentity = { ...KIND, key: "k" };
+          const plaintext = randomBytes(size);
+          const object = await sealFramed(plaintext, { wrappingKey: WRAP, identity, frameSize });
+          const path = join(context.dir, "object");
+          await writeFile(path, object);
+          const { dataKey } = openHeader(object.subarray(0, HEADER_SIZE), WRAP, identity);
+          const file = await open(path, "r");
+          // At least one whole frame per read (as the store asks).
+          const read = Math.max(readBytes, frameSize + 16);
+          const { bytes, error } = await drain(
+            reader.open(
+              file,
+              HEADER_SIZE,
+              { dataKey, frameSize, identity, sizeBytes: size, sha256: sha(plaintext) },
+              read,
+            ),
+          );
+          assert.is(error, null);
+          assert.ok(bytes.equals(plaintext), `size ${size}, frame ${frameSize}, read ${read}`);
+        },
+      ),
       { numRuns: 25 },
     );
   } finally {
@@ -131,7 +155,12 @@ test("a tampered frame mid-stream fails the stream: nothing of it or after it co
 
 test("a digest mismatch never releases the last batch; truncation and extension after the checks fail the stream", async (context) => {
   const o = await stored(context, "runs/d/plan.json", 4 * MiB + 5);
-  const digest = await drain(await context.store.openFramed(o.descriptor.key, KIND, { sizeBytes: o.expected.sizeBytes, sha256: sha(Buffer.from("other")) }));
+  const digest = await drain(
+    await context.store.openFramed(o.descriptor.key, KIND, {
+      sizeBytes: o.expected.sizeBytes,
+      sha256: sha(Buffer.from("other")),
+    }),
+  );
   assert.instance(digest.error, FramedArtifactError);
   assert.match(digest.error!.message, /SHA-256/);
   // The last read holds only the final frame (5 bytes): it never came out.
@@ -160,7 +189,9 @@ test("a digest mismatch never releases the last batch; truncation and extension 
 test("a slow consumer bounds what is buffered; a consumer that goes away stops the worker's reads and closes the object", async (context) => {
   const o = await stored(context, "runs/s/plan.json", 24 * MiB);
   const stream = await context.store.openFramed(o.descriptor.key, KIND, o.expected);
-  const first = await new Promise<Buffer>((resolve) => stream.once("data", (chunk: Buffer) => (stream.pause(), resolve(chunk))));
+  const first = await new Promise<Buffer>((resolve) =>
+    stream.once("data", (chunk: Buffer) => (stream.pause(), resolve(chunk))),
+  );
   assert.ok(first.equals(o.plaintext.subarray(0, first.length)));
   await new Promise((resolve) => setTimeout(resolve, 150));
   // Unacknowledged batches only: the worker waits for the consumer.
@@ -168,7 +199,10 @@ test("a slow consumer bounds what is buffered; a consumer that goes away stops t
   assert.is(context.store.reader.active, 1);
   assert.is(openDescriptors(o.file), 1);
   stream.destroy();
-  await until(() => context.store.reader.active === 0 && openDescriptors(o.file) === 0, "the stream stayed open after its consumer went away");
+  await until(
+    () => context.store.reader.active === 0 && openDescriptors(o.file) === 0,
+    "the stream stayed open after its consumer went away",
+  );
   const again = await drain(await context.store.openFramed(o.descriptor.key, KIND, o.expected));
   assert.is(again.error, null);
   assert.ok(again.bytes.equals(o.plaintext));
@@ -177,7 +211,10 @@ test("a slow consumer bounds what is buffered; a consumer that goes away stops t
 test("lending: chunks are views that stay intact until given back; at most WINDOW slots are out; split or joined give-backs count", async (context) => {
   const o = await stored(context, "runs/l/plan.json", 9 * MiB + 77);
   // Without `lend` the chunks are the stream's to give: nothing to give back.
-  assert.is(lenderOf(await context.store.openFramed(o.descriptor.key, KIND, o.expected).then((s) => (s.destroy(), s))), null);
+  assert.is(
+    lenderOf(await context.store.openFramed(o.descriptor.key, KIND, o.expected).then((s) => (s.destroy(), s))),
+    null,
+  );
   const stream = await context.store.openFramed(o.descriptor.key, KIND, o.expected, { lend: true });
   const giveBack = lenderOf(stream)!;
   assert.type(giveBack, "function");
@@ -197,7 +234,10 @@ test("lending: chunks are views that stay intact until given back; at most WINDO
     const taken = held.splice(0, held.length);
     for (const chunk of taken) out.push(Buffer.from(chunk));
     const verified = Buffer.concat(out);
-    assert.ok(verified.equals(o.plaintext.subarray(0, verified.length)), "a lent chunk changed before it was given back");
+    assert.ok(
+      verified.equals(o.plaintext.subarray(0, verified.length)),
+      "a lent chunk changed before it was given back",
+    );
     // Given back whole, joined, or in pieces.
     if (round % 3 === 0) for (const chunk of taken) giveBack(chunk);
     else if (round % 3 === 1) giveBack(Buffer.concat(taken));
@@ -224,7 +264,10 @@ test("lending: chunks never given back stall only their own stream, which a dest
   const again = await drain(await context.store.openFramed(other.descriptor.key, KIND, other.expected));
   assert.ok(again.bytes.equals(other.plaintext));
   stream.destroy();
-  await until(() => context.store.reader.active === 0 && openDescriptors(o.file) === 0, "a stalled stream stayed open after destroy");
+  await until(
+    () => context.store.reader.active === 0 && openDescriptors(o.file) === 0,
+    "a stalled stream stayed open after destroy",
+  );
 });
 
 test("close() fails the streams under way, closes their objects and refuses new ones", async (context) => {

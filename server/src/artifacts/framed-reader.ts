@@ -160,7 +160,10 @@ export class FramedReadWorker {
     // A slot holds the plaintext of one read of whole frames.
     const slotBytes = Math.floor(readBytes / (options.frameSize + 16)) * options.frameSize;
     const spare = this.spare.findIndex((set) => set[0].byteLength === slotBytes);
-    const slots = spare >= 0 ? this.spare.splice(spare, 1)[0] : Array.from({ length: WINDOW }, () => new SharedArrayBuffer(slotBytes));
+    const slots =
+      spare >= 0
+        ? this.spare.splice(spare, 1)[0]
+        : Array.from({ length: WINDOW }, () => new SharedArrayBuffer(slotBytes));
     const stream = new WorkerStream(this, id, file, slots, lend);
     this.streams.set(id, stream);
     if (this.streams.size === 1) worker.ref();

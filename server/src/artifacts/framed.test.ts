@@ -21,17 +21,27 @@ import {
 
 const KEY = Buffer.alloc(32, 7);
 const OTHER_KEY = Buffer.alloc(32, 8);
-const ID: ArtifactIdentity = { kind: "plan_json", workspaceId: "ws-0123456789abcdef", key: "runs/run-0123456789abcdef/plan.json" };
+const ID: ArtifactIdentity = {
+  kind: "plan_json",
+  workspaceId: "ws-0123456789abcdef",
+  key: "runs/run-0123456789abcdef/plan.json",
+};
 const FRAME = 1024;
 
 const sha = (data: Uint8Array) => createHash("sha256").update(data).digest("hex");
 
 /** Streams `object` (after its header) through a reader, in chunks of `chunkSize`; what came out and how it ended. */
-async function read(object: Buffer, expected: { sizeBytes: number; sha256: string }, chunkSize = 777, identity = ID): Promise<{ out: Buffer; error: Error | null }> {
+async function read(
+  object: Buffer,
+  expected: { sizeBytes: number; sha256: string },
+  chunkSize = 777,
+  identity = ID,
+): Promise<{ out: Buffer; error: Error | null }> {
   const { frameSize, dataKey } = openHeader(object.subarray(0, HEADER_SIZE), KEY, identity);
   const body = object.subarray(HEADER_SIZE);
   const chunks: Buffer[] = [];
-  for (let offset = 0; offset < body.length; offset += chunkSize) chunks.push(body.subarray(offset, offset + chunkSize));
+  for (let offset = 0; offset < body.length; offset += chunkSize)
+    chunks.push(body.subarray(offset, offset + chunkSize));
   const out: Buffer[] = [];
   let error: Error | null = null;
   try {
@@ -55,14 +65,18 @@ const test = suite("framed artifacts");
 
 test("round trip of any size and chunking; the object size follows from the plaintext size", async () => {
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 0, max: 5 * FRAME + 3 }), fc.integer({ min: 1, max: 3000 }), async (size, chunkSize) => {
-      const plaintext = randomBytes(size);
-      const object = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
-      assert.is(object.length, framedObjectSize(size, FRAME));
-      const { out, error } = await read(object, { sizeBytes: size, sha256: sha(plaintext) }, chunkSize);
-      assert.is(error, null);
-      assert.ok(out.equals(plaintext));
-    }),
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: 5 * FRAME + 3 }),
+      fc.integer({ min: 1, max: 3000 }),
+      async (size, chunkSize) => {
+        const plaintext = randomBytes(size);
+        const object = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
+        assert.is(object.length, framedObjectSize(size, FRAME));
+        const { out, error } = await read(object, { sizeBytes: size, sha256: sha(plaintext) }, chunkSize);
+        assert.is(error, null);
+        assert.ok(out.equals(plaintext));
+      },
+    ),
     { numRuns: 60 },
   );
 });
@@ -71,7 +85,10 @@ test("frame boundaries: exact multiples, one byte more, empty", async () => {
   for (const size of [0, 1, FRAME - 1, FRAME, FRAME + 1, 3 * FRAME, 3 * FRAME + 1]) {
     const plaintext = randomBytes(size);
     const object = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
-    assert.ok((await openFramed(object, KEY, ID, { sizeBytes: size, sha256: sha(plaintext) })).equals(plaintext), `size ${size}`);
+    assert.ok(
+      (await openFramed(object, KEY, ID, { sizeBytes: size, sha256: sha(plaintext) })).equals(plaintext),
+      `size ${size}`,
+    );
   }
 });
 
@@ -98,21 +115,25 @@ test("any flipped byte fails: header, a frame, a tag", async () => {
   const expected = { sizeBytes: plaintext.length, sha256: sha(plaintext) };
   const object = await sealFramed(plaintext, { wrappingKey: KEY, identity: ID, frameSize: FRAME });
   await fc.assert(
-    fc.asyncProperty(fc.integer({ min: 0, max: object.length - 1 }), fc.integer({ min: 1, max: 255 }), async (position, mask) => {
-      const tampered = Buffer.from(object);
-      tampered[position] ^= mask;
-      let failed = false;
-      let released = 0;
-      try {
-        const { out, error } = await read(tampered, expected);
-        failed = error instanceof FramedArtifactError;
-        released = out.length;
-      } catch (error) {
-        failed = error instanceof FramedArtifactError;
-      }
-      assert.ok(failed, `flipping byte ${position} was not detected`);
-      assert.ok(released < plaintext.length, "a tampered object came out whole");
-    }),
+    fc.asyncProperty(
+      fc.integer({ min: 0, max: object.length - 1 }),
+      fc.integer({ min: 1, max: 255 }),
+      async (position, mask) => {
+        const tampered = Buffer.from(object);
+        tampered[position] ^= mask;
+        let failed = false;
+        let released = 0;
+        try {
+          const { out, error } = await read(tampered, expected);
+          failed = error instanceof FramedArtifactError;
+          released = out.length;
+        } catch (error) {
+          failed = error instanceof FramedArtifactError;
+        }
+        assert.ok(failed, `flipping byte ${position} was not detected`);
+        assert.ok(released < plaintext.length, "a tampered object came out whole");
+      },
+    ),
     { numRuns: 80 },
   );
 });
@@ -184,7 +205,11 @@ test("a digest mismatch fails at the end and holds the last bytes back", async (
 test("each data key is fresh", async () => {
   const a = await sealFramed(Buffer.from("{}"), { wrappingKey: KEY, identity: ID, frameSize: FRAME });
   const b = await sealFramed(Buffer.from("{}"), { wrappingKey: KEY, identity: ID, frameSize: FRAME });
-  assert.not.ok(openHeader(a.subarray(0, HEADER_SIZE), KEY, ID).dataKey.equals(openHeader(b.subarray(0, HEADER_SIZE), KEY, ID).dataKey));
+  assert.not.ok(
+    openHeader(a.subarray(0, HEADER_SIZE), KEY, ID).dataKey.equals(
+      openHeader(b.subarray(0, HEADER_SIZE), KEY, ID).dataKey,
+    ),
+  );
   assert.not.ok(a.subarray(HEADER_SIZE).equals(b.subarray(HEADER_SIZE)));
 });
 
@@ -221,11 +246,15 @@ test("the whole-buffer reader fails as the stream does: a flipped byte, reordere
       (error: Error) => error instanceof FramedArtifactError,
     );
   fc.assert(
-    fc.property(fc.integer({ min: HEADER_SIZE, max: object.length - 1 }), fc.integer({ min: 1, max: 255 }), (position, mask) => {
-      const tampered = Buffer.from(object);
-      tampered[position] ^= mask;
-      fails(tampered);
-    }),
+    fc.property(
+      fc.integer({ min: HEADER_SIZE, max: object.length - 1 }),
+      fc.integer({ min: 1, max: 255 }),
+      (position, mask) => {
+        const tampered = Buffer.from(object);
+        tampered[position] ^= mask;
+        fails(tampered);
+      },
+    ),
     { numRuns: 60 },
   );
   const frame = FRAME + 16;
@@ -238,7 +267,10 @@ test("the whole-buffer reader fails as the stream does: a flipped byte, reordere
     ]),
   );
   fails(object.subarray(0, HEADER_SIZE + 2 * frame));
-  fails(object.subarray(0, HEADER_SIZE + 2 * frame), { sizeBytes: 2 * FRAME, sha256: sha(plaintext.subarray(0, 2 * FRAME)) });
+  fails(object.subarray(0, HEADER_SIZE + 2 * frame), {
+    sizeBytes: 2 * FRAME,
+    sha256: sha(plaintext.subarray(0, 2 * FRAME)),
+  });
   fails(Buffer.concat([object, Buffer.from("}")]));
   fails(object, { sizeBytes: plaintext.length, sha256: "0".repeat(64) });
   fails(object, { sizeBytes: plaintext.length - 1, sha256: sha(plaintext.subarray(0, -1)) });

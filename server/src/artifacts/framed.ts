@@ -92,7 +92,11 @@ function wrapAad(prefix: Buffer, identity: Buffer): Buffer {
 }
 
 /** A new header with a fresh random data key wrapped by `wrappingKey`. */
-export function sealHeader(wrappingKey: Buffer, identity: ArtifactIdentity, frameSize: number): { header: Buffer; dataKey: Buffer } {
+export function sealHeader(
+  wrappingKey: Buffer,
+  identity: ArtifactIdentity,
+  frameSize: number,
+): { header: Buffer; dataKey: Buffer } {
   checkFrameSize(frameSize);
   const dataKey = randomBytes(KEY_BYTES);
   const prefix = headerPrefix(frameSize);
@@ -104,9 +108,14 @@ export function sealHeader(wrappingKey: Buffer, identity: ArtifactIdentity, fram
 }
 
 /** The frame size and the unwrapped data key of a header; anything invalid throws FramedArtifactError. */
-export function openHeader(header: Buffer, wrappingKey: Buffer, identity: ArtifactIdentity): { frameSize: number; dataKey: Buffer } {
+export function openHeader(
+  header: Buffer,
+  wrappingKey: Buffer,
+  identity: ArtifactIdentity,
+): { frameSize: number; dataKey: Buffer } {
   if (header.length !== HEADER_SIZE) throw new FramedArtifactError("truncated header");
-  if (!timingSafeEqual(header.subarray(0, MAGIC.length), MAGIC) || header[MAGIC.length] !== VERSION) throw new FramedArtifactError("not a framed artifact of a known version");
+  if (!timingSafeEqual(header.subarray(0, MAGIC.length), MAGIC) || header[MAGIC.length] !== VERSION)
+    throw new FramedArtifactError("not a framed artifact of a known version");
   const frameSize = header.readUInt32BE(MAGIC.length + 1);
   checkFrameSize(frameSize);
   const prefix = header.subarray(0, PREFIX_BYTES);
@@ -224,9 +233,16 @@ export class FramedSealer extends Transform {
 }
 
 /** Seals a whole buffer at once: the object, and the plaintext's size and SHA-256 (small artifacts held in memory anyway). */
-export function sealWhole(plaintext: Uint8Array, options: FramedSealerOptions): { object: Buffer; sizeBytes: number; sha256: string } {
+export function sealWhole(
+  plaintext: Uint8Array,
+  options: FramedSealerOptions,
+): { object: Buffer; sizeBytes: number; sha256: string } {
   const core = new FramedSealCore(options);
-  const object = Buffer.concat([core.header, ...core.update(Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)), ...core.finish()]);
+  const object = Buffer.concat([
+    core.header,
+    ...core.update(Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)),
+    ...core.finish(),
+  ]);
   return { object, ...core.result() };
 }
 
@@ -278,13 +294,16 @@ export class FramedVerifier {
 
   constructor(private readonly options: FramedOpenerOptions) {
     checkFrameSize(options.frameSize);
-    if (!Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0) throw new FramedArtifactError("invalid declared size");
+    if (!Number.isSafeInteger(options.sizeBytes) || options.sizeBytes < 0)
+      throw new FramedArtifactError("invalid declared size");
     this.identity = identityBytes(options.identity);
     this.frames = frameCount(options.sizeBytes, options.frameSize);
   }
 
   private plaintextLength(index: number): number {
-    return index === this.frames - 1 ? this.options.sizeBytes - (this.frames - 1) * this.options.frameSize : this.options.frameSize;
+    return index === this.frames - 1
+      ? this.options.sizeBytes - (this.frames - 1) * this.options.frameSize
+      : this.options.frameSize;
   }
 
   private fail(message: string): never {
@@ -336,7 +355,8 @@ export class FramedVerifier {
   finish(): Buffer[] | null {
     if (this.ended) throw new FramedArtifactError("the object was already failed or finished");
     if (this.index < this.frames || this.pending.length > 0) return this.fail("the object ends before its final frame");
-    if (this.hash.digest("hex") !== this.options.sha256) return this.fail("the plaintext does not match the declared SHA-256");
+    if (this.hash.digest("hex") !== this.options.sha256)
+      return this.fail("the plaintext does not match the declared SHA-256");
     const released = this.held;
     this.held = null;
     this.ended = true;
@@ -390,13 +410,21 @@ export class FramedOpener extends Transform {
 
 /** Seals a whole buffer through the streaming writer (tests: the stream's output, to compare with sealWhole's). */
 export async function sealFramed(plaintext: Uint8Array, options: FramedSealerOptions): Promise<Buffer> {
-  return collect(new FramedSealer(options), [Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength)]);
+  return collect(new FramedSealer(options), [
+    Buffer.from(plaintext.buffer, plaintext.byteOffset, plaintext.byteLength),
+  ]);
 }
 
 /** Opens a whole framed object through the streaming reader (tests; the store opens small objects with openWhole). */
-export async function openFramed(object: Buffer, wrappingKey: Buffer, identity: ArtifactIdentity, expected: { sizeBytes: number; sha256: string }): Promise<Buffer> {
+export async function openFramed(
+  object: Buffer,
+  wrappingKey: Buffer,
+  identity: ArtifactIdentity,
+  expected: { sizeBytes: number; sha256: string },
+): Promise<Buffer> {
   const { frameSize, dataKey } = openHeader(object.subarray(0, HEADER_SIZE), wrappingKey, identity);
-  if (object.length !== framedObjectSize(expected.sizeBytes, frameSize)) throw new FramedArtifactError("the object size does not match the declared size");
+  if (object.length !== framedObjectSize(expected.sizeBytes, frameSize))
+    throw new FramedArtifactError("the object size does not match the declared size");
   return collect(new FramedOpener({ dataKey, frameSize, identity, ...expected }), [object.subarray(HEADER_SIZE)]);
 }
 

@@ -79,7 +79,10 @@ export function deriveKeys(master: Buffer): Keys {
 export function loadMasterKey(dataDir: string, fromEnv: string | null): Buffer {
   if (fromEnv) {
     const key = Buffer.from(fromEnv, "base64");
-    if (key.length !== 32) throw new Error("STACKSHIP_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes (try: openssl rand -base64 32)");
+    if (key.length !== 32)
+      throw new Error(
+        "STACKSHIP_ENCRYPTION_KEY must be the base64 encoding of exactly 32 bytes (try: openssl rand -base64 32)",
+      );
     return key;
   }
   const file = join(dataDir, "keys", "master.key");

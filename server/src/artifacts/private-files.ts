@@ -23,7 +23,9 @@ function check(path: string, stats: Stats, report: PrivateFilesReport): void {
   const uid = process.getuid?.();
   if (uid !== undefined && stats.uid !== uid) {
     if (mode & 0o077)
-      report.warnings.push(`${path} is mode ${octal(mode)} and owned by uid ${stats.uid}, not this process (uid ${uid}): other users may read it; chmod it to ${octal(wanted)}`);
+      report.warnings.push(
+        `${path} is mode ${octal(mode)} and owned by uid ${stats.uid}, not this process (uid ${uid}): other users may read it; chmod it to ${octal(wanted)}`,
+      );
     return;
   }
   chmodSync(path, wanted);

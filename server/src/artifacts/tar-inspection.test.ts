@@ -53,17 +53,20 @@ accepted("a configuration from the system tar, fed in odd chunk sizes and in one
   for (const chunk of [1, 511, 512, 513, 4096, tar.length]) assert.is(inspect(tar, chunk).entries, 5, `chunk ${chunk}`);
 });
 
-accepted("inside links: a relative symlink to a sibling, one up into the root, and a hard link to an earlier file (system tar)", () => {
-  const tar = systemTar((dir) => {
-    mkdirSync(join(dir, "env"));
-    writeFileSync(join(dir, "shared.tf"), "# shared\n");
-    symlinkSync("../shared.tf", join(dir, "env/shared.tf"));
-    symlinkSync("shared.tf", join(dir, "alias.tf"));
-    linkSync(join(dir, "shared.tf"), join(dir, "hard.tf"));
-  });
-  assert.ok(tar.includes(Buffer.from("../shared.tf")), "the archive holds the relative symlink");
-  assert.is(inspect(tar).entries, 6);
-});
+accepted(
+  "inside links: a relative symlink to a sibling, one up into the root, and a hard link to an earlier file (system tar)",
+  () => {
+    const tar = systemTar((dir) => {
+      mkdirSync(join(dir, "env"));
+      writeFileSync(join(dir, "shared.tf"), "# shared\n");
+      symlinkSync("../shared.tf", join(dir, "env/shared.tf"));
+      symlinkSync("shared.tf", join(dir, "alias.tf"));
+      linkSync(join(dir, "shared.tf"), join(dir, "hard.tf"));
+    });
+    assert.ok(tar.includes(Buffer.from("../shared.tf")), "the archive holds the relative symlink");
+    assert.is(inspect(tar).entries, 6);
+  },
+);
 
 accepted("long names: GNU long-name headers and pax headers (system tar, both formats)", () => {
   const deep = `${"d".repeat(90)}/${"e".repeat(90)}/${"f".repeat(90)}`;
@@ -87,7 +90,8 @@ accepted("an empty archive (only the end-of-archive blocks)", () => {
 const refused = suite("tar inspection: refused archives");
 
 refused("path traversal: '..' anywhere in a member name", () => {
-  for (const name of ["../evil.tf", "a/../../evil.tf", "./../x", "a/b/.."]) assert.match(refusal(tarArchive([file(name)])), "path traversal", name);
+  for (const name of ["../evil.tf", "a/../../evil.tf", "./../x", "a/b/.."])
+    assert.match(refusal(tarArchive([file(name)])), "path traversal", name);
 });
 
 refused("absolute paths", () => {
@@ -140,7 +144,10 @@ refused("writing through a symlink of the archive, and replacing one", () => {
 refused("hard links to anything but an earlier regular file of the archive", () => {
   assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "/etc/shadow" }])), "absolute path");
   assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "../x" }])), "path traversal");
-  assert.match(refusal(tarArchive([{ name: "h", type: "1", linkname: "later.tf" }, file("later.tf")])), "not a regular file earlier");
+  assert.match(
+    refusal(tarArchive([{ name: "h", type: "1", linkname: "later.tf" }, file("later.tf")])),
+    "not a regular file earlier",
+  );
   assert.match(
     refusal(
       tarArchive([
@@ -161,22 +168,46 @@ refused("hard links to anything but an earlier regular file of the archive", () 
   );
 });
 
-refused("tofu's working data: anything in a .terraform directory at any depth but its modules (a provider there would run as installed); the lock file is fine", () => {
-  const provider = ".terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0";
-  assert.match(refusal(tarArchive([file("main.tf"), file(provider)])), "inside a .terraform directory");
-  assert.match(refusal(tarArchive([file("modules/net/.terraform/providers/p")])), '"modules/net/.terraform/providers/p"');
-  assert.match(refusal(tarArchive([file(".terraform/plugins/linux_amd64/terraform-provider-x")])), "inside a .terraform directory");
-  assert.match(refusal(tarArchive([file(".terraform/terraform.tfstate")])), "inside a .terraform directory");
-  assert.match(refusal(tarArchive([file(".terraform")])), "inside a .terraform directory");
-  assert.match(refusal(tarArchive([{ name: "./.terraform", type: "2", linkname: "cache" }])), "inside a .terraform directory");
-  assert.match(refusal(tarArchive([file(".terraform/modules/m/.terraform/providers/p")])), "inside a .terraform directory");
-  assert.match(refusal(systemTar((dir) => mkdirSync(join(dir, ".terraform/providers"), { recursive: true }))), "inside a .terraform directory");
-  // What the CLI uploads (go-slug keeps .terraform/modules/), and the lock file.
-  inspect(
-    tarArchive([{ name: ".terraform/", type: "5" }, { name: ".terraform/modules/", type: "5" }, file(".terraform/modules/modules.json"), file(".terraform/modules/vpc/main.tf")]),
-  );
-  inspect(tarArchive([file(".terraform.lock.hcl"), file("terraform.tfvars"), file("x.terraform/a")]));
-});
+refused(
+  "tofu's working data: anything in a .terraform directory at any depth but its modules (a provider there would run as installed); the lock file is fine",
+  () => {
+    const provider =
+      ".terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0";
+    assert.match(refusal(tarArchive([file("main.tf"), file(provider)])), "inside a .terraform directory");
+    assert.match(
+      refusal(tarArchive([file("modules/net/.terraform/providers/p")])),
+      '"modules/net/.terraform/providers/p"',
+    );
+    assert.match(
+      refusal(tarArchive([file(".terraform/plugins/linux_amd64/terraform-provider-x")])),
+      "inside a .terraform directory",
+    );
+    assert.match(refusal(tarArchive([file(".terraform/terraform.tfstate")])), "inside a .terraform directory");
+    assert.match(refusal(tarArchive([file(".terraform")])), "inside a .terraform directory");
+    assert.match(
+      refusal(tarArchive([{ name: "./.terraform", type: "2", linkname: "cache" }])),
+      "inside a .terraform directory",
+    );
+    assert.match(
+      refusal(tarArchive([file(".terraform/modules/m/.terraform/providers/p")])),
+      "inside a .terraform directory",
+    );
+    assert.match(
+      refusal(systemTar((dir) => mkdirSync(join(dir, ".terraform/providers"), { recursive: true }))),
+      "inside a .terraform directory",
+    );
+    // What the CLI uploads (go-slug keeps .terraform/modules/), and the lock file.
+    inspect(
+      tarArchive([
+        { name: ".terraform/", type: "5" },
+        { name: ".terraform/modules/", type: "5" },
+        file(".terraform/modules/modules.json"),
+        file(".terraform/modules/vpc/main.tf"),
+      ]),
+    );
+    inspect(tarArchive([file(".terraform.lock.hcl"), file("terraform.tfvars"), file("x.terraform/a")]));
+  },
+);
 
 refused("device files and FIFOs", () => {
   assert.match(refusal(tarArchive([{ name: "null", type: "3" }])), "device file");

@@ -3,7 +3,8 @@
 // handed. Pure; the upload inspection worker feeds it the inflated bytes.
 
 /** What kind of problem a refusal is about (callers with their own outcome codes map it; uploads use only the message). */
-export type RefusalKind = "not_a_tar" | "absolute_path" | "path_traversal" | "link" | "unsupported_entry" | "too_many_entries";
+export type RefusalKind =
+  "not_a_tar" | "absolute_path" | "path_traversal" | "link" | "unsupported_entry" | "too_many_entries";
 
 /** Why an upload is refused; the message completes "The upload must be a .tar.gz of the configuration: …". */
 export class UploadRefusal extends Error {
@@ -72,7 +73,8 @@ function segmentsOf(path: string, what: string): string[] {
   if (path.includes("\0")) throw new UploadRefusal(`${what} ${quote(path)} contains a NUL byte`);
   if (path.startsWith("/")) throw new UploadRefusal(`${what} ${quote(path)} is an absolute path`, "absolute_path");
   const segments = path.split("/").filter((s) => s !== "" && s !== ".");
-  if (segments.includes("..")) throw new UploadRefusal(`${what} ${quote(path)} contains '..' (path traversal)`, "path_traversal");
+  if (segments.includes(".."))
+    throw new UploadRefusal(`${what} ${quote(path)} contains '..' (path traversal)`, "path_traversal");
   return segments;
 }
 
@@ -82,7 +84,10 @@ function segmentsOf(path: string, what: string): string[] {
  * upload may carry (no providers, plugins or backend state).
  */
 function onlyModulesOfTofuData(segments: readonly string[], type: string): boolean {
-  return segments.every((segment, i) => segment !== ".terraform" || (i === segments.length - 1 ? type === "5" : segments[i + 1] === "modules"));
+  return segments.every(
+    (segment, i) =>
+      segment !== ".terraform" || (i === segments.length - 1 ? type === "5" : segments[i + 1] === "modules"),
+  );
 }
 
 /** pax extended header records: `<length> <key>=<value>\n`. */
@@ -163,10 +168,16 @@ export class TarInspector {
   }
 
   finish(): TarSummary {
-    if (this.tarBytes === 0 || this.tarBytes % BLOCK !== 0) throw new UploadRefusal("the decompressed data is not a tar archive");
-    if (!this.ended && (this.skip > 0 || this.extended || this.headerFill > 0)) throw new UploadRefusal("the tar archive is truncated");
+    if (this.tarBytes === 0 || this.tarBytes % BLOCK !== 0)
+      throw new UploadRefusal("the decompressed data is not a tar archive");
+    if (!this.ended && (this.skip > 0 || this.extended || this.headerFill > 0))
+      throw new UploadRefusal("the tar archive is truncated");
     for (const [path, link] of this.symlinks) {
-      if (this.escapes(link.dir, link.target)) throw new UploadRefusal(`the symlink ${quote(path)} points outside the configuration (to ${quote(link.target)})`, "link");
+      if (this.escapes(link.dir, link.target))
+        throw new UploadRefusal(
+          `the symlink ${quote(path)} points outside the configuration (to ${quote(link.target)})`,
+          "link",
+        );
     }
     return { entries: this.entries, tarBytes: this.tarBytes };
   }
@@ -180,12 +191,15 @@ export class TarInspector {
     }
     // "ustar\0" (POSIX) or "ustar " (GNU).
     const magic = Buffer.from(block.buffer, block.byteOffset + 257, 5).toString("latin1");
-    if (magic !== "ustar" || !checksumMatches(block)) throw new UploadRefusal("the decompressed data is not a tar archive");
+    if (magic !== "ustar" || !checksumMatches(block))
+      throw new UploadRefusal("the decompressed data is not a tar archive");
     const size = number(block, 124, 12);
-    if (!Number.isFinite(size) || size < 0) throw new UploadRefusal("the decompressed data is not a tar archive (an entry has no valid size)");
+    if (!Number.isFinite(size) || size < 0)
+      throw new UploadRefusal("the decompressed data is not a tar archive (an entry has no valid size)");
     const type = String.fromCharCode(block[156]);
     if (type === "x" || type === "g" || type === "L" || type === "K") {
-      if (size > MAX_EXTENDED_HEADER_BYTES) throw new UploadRefusal(`an extended tar header is larger than ${MAX_EXTENDED_HEADER_BYTES} bytes`);
+      if (size > MAX_EXTENDED_HEADER_BYTES)
+        throw new UploadRefusal(`an extended tar header is larger than ${MAX_EXTENDED_HEADER_BYTES} bytes`);
       this.extended = { type, size, chunks: [], have: 0 };
       this.skip = Math.ceil(size / BLOCK) * BLOCK;
       if (this.skip === 0) this.endExtended();
@@ -199,7 +213,8 @@ export class TarInspector {
     const dataSize = this.next.size ?? size;
     this.next = {};
     this.entries += 1;
-    if (this.entries > this.maxEntries) throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`, "too_many_entries");
+    if (this.entries > this.maxEntries)
+      throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`, "too_many_entries");
     this.checkEntry(type, name, linkname);
     // Links, directories and devices carry no data whatever their size field says.
     this.skip = type === "0" || type === "\0" || type === "7" ? Math.ceil(dataSize / BLOCK) * BLOCK : 0;
@@ -219,7 +234,8 @@ export class TarInspector {
       if (path !== undefined) this.next.path = path;
       if (linkpath !== undefined) this.next.linkpath = linkpath;
       if (size !== undefined) {
-        if (!/^[0-9]+$/.test(size) || !Number.isSafeInteger(Number(size))) throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax size)");
+        if (!/^[0-9]+$/.test(size) || !Number.isSafeInteger(Number(size)))
+          throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax size)");
         this.next.size = Number(size);
       }
     }
@@ -233,7 +249,8 @@ export class TarInspector {
     // Writing under a symlink the archive made earlier would write wherever it points.
     for (let i = 1; i <= segments.length; i += 1) {
       const ancestor = segments.slice(0, i).join("/");
-      if (i < segments.length && this.symlinks.has(ancestor)) throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`, "link");
+      if (i < segments.length && this.symlinks.has(ancestor))
+        throw new UploadRefusal(`the entry ${quote(name)} is inside the symlink ${quote(ancestor)}`, "link");
     }
     // tofu's working data: a provider binary in it would be run as "previously installed".
     // StackShip installs providers only from its mirror; the CLI uploads only `.terraform/modules/`
@@ -243,7 +260,8 @@ export class TarInspector {
         `the entry ${quote(name)} is inside a .terraform directory (tofu's working data; a configuration may carry only its .terraform/modules)`,
         "unsupported_entry",
       );
-    if (type !== "2" && this.symlinks.has(path)) throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`, "link");
+    if (type !== "2" && this.symlinks.has(path))
+      throw new UploadRefusal(`the entry ${quote(name)} replaces a symlink of the archive`, "link");
     switch (type) {
       case "0":
       case "\0":
@@ -254,8 +272,10 @@ export class TarInspector {
         return;
       case "2": {
         if (linkname === "") throw new UploadRefusal(`the symlink ${quote(name)} has no target`, "link");
-        if (linkname.startsWith("/")) throw new UploadRefusal(`the symlink ${quote(name)} points to the absolute path ${quote(linkname)}`, "link");
-        if (segments.length === 0) throw new UploadRefusal(`the symlink ${quote(name)} would replace the configuration directory`, "link");
+        if (linkname.startsWith("/"))
+          throw new UploadRefusal(`the symlink ${quote(name)} points to the absolute path ${quote(linkname)}`, "link");
+        if (segments.length === 0)
+          throw new UploadRefusal(`the symlink ${quote(name)} would replace the configuration directory`, "link");
         this.symlinks.set(path, { dir: segments.slice(0, -1), target: linkname });
         this.files.delete(path);
         return;
@@ -263,7 +283,10 @@ export class TarInspector {
       case "1": {
         const target = segmentsOf(linkname, "the hard link target").join("/");
         if (!this.files.has(target))
-          throw new UploadRefusal(`the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`, "link");
+          throw new UploadRefusal(
+            `the hard link ${quote(name)} points to ${quote(linkname)}, which is not a regular file earlier in the archive`,
+            "link",
+          );
         this.files.add(path);
         return;
       }
@@ -273,7 +296,10 @@ export class TarInspector {
       case "6":
         throw new UploadRefusal(`the entry ${quote(name)} is a FIFO`, "unsupported_entry");
       default:
-        throw new UploadRefusal(`the entry ${quote(name)} has an unsupported tar type ${JSON.stringify(type)}`, "unsupported_entry");
+        throw new UploadRefusal(
+          `the entry ${quote(name)} has an unsupported tar type ${JSON.stringify(type)}`,
+          "unsupported_entry",
+        );
     }
   }
 

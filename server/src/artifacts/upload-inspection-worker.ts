@@ -63,6 +63,8 @@ export async function inspectUpload(bytes: Uint8Array, limits: InspectionLimits)
 
 export function serveUploadInspections(port: MessagePort): void {
   port.on("message", (request: InspectionRequest) => {
-    void inspectUpload(new Uint8Array(request.bytes, request.byteOffset, request.byteLength), request.limits).then((reply) => port.postMessage({ id: request.id, ...reply }));
+    void inspectUpload(new Uint8Array(request.bytes, request.byteOffset, request.byteLength), request.limits).then(
+      (reply) => port.postMessage({ id: request.id, ...reply }),
+    );
   });
 }

@@ -42,7 +42,8 @@ export interface InspectionRequest {
 export type InspectionReply = { id: number } & InspectionResult;
 
 /** The outcome of an inspection: accepted with what it held, or refused with the reason (a sentence fragment). */
-export type InspectionResult = { ok: true; unpackedBytes: number; entries: number } | { ok: false; refusal: string; unpackedBytes: number };
+export type InspectionResult =
+  { ok: true; unpackedBytes: number; entries: number } | { ok: false; refusal: string; unpackedBytes: number };
 
 export interface UploadInspectorOptions {
   /** Inspections under way at once (each on its own worker thread). */

@@ -13,39 +13,61 @@ import type { AttemptOrigin } from "./users.ts";
 // session and authorization as soon as it commits, in every API process. HTTP requests need
 // nothing more: each one reads the session, the user and the memberships afresh.
 
-const membershipMissing = (id: string) => new DomainError("NOT_FOUND", `Membership ${id} does not exist, or this token may not see it.`);
+const membershipMissing = (id: string) =>
+  new DomainError("NOT_FOUND", `Membership ${id} does not exist, or this token may not see it.`);
 
 /** Changes a membership's role, audited with the old and the new one. */
-export async function changeMembershipRole(services: Services, actor: AuthenticatedPrincipal, organization: Organization, membershipId: string, role: Role): Promise<Membership> {
+export async function changeMembershipRole(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  membershipId: string,
+  role: Role,
+): Promise<Membership> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const before = await stores.users.getMembership(organization.id, membershipId);
     if (!before) throw membershipMissing(membershipId);
     const after = (await stores.users.setMembershipRole(before.id, role))!;
-    await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "membership.role_changed", ["memberships", before.id], {
-      user_id: before.userId,
-      from: before.role,
-      to: role,
-      scope_kind: before.scopeKind,
-      scope_id: before.scopeId,
-    });
+    await stores.audit.recordAction(
+      { organizationId: organization.id, actorId: actor.id, createdAt: now },
+      "membership.role_changed",
+      ["memberships", before.id],
+      {
+        user_id: before.userId,
+        from: before.role,
+        to: role,
+        scope_kind: before.scopeKind,
+        scope_id: before.scopeId,
+      },
+    );
     await stores.users.announceAccessChange(before.userId);
     return after;
   });
 }
 
 /** Removes a membership, audited. */
-export async function removeMembership(services: Services, actor: AuthenticatedPrincipal, organization: Organization, membershipId: string): Promise<void> {
+export async function removeMembership(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  membershipId: string,
+): Promise<void> {
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     const membership = await stores.users.getMembership(organization.id, membershipId);
     if (!membership || !(await stores.users.removeMembership(membership.id))) throw membershipMissing(membershipId);
-    await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "membership.removed", ["memberships", membership.id], {
-      user_id: membership.userId,
-      role: membership.role,
-      scope_kind: membership.scopeKind,
-      scope_id: membership.scopeId,
-    });
+    await stores.audit.recordAction(
+      { organizationId: organization.id, actorId: actor.id, createdAt: now },
+      "membership.removed",
+      ["memberships", membership.id],
+      {
+        user_id: membership.userId,
+        role: membership.role,
+        scope_kind: membership.scopeKind,
+        scope_id: membership.scopeId,
+      },
+    );
     await stores.users.announceAccessChange(membership.userId);
   });
 }
@@ -54,29 +76,63 @@ export async function removeMembership(services: Services, actor: AuthenticatedP
  * Ends every session of the user (but `exceptSessionId`), audited as one event naming them.
  * Runs inside the caller's transaction.
  */
-async function endSessions(stores: Stores, actorId: string, userId: string, now: Date, reason: string, exceptSessionId: string | null = null): Promise<void> {
+async function endSessions(
+  stores: Stores,
+  actorId: string,
+  userId: string,
+  now: Date,
+  reason: string,
+  exceptSessionId: string | null = null,
+): Promise<void> {
   const ended = await stores.users.revokeSessionsOf(userId, now, exceptSessionId);
-  await stores.audit.recordAction({ organizationId: null, actorId, createdAt: now }, "user.sessions_ended", ["users", userId], { reason, session_ids: ended });
+  await stores.audit.recordAction(
+    { organizationId: null, actorId, createdAt: now },
+    "user.sessions_ended",
+    ["users", userId],
+    { reason, session_ids: ended },
+  );
   await stores.users.announceAccessChange(userId);
 }
 
 /** Signs the user out everywhere (the user itself, or a deployment administrator for anyone). */
-export async function signOutEverywhere(services: Services, actor: AuthenticatedPrincipal, userId: string): Promise<void> {
+export async function signOutEverywhere(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  userId: string,
+): Promise<void> {
   const user = await services.stores.users.getById(userId);
   if (!user) throw new DomainError("NOT_FOUND", `User ${userId} does not exist.`);
   const now = services.clock();
-  await inTransaction(services.db, (stores) => endSessions(stores, actor.id, user.id, now, actor.id === user.id ? "signed_out_everywhere" : "ended_by_administrator"));
+  await inTransaction(services.db, (stores) =>
+    endSessions(
+      stores,
+      actor.id,
+      user.id,
+      now,
+      actor.id === user.id ? "signed_out_everywhere" : "ended_by_administrator",
+    ),
+  );
 }
 
 /** Disables a user (every session ends, sign-in is refused) or enables it again; audited. */
-export async function setUserDisabled(services: Services, actor: AuthenticatedPrincipal, userId: string, disabled: boolean): Promise<User> {
+export async function setUserDisabled(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  userId: string,
+  disabled: boolean,
+): Promise<User> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const before = await stores.users.getById(userId);
     if (!before) throw new DomainError("NOT_FOUND", `User ${userId} does not exist.`);
     if ((before.disabledAt !== null) === disabled) return before;
     const after = (await stores.users.setDisabled(userId, disabled ? now : null))!;
-    await stores.audit.recordAction({ organizationId: null, actorId: actor.id, createdAt: now }, disabled ? "user.disabled" : "user.enabled", ["users", userId], {});
+    await stores.audit.recordAction(
+      { organizationId: null, actorId: actor.id, createdAt: now },
+      disabled ? "user.disabled" : "user.enabled",
+      ["users", userId],
+      {},
+    );
     if (disabled) await endSessions(stores, actor.id, userId, now, "user_disabled");
     return after;
   });
@@ -95,7 +151,9 @@ export async function changePassword(
 ): Promise<void> {
   const { user } = session;
   if (input.newPassword.length < MIN_PASSWORD_LENGTH) {
-    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, { source: { pointer: "/data/attributes/new_password" } });
+    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, {
+      source: { pointer: "/data/attributes/new_password" },
+    });
   }
   const keys = attemptKeys(user.email, origin.clientAddress);
   const failed = (refusal: FailedAttempt["refusal"]): FailedAttempt => ({
@@ -110,27 +168,49 @@ export async function changePassword(
   await reserveAttempt(services, keys, () => auditFailedAttempt(services, failed("AUTH_THROTTLED")));
   if (!(await verifyPassword(input.currentPassword, user.passwordHash))) {
     await auditFailedAttempt(services, failed("PASSWORD_CURRENT_INVALID"));
-    throw new DomainError("PASSWORD_CURRENT_INVALID", "The current password is wrong; nothing changed.", { source: { pointer: "/data/attributes/current_password" } });
+    throw new DomainError("PASSWORD_CURRENT_INVALID", "The current password is wrong; nothing changed.", {
+      source: { pointer: "/data/attributes/current_password" },
+    });
   }
   await services.stores.authThrottles.succeeded(keys);
   if (input.newPassword.normalize("NFC") === input.currentPassword.normalize("NFC")) {
-    throw new DomainError("PASSWORD_UNCHANGED", "The new password is the current one; choose another.", { source: { pointer: "/data/attributes/new_password" } });
+    throw new DomainError("PASSWORD_UNCHANGED", "The new password is the current one; choose another.", {
+      source: { pointer: "/data/attributes/new_password" },
+    });
   }
   const passwordHash = await hashPassword(input.newPassword);
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     await stores.users.setPasswordHash(user.id, passwordHash);
     await stores.users.stepUp(session.id, now);
-    await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "user.password_changed", ["users", user.id], { session_id: session.id });
+    await stores.audit.recordAction(
+      { organizationId: null, actorId: user.id, createdAt: now },
+      "user.password_changed",
+      ["users", user.id],
+      { session_id: session.id },
+    );
     await endSessions(stores, user.id, user.id, now, "password_changed", session.id);
   });
 }
 
 /** Revokes an organization API token: 401 from its next request on. Audited. */
-export async function revokeOrganizationToken(services: Services, actor: AuthenticatedPrincipal, organization: Organization, tokenId: string): Promise<void> {
+export async function revokeOrganizationToken(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  tokenId: string,
+): Promise<void> {
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
-    if (!(await stores.tokens.revoke(tokenId, organization.id, now))) throw new DomainError("NOT_FOUND", `Token ${tokenId} does not exist, or this token may not see it.`);
-    await stores.audit.record({ organizationId: organization.id, actorId: actor.id, action: "token.revoked", targetType: "tokens", targetId: tokenId, createdAt: now });
+    if (!(await stores.tokens.revoke(tokenId, organization.id, now)))
+      throw new DomainError("NOT_FOUND", `Token ${tokenId} does not exist, or this token may not see it.`);
+    await stores.audit.record({
+      organizationId: organization.id,
+      actorId: actor.id,
+      action: "token.revoked",
+      targetType: "tokens",
+      targetId: tokenId,
+      createdAt: now,
+    });
   });
 }

@@ -8,7 +8,11 @@ import type { PolicyOverride, Stores } from "../store/index.ts";
  * or whether there was one that expired (`expired`) or never any (`none`). The approval decides on
  * the finding (domain/approval-binding.ts) and binds the active override.
  */
-export async function activeOverrideOf(stores: Stores, run: Run, now: Date): Promise<{ finding: OverrideFinding; override?: PolicyOverride }> {
+export async function activeOverrideOf(
+  stores: Stores,
+  run: Run,
+  now: Date,
+): Promise<{ finding: OverrideFinding; override?: PolicyOverride }> {
   const digest = run.execution.policyResultDigest;
   const active = digest === null ? undefined : await stores.policyResults.findActiveOverride(run.id, digest, now);
   if (active && overrideCovers(active, digest, now)) return { finding: "active", override: active };

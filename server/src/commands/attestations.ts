@@ -34,7 +34,9 @@ function newAttestationKey(services: Services, createdAt: Date, signsFrom: Date)
     kid: sha256(publicKey.export({ type: "spki", format: "der" })),
     algorithm: ATTESTATION_KEY_ALGORITHM,
     publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
-    privateKeySealed: services.keys.attestationKeys.sealText(privateKey.export({ type: "pkcs8", format: "pem" }).toString()),
+    privateKeySealed: services.keys.attestationKeys.sealText(
+      privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
+    ),
     createdAt: createdAt.toISOString(),
     signsFrom: signsFrom.toISOString(),
   };
@@ -83,7 +85,8 @@ export async function publishedAttestationKeys(services: Services) {
  * published (verifiers need them for what they signed).
  */
 export async function rotateAttestationKeys(services: Services, { publishLeadMs }: { publishLeadMs: number }) {
-  if (!Number.isFinite(publishLeadMs) || publishLeadMs < 0) throw new Error("the publish lead must be zero or more milliseconds");
+  if (!Number.isFinite(publishLeadMs) || publishLeadMs < 0)
+    throw new Error("the publish lead must be zero or more milliseconds");
   const now = services.clock();
   const existing = await services.stores.attestations.listKeys();
   const key = newAttestationKey(services, now, existing.length === 0 ? now : new Date(now.getTime() + publishLeadMs));
@@ -99,7 +102,10 @@ export async function rotateAttestationKeys(services: Services, { publishLeadMs 
       createdAt: now,
     });
   });
-  return { added: { kid: key.kid, signsFrom: key.signsFrom }, published: (await services.stores.attestations.listKeys()).map((k) => k.kid) };
+  return {
+    added: { kid: key.kid, signsFrom: key.signsFrom },
+    published: (await services.stores.attestations.listKeys()).map((k) => k.kid),
+  };
 }
 
 const opened = new Map<string, KeyObject>();
@@ -117,18 +123,28 @@ function privateKeyOf(services: Services, key: StoredAttestationKey): KeyObject 
 export function signEnvelope(privateKey: KeyObject, keyId: string, statement: object): DsseEnvelope {
   const payload = Buffer.from(JSON.stringify(statement), "utf8");
   const sig = sign("sha256", preAuthenticationEncoding(DSSE_PAYLOAD_TYPE, payload), privateKey);
-  return { payloadType: DSSE_PAYLOAD_TYPE, payload: payload.toString("base64"), signatures: [{ keyid: keyId, sig: sig.toString("base64") }] };
+  return {
+    payloadType: DSSE_PAYLOAD_TYPE,
+    payload: payload.toString("base64"),
+    signatures: [{ keyid: keyId, sig: sig.toString("base64") }],
+  };
 }
 
 /** The apply outcome an approved run's status records, or null while its apply has not ended. */
 function applyOutcomeOf(run: Run): "applied" | "errored" | "needs_recovery" | null {
   if (run.status === "applied") return "applied";
   if (run.status === "needs_recovery") return "needs_recovery";
-  if ((run.status === "errored" || run.status === "canceled") && run.execution.applyStatus !== "pending") return "errored";
+  if ((run.status === "errored" || run.status === "canceled") && run.execution.applyStatus !== "pending")
+    return "errored";
   return null;
 }
 
-async function predicateOf(services: Services, run: Run, review: RunReview, stage: AttestationStage): Promise<RunDecisionPredicate | null> {
+async function predicateOf(
+  services: Services,
+  run: Run,
+  review: RunReview,
+  stage: AttestationStage,
+): Promise<RunDecisionPredicate | null> {
   const stores = services.stores;
   const x = run.execution;
   if (x.planDigest === null) return null;
@@ -140,9 +156,14 @@ async function predicateOf(services: Services, run: Run, review: RunReview, stag
     review.actorId === null ? Promise.resolve(undefined) : stores.principals.getById(review.actorId),
     stage === "outcome" ? stores.stateVersions.listByRun(run.id) : Promise.resolve([]),
   ]);
-  const override = x.policyOutcome === "soft_failed" ? overrides.overrides.find((o) => o.resultDigest === x.policyResultDigest) : undefined;
+  const override =
+    x.policyOutcome === "soft_failed"
+      ? overrides.overrides.find((o) => o.resultDigest === x.policyResultDigest)
+      : undefined;
   // The state version the apply published: the run's finalized one with the highest serial.
-  const published = versions.filter((v) => v.status === "finalized" && v.sha256 !== null).sort((a, b) => b.serial - a.serial)[0];
+  const published = versions
+    .filter((v) => v.status === "finalized" && v.sha256 !== null)
+    .sort((a, b) => b.serial - a.serial)[0];
   const userName = review.actorId === null ? undefined : users.get(review.actorId);
   return {
     run: {
@@ -169,14 +190,19 @@ async function predicateOf(services: Services, run: Run, review: RunReview, stag
       outcome: review.decision as "approved" | "discarded",
       decided_at: review.decidedAt,
       reason: review.reason,
-      by: userName !== undefined ? { type: "user", id: review.actorId, name: userName } : { type: "token", id: review.actorId, name: principal?.name ?? null },
+      by:
+        userName !== undefined
+          ? { type: "user", id: review.actorId, name: userName }
+          : { type: "token", id: review.actorId, name: principal?.name ?? null },
     },
     apply:
       stage === "decision"
         ? { outcome: review.decision === "approved" ? "pending" : "not_applied", published_state_version: null }
         : {
             outcome: applyOutcomeOf(run) ?? "pending",
-            published_state_version: published ? { id: published.id, serial: published.serial, digest: published.sha256! } : null,
+            published_state_version: published
+              ? { id: published.id, serial: published.serial, digest: published.sha256! }
+              : null,
           },
   };
 }
@@ -194,16 +220,25 @@ function dueStages(run: Run, review: RunReview | undefined): AttestationStage[] 
  */
 async function issueMissing(services: Services, runId: string): Promise<StoredRunAttestation[] | null> {
   const stores = services.stores;
-  const [run, review, existing] = await Promise.all([stores.runs.getById(runId), stores.reviews.getByRun(runId), stores.attestations.forRun(runId)]);
+  const [run, review, existing] = await Promise.all([
+    stores.runs.getById(runId),
+    stores.reviews.getByRun(runId),
+    stores.attestations.forRun(runId),
+  ]);
   const missing = run ? dueStages(run, review).filter((stage) => !existing.some((a) => a.stage === stage)) : [];
   if (!run || missing.length === 0) return existing;
   const now = services.clock();
-  const [keys, predicates] = await Promise.all([keysWithOne(services), Promise.all(missing.map((stage) => predicateOf(services, run, review!, stage)))]);
+  const [keys, predicates] = await Promise.all([
+    keysWithOne(services),
+    Promise.all(missing.map((stage) => predicateOf(services, run, review!, stage))),
+  ]);
   const key = signingKeyAt(keys, now);
   for (const [i, stage] of missing.entries()) {
     const predicate = predicates[i];
     if (predicate === null) continue;
-    const envelope = JSON.stringify(signEnvelope(privateKeyOf(services, key), key.kid, runDecisionStatement(predicate)));
+    const envelope = JSON.stringify(
+      signEnvelope(privateKeyOf(services, key), key.kid, runDecisionStatement(predicate)),
+    );
     try {
       await stores.attestations.record({
         runId,
@@ -234,6 +269,9 @@ export async function attestAfterDecision(services: Services, runId: string): Pr
   try {
     await issueMissing(services, runId);
   } catch (error) {
-    services.logger.warn({ runId, err: error }, "the run's attestation could not be issued now; listing its attestations retries");
+    services.logger.warn(
+      { runId, err: error },
+      "the run's attestation could not be issued now; listing its attestations retries",
+    );
   }
 }

@@ -24,7 +24,9 @@ export async function checkpointKey(services: Services): Promise<StoredAuditChec
   await services.stores.audit.addCheckpointKey({
     name: keyNameFor(services),
     publicKey: rawEd25519PublicKey(publicKey).toString("base64"),
-    privateKeySealed: services.keys.auditCheckpointKeys.sealText(privateKey.export({ type: "pkcs8", format: "pem" }) as string),
+    privateKeySealed: services.keys.auditCheckpointKeys.sealText(
+      privateKey.export({ type: "pkcs8", format: "pem" }) as string,
+    ),
     createdAt: services.clock().toISOString(),
   });
   // Another process may have made one at the same time: the oldest wins everywhere.

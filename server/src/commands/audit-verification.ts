@@ -13,12 +13,17 @@ import type { Services } from "./services.ts";
 async function chainNamed(services: Services, organizationName: string | null): Promise<string> {
   if (organizationName === null) return DEPLOYMENT_CHAIN;
   const organization = await services.stores.organizations.getByName(organizationName);
-  if (organization === undefined) throw new DomainError("NOT_FOUND", `no organization named ${JSON.stringify(organizationName)}`);
+  if (organization === undefined)
+    throw new DomainError("NOT_FOUND", `no organization named ${JSON.stringify(organizationName)}`);
   return auditChainOf(organization.id);
 }
 
 /** Everything stored for one chain, from `fromCheckpoint` (its events and checkpoints from that size on). */
-export async function loadAuditChain(services: Services, organizationName: string | null, fromCheckpoint = 0): Promise<AuditChainExport> {
+export async function loadAuditChain(
+  services: Services,
+  organizationName: string | null,
+  fromCheckpoint = 0,
+): Promise<AuditChainExport> {
   const chain = await chainNamed(services, organizationName);
   const [events, checkpoints, head, key] = await Promise.all([
     services.stores.audit.listChain(chain, { from: fromCheckpoint }),
@@ -30,7 +35,11 @@ export async function loadAuditChain(services: Services, organizationName: strin
 }
 
 /** Verifies one chain as stored, from the start or from the checkpoint of size `fromCheckpoint`. */
-export async function verifyStoredAuditChain(services: Services, organizationName: string | null, options: { fromCheckpoint?: number } = {}): Promise<AuditChainReport> {
+export async function verifyStoredAuditChain(
+  services: Services,
+  organizationName: string | null,
+  options: { fromCheckpoint?: number } = {},
+): Promise<AuditChainReport> {
   const loaded = await loadAuditChain(services, organizationName, options.fromCheckpoint ?? 0);
   return verifyAuditChain({ ...loaded, fromCheckpoint: options.fromCheckpoint });
 }

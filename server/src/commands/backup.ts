@@ -102,8 +102,14 @@ function run(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<v
     const child = spawn(command, args, { env, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
-    child.once("error", (error) => reject(new BackupError(`${command} could not be started: ${error.message} (is the PostgreSQL client installed?)`)));
-    child.once("close", (code) => (code === 0 ? resolvePromise() : reject(new BackupError(`${command} failed (exit ${code}): ${stderr.trim()}`))));
+    child.once("error", (error) =>
+      reject(
+        new BackupError(`${command} could not be started: ${error.message} (is the PostgreSQL client installed?)`),
+      ),
+    );
+    child.once("close", (code) =>
+      code === 0 ? resolvePromise() : reject(new BackupError(`${command} failed (exit ${code}): ${stderr.trim()}`)),
+    );
   });
 }
 
@@ -114,15 +120,25 @@ export interface BackupOptions {
 }
 
 /** Backs the deployment `config` describes up into `target` (absent or an empty directory). */
-export async function backupDeployment(config: Config, target: string, options: BackupOptions = {}): Promise<BackupManifest> {
+export async function backupDeployment(
+  config: Config,
+  target: string,
+  options: BackupOptions = {},
+): Promise<BackupManifest> {
   const say = options.say ?? (() => {});
   const directory = resolve(target);
-  if (!isEmptyDirectory(directory)) throw new BackupError(`${directory} is not empty: back up into a new or empty directory`);
-  if (config.artifactStore.kind === "local" && (resolve(config.artifactStore.directory) + sep).startsWith(directory + sep)) {
+  if (!isEmptyDirectory(directory))
+    throw new BackupError(`${directory} is not empty: back up into a new or empty directory`);
+  if (
+    config.artifactStore.kind === "local" &&
+    (resolve(config.artifactStore.directory) + sep).startsWith(directory + sep)
+  ) {
     throw new BackupError(`${directory} holds the artifact directory itself: back up somewhere else`);
   }
   if (!config.encryptionKey && !existsSync(join(config.dataDir, "keys", "master.key"))) {
-    throw new BackupError(`${config.dataDir} has no keys/master.key and STACKSHIP_ENCRYPTION_KEY is not set: this is not the deployment's data directory`);
+    throw new BackupError(
+      `${config.dataDir} has no keys/master.key and STACKSHIP_ENCRYPTION_KEY is not set: this is not the deployment's data directory`,
+    );
   }
   const master = loadMasterKey(config.dataDir, config.encryptionKey);
   await mkdir(join(directory, "database"), { recursive: true, mode: 0o700 });
@@ -146,7 +162,17 @@ export async function backupDeployment(config: Config, target: string, options: 
   } else {
     const { url, env } = pgConnection(config.databaseUrl);
     say("dumping the PostgreSQL database with pg_dump (one snapshot)");
-    await run("pg_dump", ["--format=custom", "--no-owner", "--no-privileges", `--file=${join(directory, POSTGRES_FILE)}`, `--dbname=${url}`], env);
+    await run(
+      "pg_dump",
+      [
+        "--format=custom",
+        "--no-owner",
+        "--no-privileges",
+        `--file=${join(directory, POSTGRES_FILE)}`,
+        `--dbname=${url}`,
+      ],
+      env,
+    );
     database = { dialect: "postgres", file: POSTGRES_FILE };
   }
 
@@ -171,7 +197,9 @@ export async function backupDeployment(config: Config, target: string, options: 
   } else if (setting.kind === "postgres") {
     artifacts = { kind: "postgres" };
   } else {
-    say("the artifacts are on S3 and are not copied: keep them with the bucket's versioning (README, Backup and restore)");
+    say(
+      "the artifacts are on S3 and are not copied: keep them with the bucket's versioning (README, Backup and restore)",
+    );
     artifacts = { kind: "s3", url: setting.url.replace(/\?.*$/, "") };
   }
 
@@ -185,8 +213,12 @@ export async function backupDeployment(config: Config, target: string, options: 
       await copyFile(join(config.dataDir, rel), to);
     }
   }
-  const masterKey = existsSync(join(directory, "data", "keys", "master.key")) && !config.encryptionKey ? "included" : "environment";
-  if (masterKey === "environment") say("note: the master key comes from STACKSHIP_ENCRYPTION_KEY and is not in the backup: keep it; a restore needs the same key");
+  const masterKey =
+    existsSync(join(directory, "data", "keys", "master.key")) && !config.encryptionKey ? "included" : "environment";
+  if (masterKey === "environment")
+    say(
+      "note: the master key comes from STACKSHIP_ENCRYPTION_KEY and is not in the backup: keep it; a restore needs the same key",
+    );
 
   const files: BackupFile[] = [];
   for (const rel of filesUnder(directory)) {
@@ -206,7 +238,11 @@ export async function backupDeployment(config: Config, target: string, options: 
   const text = JSON.stringify(manifest, null, 2) + "\n";
   await writeFile(join(directory, MANIFEST), text, { mode: 0o600 });
   // Written last: a backup without it was interrupted.
-  await writeFile(join(directory, MANIFEST_DIGEST), `${createHash("sha256").update(text).digest("hex")}  ${MANIFEST}\n`, { mode: 0o600 });
+  await writeFile(
+    join(directory, MANIFEST_DIGEST),
+    `${createHash("sha256").update(text).digest("hex")}  ${MANIFEST}\n`,
+    { mode: 0o600 },
+  );
   say(`backup complete: ${files.length} file(s), manifest ${join(directory, MANIFEST)}`);
   return manifest;
 }
@@ -214,12 +250,16 @@ export async function backupDeployment(config: Config, target: string, options: 
 /** Reads and checks a backup completely (manifest digest, every file's presence, size and SHA-256; no extra file). */
 export async function verifyBackup(source: string): Promise<BackupManifest> {
   const directory = resolve(source);
-  if (!existsSync(join(directory, MANIFEST_DIGEST))) throw new BackupError(`${directory} has no ${MANIFEST_DIGEST}: not a backup, or an interrupted one`);
-  if (!existsSync(join(directory, MANIFEST))) throw new BackupError(`${directory} has no ${MANIFEST}: not a backup, or an interrupted one`);
+  if (!existsSync(join(directory, MANIFEST_DIGEST)))
+    throw new BackupError(`${directory} has no ${MANIFEST_DIGEST}: not a backup, or an interrupted one`);
+  if (!existsSync(join(directory, MANIFEST)))
+    throw new BackupError(`${directory} has no ${MANIFEST}: not a backup, or an interrupted one`);
   const text = readFileSync(join(directory, MANIFEST));
   const expected = /^([0-9a-f]{64}) {2}manifest\.json\n$/.exec(readFileSync(join(directory, MANIFEST_DIGEST), "utf8"));
-  if (expected === null) throw new BackupError(`${MANIFEST_DIGEST} is damaged: it does not name the manifest's SHA-256`);
-  if (createHash("sha256").update(text).digest("hex") !== expected[1]) throw new BackupError(`${MANIFEST} does not match ${MANIFEST_DIGEST}: the manifest was changed or damaged`);
+  if (expected === null)
+    throw new BackupError(`${MANIFEST_DIGEST} is damaged: it does not name the manifest's SHA-256`);
+  if (createHash("sha256").update(text).digest("hex") !== expected[1])
+    throw new BackupError(`${MANIFEST} does not match ${MANIFEST_DIGEST}: the manifest was changed or damaged`);
   let manifest: BackupManifest;
   try {
     manifest = JSON.parse(text.toString("utf8")) as BackupManifest;
@@ -228,19 +268,24 @@ export async function verifyBackup(source: string): Promise<BackupManifest> {
   }
   // The file says which format it is; only BACKUP_FORMAT is restored.
   const format: string = manifest.format;
-  if (format !== BACKUP_FORMAT) throw new BackupError(`${MANIFEST} is format '${String(format)}', this version restores ${BACKUP_FORMAT}`);
+  if (format !== BACKUP_FORMAT)
+    throw new BackupError(`${MANIFEST} is format '${String(format)}', this version restores ${BACKUP_FORMAT}`);
   const listed = new Map(manifest.files.map((file) => [file.path, file]));
   for (const file of manifest.files) {
-    if (file.path.split("/").includes("..") || file.path.startsWith("/")) throw new BackupError(`${MANIFEST} names a path outside the backup: ${file.path}`);
+    if (file.path.split("/").includes("..") || file.path.startsWith("/"))
+      throw new BackupError(`${MANIFEST} names a path outside the backup: ${file.path}`);
   }
   const present = filesUnder(directory).filter((rel) => rel !== MANIFEST && rel !== MANIFEST_DIGEST);
-  for (const rel of present) if (!listed.has(rel)) throw new BackupError(`${rel} is in the backup directory but not in its manifest`);
+  for (const rel of present)
+    if (!listed.has(rel)) throw new BackupError(`${rel} is in the backup directory but not in its manifest`);
   for (const file of manifest.files) {
     const path = join(directory, file.path);
     if (!existsSync(path)) throw new BackupError(`${file.path} is missing from the backup`);
     const size = (await stat(path)).size;
-    if (size !== file.size) throw new BackupError(`${file.path} is ${size} bytes, the manifest says ${file.size}: the backup is damaged`);
-    if ((await sha256OfFile(path)) !== file.sha256) throw new BackupError(`${file.path} does not match its SHA-256 in the manifest: the backup is damaged`);
+    if (size !== file.size)
+      throw new BackupError(`${file.path} is ${size} bytes, the manifest says ${file.size}: the backup is damaged`);
+    if ((await sha256OfFile(path)) !== file.sha256)
+      throw new BackupError(`${file.path} does not match its SHA-256 in the manifest: the backup is damaged`);
   }
   if (!listed.has(manifest.database.file)) throw new BackupError(`the manifest names no database file`);
   return manifest;
@@ -262,14 +307,18 @@ async function targetContents(config: Config): Promise<string[]> {
     const { url } = pgConnection(config.databaseUrl);
     const db = knex({ client: "pg", connection: config.databaseUrl, pool: { min: 0, max: 1 } });
     try {
-      const rows = await db.raw<{ rows: Array<{ n: number }> }>("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+      const rows = await db.raw<{ rows: Array<{ n: number }> }>(
+        "select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')",
+      );
       if (rows.rows[0].n > 0) found.push(`${rows.rows[0].n} table(s) in ${url}`);
     } finally {
       await db.destroy();
     }
   }
-  for (const entry of DATA_ENTRIES) if (existsSync(join(config.dataDir, entry))) found.push(join(config.dataDir, entry));
-  if (config.artifactStore.kind === "local" && !isEmptyDirectory(config.artifactStore.directory)) found.push(`artifacts in ${config.artifactStore.directory}`);
+  for (const entry of DATA_ENTRIES)
+    if (existsSync(join(config.dataDir, entry))) found.push(join(config.dataDir, entry));
+  if (config.artifactStore.kind === "local" && !isEmptyDirectory(config.artifactStore.directory))
+    found.push(`artifacts in ${config.artifactStore.directory}`);
   return found;
 }
 
@@ -285,36 +334,54 @@ async function copyInto(from: string, to: string): Promise<void> {
  * not in the backup, STACKSHIP_ENCRYPTION_KEY as the server gets). Everything is checked before
  * anything is written; the server must not be running against the target.
  */
-export async function restoreDeployment(config: Config, source: string, options: RestoreOptions = {}): Promise<BackupManifest> {
+export async function restoreDeployment(
+  config: Config,
+  source: string,
+  options: RestoreOptions = {},
+): Promise<BackupManifest> {
   const say = options.say ?? (() => {});
   const directory = resolve(source);
   const manifest = await verifyBackup(directory);
   say(`the backup of ${manifest.createdAt} checks out: ${manifest.files.length} file(s) match the manifest`);
 
   const dialect = config.databaseUrl.startsWith("sqlite:") ? "sqlite" : "postgres";
-  if (manifest.database.dialect !== dialect) throw new BackupError(`the backup is of a ${manifest.database.dialect} database; STACKSHIP_DATABASE_URL names ${dialect}`);
+  if (manifest.database.dialect !== dialect)
+    throw new BackupError(
+      `the backup is of a ${manifest.database.dialect} database; STACKSHIP_DATABASE_URL names ${dialect}`,
+    );
   if (manifest.artifacts.kind !== config.artifactStore.kind) {
     throw new BackupError(
       `the backup's artifacts were kept in ${manifest.artifacts.kind}; this deployment keeps them in ${config.artifactStore.kind} (set STACKSHIP_ARTIFACT_URL as the backed-up deployment had it)`,
     );
   }
-  if (config.databaseUrl === "sqlite::memory:") throw new BackupError("cannot restore into an in-memory SQLite database");
+  if (config.databaseUrl === "sqlite::memory:")
+    throw new BackupError("cannot restore into an in-memory SQLite database");
   const keyFile = join(directory, "data", "keys", "master.key");
   if (manifest.masterKey === "included") {
-    if (config.encryptionKey && masterKeyCheck(Buffer.from(config.encryptionKey, "base64")) !== manifest.masterKeyCheck) {
+    if (
+      config.encryptionKey &&
+      masterKeyCheck(Buffer.from(config.encryptionKey, "base64")) !== manifest.masterKeyCheck
+    ) {
       throw new BackupError(
         "STACKSHIP_ENCRYPTION_KEY is set to another key than the backup's master key: unset it (the backup's keys/master.key is restored) or set it to that key",
       );
     }
     if (masterKeyCheck(Buffer.from(readFileSync(keyFile, "utf8").trim(), "base64")) !== manifest.masterKeyCheck)
       throw new BackupError("the backup's master key does not match its manifest");
-  } else if (!config.encryptionKey || masterKeyCheck(Buffer.from(config.encryptionKey, "base64")) !== manifest.masterKeyCheck) {
-    throw new BackupError("the backed-up deployment took its master key from STACKSHIP_ENCRYPTION_KEY: set it to that same key to restore");
+  } else if (
+    !config.encryptionKey ||
+    masterKeyCheck(Buffer.from(config.encryptionKey, "base64")) !== manifest.masterKeyCheck
+  ) {
+    throw new BackupError(
+      "the backed-up deployment took its master key from STACKSHIP_ENCRYPTION_KEY: set it to that same key to restore",
+    );
   }
 
   const present = await targetContents(config);
   if (present.length > 0 && !options.force) {
-    throw new BackupError(`the target is not empty (${present.join("; ")}): restore into an empty deployment, or pass --force to replace it`);
+    throw new BackupError(
+      `the target is not empty (${present.join("; ")}): restore into an empty deployment, or pass --force to replace it`,
+    );
   }
   if (present.length > 0) say(`--force: replacing ${present.join("; ")}`);
 
@@ -341,12 +408,16 @@ export async function restoreDeployment(config: Config, source: string, options:
     for (const file of files) await copyInto(join(directory, file.path), join(root, file.path.slice(prefix.length)));
     say(`restored ${files.length} artifact file(s) to ${root}`);
   }
-  if (options.force) for (const entry of DATA_ENTRIES) await rm(join(config.dataDir, entry), { recursive: true, force: true });
+  if (options.force)
+    for (const entry of DATA_ENTRIES) await rm(join(config.dataDir, entry), { recursive: true, force: true });
   for (const file of manifest.files.filter((candidate) => candidate.path.startsWith("data/"))) {
     await copyInto(join(directory, file.path), join(config.dataDir, file.path.slice("data/".length)));
   }
   await chmod(config.dataDir, 0o700);
   say(`restored the data directory's keys and files to ${config.dataDir}`);
-  if (manifest.artifacts.kind === "s3") say(`the artifacts stay in ${manifest.artifacts.url}: restore the bucket to the backup's time first (README, Backup and restore)`);
+  if (manifest.artifacts.kind === "s3")
+    say(
+      `the artifacts stay in ${manifest.artifacts.url}: restore the bucket to the backup's time first (README, Backup and restore)`,
+    );
   return manifest;
 }

@@ -19,12 +19,20 @@ export function signUploadToken(key: Buffer, configurationVersionId: string, exp
 /** The configuration version a token names; a forged, tampered or expired token is 404. */
 export function verifyUploadToken(key: Buffer, token: string, now: Date): string {
   const claims = verifyToken(key, "configuration-upload", token, ["cv"], now);
-  if (claims === null) throw new DomainError("NOT_FOUND", "This upload URL is invalid or has expired. Create a new configuration version to get a fresh one.");
+  if (claims === null)
+    throw new DomainError(
+      "NOT_FOUND",
+      "This upload URL is invalid or has expired. Create a new configuration version to get a fresh one.",
+    );
   return claims.cv;
 }
 
 /** The absolute upload URL of a pending configuration version. */
-export function uploadUrl(services: Services, baseUrl: string, configurationVersion: ConfigurationVersion): string | null {
+export function uploadUrl(
+  services: Services,
+  baseUrl: string,
+  configurationVersion: ConfigurationVersion,
+): string | null {
   if (configurationVersion.status !== "pending") return null;
   const expiresAt = new Date(services.clock().getTime() + UPLOAD_URL_TTL_SECONDS * 1000);
   return `${baseUrl}/uploads/configuration-versions/${signUploadToken(services.keys.uploadUrl, configurationVersion.id, expiresAt)}`;
@@ -61,7 +69,8 @@ export function createConfigurationVersion(
  * checked streaming on a worker thread (artifacts/upload-inspection.ts), never on the event loop.
  */
 async function assertTarGz(services: Services, bytes: Uint8Array): Promise<void> {
-  const invalid = (why: string) => new DomainError("CONFIGURATION_UPLOAD_INVALID", `The upload must be a .tar.gz of the configuration: ${why}.`);
+  const invalid = (why: string) =>
+    new DomainError("CONFIGURATION_UPLOAD_INVALID", `The upload must be a .tar.gz of the configuration: ${why}.`);
   if (bytes.length < 2 || bytes[0] !== 0x1f || bytes[1] !== 0x8b) throw invalid("it is not gzip-compressed");
   const result = await services.uploadInspector.inspect(bytes);
   if (!result.ok) throw invalid(result.refusal);
@@ -71,13 +80,20 @@ async function assertTarGz(services: Services, bytes: Uint8Array): Promise<void>
  * Stores the uploaded bytes (encrypted) and marks the configuration version uploaded with their
  * SHA-256 and size. Immutable: a second upload is refused and the stored bytes stay.
  */
-export async function uploadConfiguration(services: Services, token: string, body: Uint8Array): Promise<ConfigurationVersion> {
+export async function uploadConfiguration(
+  services: Services,
+  token: string,
+  body: Uint8Array,
+): Promise<ConfigurationVersion> {
   const now = services.clock();
   const id = verifyUploadToken(services.keys.uploadUrl, token, now);
   const current = await services.stores.configurationVersions.getById(id);
   if (!current) throw new DomainError("NOT_FOUND", "This upload URL is invalid or has expired.");
   if (current.status !== "pending") {
-    throw new DomainError("CONFIGURATION_VERSION_ALREADY_UPLOADED", `Configuration version ${id} is already uploaded and immutable. Create a new configuration version instead.`);
+    throw new DomainError(
+      "CONFIGURATION_VERSION_ALREADY_UPLOADED",
+      `Configuration version ${id} is already uploaded and immutable. Create a new configuration version instead.`,
+    );
   }
   // Shared with the inspection worker as they are (no copy crosses threads).
   const shared = sharedBytes(body);
@@ -85,7 +101,10 @@ export async function uploadConfiguration(services: Services, token: string, bod
   const bytes = Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
   // Keyed by content, so a concurrent second upload never overwrites the winner's bytes.
   const key = `configuration-versions/${id}/${createHash("sha256").update(bytes).digest("hex")}.tar.gz`;
-  const descriptor = await services.artifacts.write({ kind: "configuration", workspaceId: current.workspaceId, key }, bytes);
+  const descriptor = await services.artifacts.write(
+    { kind: "configuration", workspaceId: current.workspaceId, key },
+    bytes,
+  );
   try {
     return await inTransaction(services.db, async (stores) => {
       const uploaded = await stores.configurationVersions.markUploaded(id, {
@@ -94,10 +113,15 @@ export async function uploadConfiguration(services: Services, token: string, bod
         artifactKey: key,
         uploadedAt: now,
       });
-      await stores.audit.recordAction({ organizationId: current.organizationId, actorId: null, createdAt: now }, "configuration_version.uploaded", ["configuration-versions", id], {
-        config_digest: descriptor.sha256,
-        size_bytes: descriptor.sizeBytes,
-      });
+      await stores.audit.recordAction(
+        { organizationId: current.organizationId, actorId: null, createdAt: now },
+        "configuration_version.uploaded",
+        ["configuration-versions", id],
+        {
+          config_digest: descriptor.sha256,
+          size_bytes: descriptor.sizeBytes,
+        },
+      );
       return uploaded;
     });
   } catch (error) {
@@ -114,5 +138,9 @@ export async function uploadConfiguration(services: Services, token: string, bod
  * uploaded.
  */
 export function configurationArtifact(version: ConfigurationVersion): ArtifactRef | null {
-  return artifactRefOf("configuration", { key: version.artifactKey, sizeBytes: version.sizeBytes, sha256: version.configDigest });
+  return artifactRefOf("configuration", {
+    key: version.artifactKey,
+    sizeBytes: version.sizeBytes,
+    sha256: version.configDigest,
+  });
 }

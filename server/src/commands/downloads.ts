@@ -17,20 +17,36 @@ export type SensitiveDownload = "raw_plan" | "emergency_state";
  * reason, and a dashboard session with a step-up no older than 15 minutes. (The operation binding
  * already refused tokens, audited, and the permission was checked when the run was loaded.)
  */
-export function checkSensitiveDownload(services: Services, principal: AuthenticatedPrincipal, querystring: string, reason: string): string {
+export function checkSensitiveDownload(
+  services: Services,
+  principal: AuthenticatedPrincipal,
+  querystring: string,
+  reason: string,
+): string {
   if (querystring !== "") {
-    throw new DomainError("DOWNLOAD_QUERY_FORBIDDEN", "Sensitive downloads take no query string: send the request again without one (the reason goes in the request body).", {
-      source: { parameter: querystring.split("=")[0].split("&")[0] },
-    });
+    throw new DomainError(
+      "DOWNLOAD_QUERY_FORBIDDEN",
+      "Sensitive downloads take no query string: send the request again without one (the reason goes in the request body).",
+      {
+        source: { parameter: querystring.split("=")[0].split("&")[0] },
+      },
+    );
   }
   const trimmed = reason.trim();
   if (trimmed === "") {
-    throw new DomainError("DOWNLOAD_REASON_REQUIRED", "Say why you need these sensitive bytes in data.attributes.reason; it is kept in the audit trail.", {
-      source: { pointer: "/data/attributes/reason" },
-    });
+    throw new DomainError(
+      "DOWNLOAD_REASON_REQUIRED",
+      "Say why you need these sensitive bytes in data.attributes.reason; it is kept in the audit trail.",
+      {
+        source: { pointer: "/data/attributes/reason" },
+      },
+    );
   }
   if (principal.kind !== "user" || !isStepUpFresh(principal.session?.steppedUpAt ?? null, services.clock())) {
-    throw new DomainError("STEP_UP_REQUIRED", "Confirm your password (POST /v1/auth/step-up) and try again within 15 minutes.");
+    throw new DomainError(
+      "STEP_UP_REQUIRED",
+      "Confirm your password (POST /v1/auth/step-up) and try again within 15 minutes.",
+    );
   }
   return trimmed;
 }
@@ -44,9 +60,15 @@ export async function readPlanChanges(services: Services, run: Run): Promise<{ b
   const ref = await runArtifact(services, run, "plan_diff");
   if (!ref) {
     if (x.planStatus === "pending" || x.planStatus === "running") {
-      throw new DomainError("RUN_PLAN_CHANGES_NOT_READY", `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`);
+      throw new DomainError(
+        "RUN_PLAN_CHANGES_NOT_READY",
+        `The plan of run ${run.id} has not finished yet (plan status ${x.planStatus}); its changes are available once it has.`,
+      );
     }
-    throw new DomainError("RUN_PLAN_CHANGES_UNAVAILABLE", `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`);
+    throw new DomainError(
+      "RUN_PLAN_CHANGES_UNAVAILABLE",
+      `The plan of run ${run.id} ended (plan status ${x.planStatus}) without producing redacted plan changes.`,
+    );
   }
   return { bytes: await services.artifacts.read(ref, run.workspaceId), sha256: ref.sha256 };
 }
@@ -75,14 +97,23 @@ export async function auditDownload(
  * recovery case, then the one it published, then one a recovery discarded; the highest serial
  * within each. Only versions whose bytes arrived count.
  */
-export async function emergencyStateOf(services: Services, run: Run): Promise<{ version: StateVersion; ref: ArtifactRef }> {
+export async function emergencyStateOf(
+  services: Services,
+  run: Run,
+): Promise<{ version: StateVersion; ref: ArtifactRef }> {
   const uploaded = (await services.stores.stateVersions.listByWorkspace(run.workspaceId)).flatMap((version) => {
     const ref = version.runId === run.id ? stateArtifact(version) : null;
     return ref ? [{ version, ref }] : [];
   });
   const rank = { pending: 0, finalized: 1, discarded: 2 } as const;
-  const candidate = uploaded.sort((a, b) => rank[a.version.status] - rank[b.version.status] || b.version.serial - a.version.serial)[0];
-  if (!candidate) throw new DomainError("EMERGENCY_STATE_UNAVAILABLE", `Run ${run.id} uploaded no state, so there is nothing to recover from it.`);
+  const candidate = uploaded.sort(
+    (a, b) => rank[a.version.status] - rank[b.version.status] || b.version.serial - a.version.serial,
+  )[0];
+  if (!candidate)
+    throw new DomainError(
+      "EMERGENCY_STATE_UNAVAILABLE",
+      `Run ${run.id} uploaded no state, so there is nothing to recover from it.`,
+    );
   return candidate;
 }
 

@@ -32,7 +32,13 @@ export interface NewFederationProfile {
 }
 
 /** The audit record of `action` on `profile`: its content as it is now, and `extra`. */
-function profileAudit(actor: Actor, action: string, profile: FederationProfile, now: Date, extra: Record<string, unknown> = {}) {
+function profileAudit(
+  actor: Actor,
+  action: string,
+  profile: FederationProfile,
+  now: Date,
+  extra: Record<string, unknown> = {},
+) {
   const data = {
     name: profile.name,
     provider: profile.provider,
@@ -42,15 +48,33 @@ function profileAudit(actor: Actor, action: string, profile: FederationProfile, 
     workspace_id: profile.workspaceId,
     ...extra,
   };
-  return { organizationId: profile.organizationId, actorId: actor.id, action, targetType: "federation-profiles", targetId: profile.id, data, createdAt: now };
+  return {
+    organizationId: profile.organizationId,
+    actorId: actor.id,
+    action,
+    targetType: "federation-profiles",
+    targetId: profile.id,
+    data,
+    createdAt: now,
+  };
 }
 
 /** Creates an unverified profile in the workspace. */
-export function createFederationProfile(services: Services, actor: Actor, workspace: Workspace, input: NewFederationProfile): Promise<FederationProfile> {
+export function createFederationProfile(
+  services: Services,
+  actor: Actor,
+  workspace: Workspace,
+  input: NewFederationProfile,
+): Promise<FederationProfile> {
   const content = validateProfileContent(input);
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
-    const profile = await stores.federationProfiles.create({ ...content, organizationId: workspace.organizationId, workspaceId: workspace.id, now });
+    const profile = await stores.federationProfiles.create({
+      ...content,
+      organizationId: workspace.organizationId,
+      workspaceId: workspace.id,
+      now,
+    });
     await stores.audit.record(profileAudit(actor, "federation_profile.created", profile, now));
     return profile;
   });
@@ -60,23 +84,43 @@ export function createFederationProfile(services: Services, actor: Actor, worksp
  * Changes a profile; any change clears its verification. A new provider without a new target
  * (or audience) is checked as a whole, so members of the old provider are refused.
  */
-export function updateFederationProfile(services: Services, actor: Actor, current: FederationProfile, changes: Partial<NewFederationProfile>): Promise<FederationProfile> {
+export function updateFederationProfile(
+  services: Services,
+  actor: Actor,
+  current: FederationProfile,
+  changes: Partial<NewFederationProfile>,
+): Promise<FederationProfile> {
   const provider = changes.provider ?? current.provider;
   const target = changes.target ?? current.target;
   // The old audience was the old provider's default or a choice; a provider or target change without one recomputes the default.
-  const audience = changes.audience ?? (changes.provider !== undefined || changes.target !== undefined ? undefined : current.audience);
-  const content = validateProfileContent({ name: changes.name ?? current.name, provider, audience, target, phases: changes.phases ?? current.phases });
+  const audience =
+    changes.audience ?? (changes.provider !== undefined || changes.target !== undefined ? undefined : current.audience);
+  const content = validateProfileContent({
+    name: changes.name ?? current.name,
+    provider,
+    audience,
+    target,
+    phases: changes.phases ?? current.phases,
+  });
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.federationProfiles.update(current.id, content, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Federation profile ${current.id} does not exist.`);
-    await stores.audit.record(profileAudit(actor, "federation_profile.updated", updated, now, { verification_cleared: current.verifiedAt !== null }));
+    await stores.audit.record(
+      profileAudit(actor, "federation_profile.updated", updated, now, {
+        verification_cleared: current.verifiedAt !== null,
+      }),
+    );
     return updated;
   });
 }
 
 /** Records an organization admin's verification of the profile as it is now. */
-export function verifyFederationProfile(services: Services, actor: Actor, current: FederationProfile): Promise<FederationProfile> {
+export function verifyFederationProfile(
+  services: Services,
+  actor: Actor,
+  current: FederationProfile,
+): Promise<FederationProfile> {
   const now = services.clock();
   const digest = profileDigest(current);
   return inTransaction(services.db, async (stores) => {
@@ -96,7 +140,12 @@ export function deleteFederationProfile(services: Services, actor: Actor, curren
 }
 
 /** Sets whether the workspace's plans need a cloud credential. */
-export function setPlanRequiresCredential(services: Services, actor: Actor, workspace: Workspace, value: boolean): Promise<Workspace> {
+export function setPlanRequiresCredential(
+  services: Services,
+  actor: Actor,
+  workspace: Workspace,
+  value: boolean,
+): Promise<Workspace> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.workspaces.updatePlanRequiresCredential(workspace.id, value, now);

@@ -11,7 +11,9 @@ const MAX_BACKOFF_MS = 5 * 60_000;
 
 /** The run page a check run links to. */
 export function runPageUrl(services: Services, runId: string): string {
-  const base = services.config.publicUrl ?? `http://${services.config.host === "0.0.0.0" ? "localhost" : services.config.host}:${services.config.httpPort}`;
+  const base =
+    services.config.publicUrl ??
+    `http://${services.config.host === "0.0.0.0" ? "localhost" : services.config.host}:${services.config.httpPort}`;
   return `${base}/runs/${runId}`;
 }
 
@@ -28,10 +30,22 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
   if (!run) return;
   const state = checkRunStateOf(run);
   const key = checkRunStateKey(state);
-  if (!(await services.stores.github.leaseCheckRun(run.id, check.nextAttemptAt, new Date(services.clock().getTime() + LEASE_MS)))) return;
+  if (
+    !(await services.stores.github.leaseCheckRun(
+      run.id,
+      check.nextAttemptAt,
+      new Date(services.clock().getTime() + LEASE_MS),
+    ))
+  )
+    return;
   try {
     if (check.sentState === key && check.checkRunId !== null) {
-      await services.stores.github.checkRunSent(run.id, { checkRunId: check.checkRunId, sentState: key, runUpdatedAt: run.updatedAt, now: services.clock() });
+      await services.stores.github.checkRunSent(run.id, {
+        checkRunId: check.checkRunId,
+        sentState: key,
+        runUpdatedAt: run.updatedAt,
+        now: services.clock(),
+      });
       return;
     }
     const workspace = await services.stores.workspaces.getById(run.workspaceId);
@@ -43,17 +57,33 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
       details_url: runPageUrl(services, run.id),
       external_id: run.id,
       output,
-      ...(state.status === "completed" ? { conclusion: state.conclusion, completed_at: run.execution.finishedAt ?? run.updatedAt } : {}),
+      ...(state.status === "completed"
+        ? { conclusion: state.conclusion, completed_at: run.execution.finishedAt ?? run.updatedAt }
+        : {}),
     };
     let checkRunId = check.checkRunId;
     if (checkRunId === null) checkRunId = await github.createCheckRun(check.installationId, check.repository, body);
-    else await github.updateCheckRun(check.installationId, check.repository, checkRunId, { ...body, name: undefined, head_sha: undefined });
-    await services.stores.github.checkRunSent(run.id, { checkRunId, sentState: key, runUpdatedAt: run.updatedAt, now: services.clock() });
+    else
+      await github.updateCheckRun(check.installationId, check.repository, checkRunId, {
+        ...body,
+        name: undefined,
+        head_sha: undefined,
+      });
+    await services.stores.github.checkRunSent(run.id, {
+      checkRunId,
+      sentState: key,
+      runUpdatedAt: run.updatedAt,
+      now: services.clock(),
+    });
   } catch (error) {
     const now = services.clock();
     const wait = Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** Math.min(check.attempts, 16));
     const message = error instanceof Error ? error.message : String(error);
-    await services.stores.github.checkRunFailed(run.id, { error: message, nextAttemptAt: new Date(now.getTime() + wait), now });
+    await services.stores.github.checkRunFailed(run.id, {
+      error: message,
+      nextAttemptAt: new Date(now.getTime() + wait),
+      now,
+    });
     if (check.attempts === 0) {
       await services.stores.audit.record({
         organizationId: run.organizationId,
@@ -66,6 +96,9 @@ export async function syncCheckRun(services: Services, check: GitHubCheckRun): P
         createdAt: now,
       });
     }
-    services.logger.warn({ run_id: run.id, err: message, attempts: check.attempts + 1 }, "check run update failed; retrying later");
+    services.logger.warn(
+      { run_id: run.id, err: message, attempts: check.attempts + 1 },
+      "check run update failed; retrying later",
+    );
   }
 }

@@ -33,7 +33,12 @@ function githubActor(organizationId: string): AuthenticatedPrincipal {
   return { kind: "github_app", id: GITHUB_ACTOR_ID, organizationId, tokenId: null, siteAdmin: false, grants: [] };
 }
 
-const done = (status: DeliveryResult["status"], outcome: string, detail: string, runIds: string[] = []): DeliveryResult => ({ status, outcome, detail, runIds });
+const done = (
+  status: DeliveryResult["status"],
+  outcome: string,
+  detail: string,
+  runIds: string[] = [],
+): DeliveryResult => ({ status, outcome, detail, runIds });
 
 interface Target {
   connection: SourceConnection;
@@ -45,14 +50,22 @@ interface Target {
  * refusal: no workspace connects the repository, or none through this installation (or the
  * installation was removed or suspended).
  */
-async function targetsOf(services: Services, repository: string, installationId: number | null): Promise<Target[] | DeliveryResult> {
+async function targetsOf(
+  services: Services,
+  repository: string,
+  installationId: number | null,
+): Promise<Target[] | DeliveryResult> {
   const connections = await services.stores.github.connectionsOf(repository);
-  if (connections.length === 0) return done("refused", "repository_not_connected", `No workspace is connected to ${repository}.`);
-  const installation = installationId === null ? undefined : await services.stores.github.getInstallation(installationId);
+  if (connections.length === 0)
+    return done("refused", "repository_not_connected", `No workspace is connected to ${repository}.`);
+  const installation =
+    installationId === null ? undefined : await services.stores.github.getInstallation(installationId);
   // Only the workspaces of the organization the installation is bound to: an installation never
   // reaches another organization's workspace, whatever its connections say.
   const binding = installationId === null ? undefined : await services.stores.github.getBinding(installationId);
-  const through = connections.filter((c) => c.installationId === installationId && binding !== undefined && c.organizationId === binding.organizationId);
+  const through = connections.filter(
+    (c) => c.installationId === installationId && binding !== undefined && c.organizationId === binding.organizationId,
+  );
   if (installationId === null || through.length === 0 || installation?.deleted || installation?.suspended) {
     return done(
       "refused",
@@ -60,8 +73,16 @@ async function targetsOf(services: Services, repository: string, installationId:
       `No workspace connects ${repository} through installation ${installationId ?? "(none)"}${installation?.deleted ? " (it was uninstalled)" : installation?.suspended ? " (it is suspended)" : ""}.`,
     );
   }
-  if (installation && installation.repositorySelection === "selected" && !installation.repositories.includes(repository.toLowerCase())) {
-    return done("refused", "repository_not_granted", `Installation ${installationId} may not read ${repository} (the App's repository access does not include it).`);
+  if (
+    installation &&
+    installation.repositorySelection === "selected" &&
+    !installation.repositories.includes(repository.toLowerCase())
+  ) {
+    return done(
+      "refused",
+      "repository_not_granted",
+      `Installation ${installationId} may not read ${repository} (the App's repository access does not include it).`,
+    );
   }
   const targets: Target[] = [];
   for (const connection of through) {
@@ -86,8 +107,14 @@ async function configurations(
   try {
     tarball = await github.tarball(installationId, repository, sha, settings.tarballMaxBytes);
   } catch (error) {
-    if (error instanceof GitHubTarballTooLarge) return done("refused", "tarball_too_large", `The tarball of ${sha} is larger than ${settings.tarballMaxBytes} bytes.`);
-    if (error instanceof GitHubRedirectRefused) return done("refused", "tarball_redirect_refused", `${error.message}; nothing was downloaded.`);
+    if (error instanceof GitHubTarballTooLarge)
+      return done(
+        "refused",
+        "tarball_too_large",
+        `The tarball of ${sha} is larger than ${settings.tarballMaxBytes} bytes.`,
+      );
+    if (error instanceof GitHubRedirectRefused)
+      return done("refused", "tarball_redirect_refused", `${error.message}; nothing was downloaded.`);
     throw error;
   }
   const out = new Map<string, Buffer>();
@@ -95,7 +122,10 @@ async function configurations(
     try {
       out.set(
         workspace.id,
-        await configurationFromGitHubTarball(tarball, workspace.workingDirectory, { maxBytes: settings.tarballMaxBytes, maxUnpackedBytes: MAX_UNPACKED_BYTES }),
+        await configurationFromGitHubTarball(tarball, workspace.workingDirectory, {
+          maxBytes: settings.tarballMaxBytes,
+          maxUnpackedBytes: MAX_UNPACKED_BYTES,
+        }),
       );
     } catch (error) {
       if (error instanceof TarballRefused) return done("refused", error.outcome, error.detail);
@@ -120,12 +150,25 @@ interface SourceRunInput {
  * inspection) as an API upload, then the run with its commit recorded, then the check run to
  * keep in step. A retried delivery finds the run it already created and creates nothing.
  */
-async function createSourceRun(services: Services, delivery: GitHubDelivery, target: Target, configuration: Buffer, input: SourceRunInput): Promise<string> {
+async function createSourceRun(
+  services: Services,
+  delivery: GitHubDelivery,
+  target: Target,
+  configuration: Buffer,
+  input: SourceRunInput,
+): Promise<string> {
   const existing = await services.stores.runs.runOfDelivery(delivery.id, target.workspace.id);
   if (existing) return existing.id;
   const actor = githubActor(target.workspace.organizationId);
-  const configurationVersion = await createConfigurationVersion(services, actor, target.workspace, { speculative: input.kind === "speculative", source: "github" });
-  const token = signUploadToken(services.keys.uploadUrl, configurationVersion.id, new Date(services.clock().getTime() + 60_000));
+  const configurationVersion = await createConfigurationVersion(services, actor, target.workspace, {
+    speculative: input.kind === "speculative",
+    source: "github",
+  });
+  const token = signUploadToken(
+    services.keys.uploadUrl,
+    configurationVersion.id,
+    new Date(services.clock().getTime() + 60_000),
+  );
   await uploadConfiguration(services, token, configuration);
   const run = await createRun(services, actor, target.workspace, {
     kind: input.kind,
@@ -138,7 +181,13 @@ async function createSourceRun(services: Services, delivery: GitHubDelivery, tar
     githubDeliveryId: delivery.id,
   });
   const now = services.clock();
-  await services.stores.github.trackCheckRun({ runId: run.id, installationId: input.installationId, repository: input.baseRepository, headSha: input.commit.sha, now });
+  await services.stores.github.trackCheckRun({
+    runId: run.id,
+    installationId: input.installationId,
+    repository: input.baseRepository,
+    headSha: input.commit.sha,
+    now,
+  });
   await services.stores.audit.record({
     organizationId: run.organizationId,
     actorId: GITHUB_ACTOR_ID,
@@ -153,7 +202,9 @@ async function createSourceRun(services: Services, delivery: GitHubDelivery, tar
       ref: input.commit.ref,
       repository: input.commit.repository,
       fork: input.commit.fork,
-      ...(input.kind === "speculative" ? { sensitive_variables: "omitted: speculative runs never receive sensitive variables" } : {}),
+      ...(input.kind === "speculative"
+        ? { sensitive_variables: "omitted: speculative runs never receive sensitive variables" }
+        : {}),
       ...(input.commit.fork ? { cloud_credentials: "withheld: pull request from a fork" } : {}),
     },
     createdAt: now,
@@ -174,9 +225,16 @@ interface PushPayload {
 }
 
 /** Creates the run of each target in turn (createSourceRun); their ids, in target order. */
-async function createSourceRuns(services: Services, delivery: GitHubDelivery, targets: readonly Target[], built: Map<string, Buffer>, input: SourceRunInput): Promise<string[]> {
+async function createSourceRuns(
+  services: Services,
+  delivery: GitHubDelivery,
+  targets: readonly Target[],
+  built: Map<string, Buffer>,
+  input: SourceRunInput,
+): Promise<string[]> {
   const runIds: string[] = [];
-  for (const target of targets) runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, input));
+  for (const target of targets)
+    runIds.push(await createSourceRun(services, delivery, target, built.get(target.workspace.id)!, input));
   return runIds;
 }
 
@@ -185,19 +243,39 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
   const branch = branchOfRef(payload.ref);
   const found = await targetsOf(services, repository, payload.installation?.id ?? null);
   if (!Array.isArray(found)) return found;
-  if (payload.deleted || !branch) return done("ignored", "ref_not_a_branch_push", `The push ${payload.deleted ? "deleted" : "is not to a branch:"} ${payload.ref}.`);
+  if (payload.deleted || !branch)
+    return done(
+      "ignored",
+      "ref_not_a_branch_push",
+      `The push ${payload.deleted ? "deleted" : "is not to a branch:"} ${payload.ref}.`,
+    );
   const tracking = found.filter((t) => t.workspace.trackedBranch === branch);
-  if (tracking.length === 0) return done("ignored", "branch_not_tracked", `No workspace connected to ${repository} tracks the branch ${branch}.`);
+  if (tracking.length === 0)
+    return done(
+      "ignored",
+      "branch_not_tracked",
+      `No workspace connected to ${repository} tracks the branch ${branch}.`,
+    );
   const changed = changedPathsOfPush(payload);
-  const concerned = tracking.filter((t) => pushConcernsWorkspace(changed, t.workspace.workingDirectory, t.connection.triggerPaths));
+  const concerned = tracking.filter((t) =>
+    pushConcernsWorkspace(changed, t.workspace.workingDirectory, t.connection.triggerPaths),
+  );
   if (concerned.length === 0)
-    return done("ignored", "no_relevant_changes", `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`);
+    return done(
+      "ignored",
+      "no_relevant_changes",
+      `The push to ${branch} changes nothing under the working directory or trigger paths of the workspaces tracking it.`,
+    );
   const sha = payload.after;
   const pushedAt = pushTimeOf(payload);
   const fresh = await unreplayedPushTargets(services, delivery, concerned, payload, pushedAt);
   if (!Array.isArray(fresh)) return fresh;
   if (fresh.length === 0)
-    return done("ignored", "replayed", `${sha.slice(0, 12)} on ${branch} already created its run${concerned.length === 1 ? "" : "s"}; a replayed push creates nothing.`);
+    return done(
+      "ignored",
+      "replayed",
+      `${sha.slice(0, 12)} on ${branch} already created its run${concerned.length === 1 ? "" : "s"}; a replayed push creates nothing.`,
+    );
   const built = await configurations(services, payload.installation!.id, repository, sha, fresh);
   if (!(built instanceof Map)) return built;
   const head = payload.head_commit;
@@ -218,8 +296,20 @@ async function handlePush(services: Services, delivery: GitHubDelivery, payload:
     baseRepository: repository,
   });
   if (pushedAt !== null)
-    for (const target of fresh) await services.stores.github.recordPushHead({ workspaceId: target.workspace.id, ref: payload.ref, pushedAt, headSha: sha, now: services.clock() });
-  return done("processed", "run_created", `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`, runIds);
+    for (const target of fresh)
+      await services.stores.github.recordPushHead({
+        workspaceId: target.workspace.id,
+        ref: payload.ref,
+        pushedAt,
+        headSha: sha,
+        now: services.clock(),
+      });
+  return done(
+    "processed",
+    "run_created",
+    `${runIds.length} plan_and_apply run${runIds.length === 1 ? "" : "s"} for ${sha.slice(0, 12)} on ${branch}.`,
+    runIds,
+  );
 }
 
 /** GitHub's `repository.pushed_at` of a push (seconds since the epoch, signed with the body); null when absent. */
@@ -248,8 +338,16 @@ async function unreplayedPushTargets(
 ): Promise<Target[] | DeliveryResult> {
   const fresh: Target[] = [];
   for (const target of targets) {
-    if (await services.stores.github.sourceRunExists(target.workspace.id, { ref: payload.ref, sha: payload.after }, delivery.id)) continue;
-    const head = pushedAt === null ? undefined : await services.stores.github.pushHead(target.workspace.id, payload.ref);
+    if (
+      await services.stores.github.sourceRunExists(
+        target.workspace.id,
+        { ref: payload.ref, sha: payload.after },
+        delivery.id,
+      )
+    )
+      continue;
+    const head =
+      pushedAt === null ? undefined : await services.stores.github.pushHead(target.workspace.id, payload.ref);
     if (head && pushedAt !== null && pushedAt < head.pushedAt)
       return done(
         "refused",
@@ -296,17 +394,31 @@ async function cancelQueuedSpeculativeRuns(
   return canceled;
 }
 
-async function handlePullRequest(services: Services, delivery: GitHubDelivery, payload: PullRequestPayload): Promise<DeliveryResult> {
+async function handlePullRequest(
+  services: Services,
+  delivery: GitHubDelivery,
+  payload: PullRequestPayload,
+): Promise<DeliveryResult> {
   const repository = payload.repository.full_name;
   const pr = payload.pull_request;
   const found = await targetsOf(services, repository, payload.installation?.id ?? null);
   if (!Array.isArray(found)) return found;
   const tracking = found.filter((t) => t.workspace.trackedBranch === pr.base.ref);
   if (tracking.length === 0)
-    return done("ignored", "branch_not_tracked", `Pull request #${pr.number} targets ${pr.base.ref}, which no workspace connected to ${repository} tracks.`);
+    return done(
+      "ignored",
+      "branch_not_tracked",
+      `Pull request #${pr.number} targets ${pr.base.ref}, which no workspace connected to ${repository} tracks.`,
+    );
   const workspaceIds = tracking.map((t) => t.workspace.id);
   if (payload.action === "closed") {
-    const canceled = await cancelQueuedSpeculativeRuns(services, delivery, workspaceIds, pr.number, `Pull request #${pr.number} was closed.`);
+    const canceled = await cancelQueuedSpeculativeRuns(
+      services,
+      delivery,
+      workspaceIds,
+      pr.number,
+      `Pull request #${pr.number} was closed.`,
+    );
     return done(
       "processed",
       "pull_request_closed",
@@ -317,7 +429,14 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
   // Replay protection on what is signed: a pull request's head SHA runs once per workspace.
   const fresh: Target[] = [];
   for (const target of tracking)
-    if (!(await services.stores.github.sourceRunExists(target.workspace.id, { pullRequestNumber: pr.number, sha: pr.head.sha }, delivery.id))) fresh.push(target);
+    if (
+      !(await services.stores.github.sourceRunExists(
+        target.workspace.id,
+        { pullRequestNumber: pr.number, sha: pr.head.sha },
+        delivery.id,
+      ))
+    )
+      fresh.push(target);
   if (fresh.length === 0)
     return done(
       "ignored",
@@ -361,14 +480,23 @@ async function handlePullRequest(services: Services, delivery: GitHubDelivery, p
 
 interface InstallationPayload {
   action: string;
-  installation: { id: number; account?: { login?: string } | null; repository_selection?: string; suspended_at?: string | null };
+  installation: {
+    id: number;
+    account?: { login?: string } | null;
+    repository_selection?: string;
+    suspended_at?: string | null;
+  };
   repositories?: Array<{ full_name: string }>;
   repositories_added?: Array<{ full_name: string }>;
   repositories_removed?: Array<{ full_name: string }>;
   repository_selection?: string;
 }
 
-async function handleInstallation(services: Services, delivery: GitHubDelivery, payload: InstallationPayload): Promise<DeliveryResult> {
+async function handleInstallation(
+  services: Services,
+  delivery: GitHubDelivery,
+  payload: InstallationPayload,
+): Promise<DeliveryResult> {
   const i = payload.installation;
   const now = services.clock();
   const selection = (payload.repository_selection ?? i.repository_selection) === "all" ? "all" : "selected";
@@ -386,7 +514,13 @@ async function handleInstallation(services: Services, delivery: GitHubDelivery, 
     }
     const added = (payload.repositories_added ?? []).map((r) => r.full_name);
     const removed = (payload.repositories_removed ?? []).map((r) => r.full_name);
-    await services.stores.github.changeInstallationRepositories({ id: i.id, added, removed, repositorySelection: selection, now });
+    await services.stores.github.changeInstallationRepositories({
+      id: i.id,
+      added,
+      removed,
+      repositorySelection: selection,
+      now,
+    });
     return done(
       "processed",
       "installation_repositories_changed",
@@ -402,7 +536,11 @@ async function handleInstallation(services: Services, delivery: GitHubDelivery, 
     repositories: payload.repositories?.map((r) => r.full_name),
     now,
   });
-  return done("processed", `installation_${payload.action}`, `Installation ${i.id} (${i.account?.login ?? "unknown account"}): ${payload.action}.`);
+  return done(
+    "processed",
+    `installation_${payload.action}`,
+    `Installation ${i.id} (${i.account?.login ?? "unknown account"}): ${payload.action}.`,
+  );
 }
 
 /**
@@ -425,7 +563,11 @@ export async function processDelivery(services: Services, delivery: GitHubDelive
 }
 
 /** Records how a delivery ended, with its audit event (refusals and ignored deliveries included). */
-export async function finishDelivery(services: Services, delivery: GitHubDelivery, result: DeliveryResult): Promise<void> {
+export async function finishDelivery(
+  services: Services,
+  delivery: GitHubDelivery,
+  result: DeliveryResult,
+): Promise<void> {
   const now = services.clock();
   await services.stores.github.finishDelivery(delivery.id, { ...result, now });
   await services.stores.audit.record({
@@ -435,7 +577,14 @@ export async function finishDelivery(services: Services, delivery: GitHubDeliver
     targetType: "github-deliveries",
     targetId: delivery.id,
     reason: result.outcome,
-    data: { event: delivery.event, action: delivery.action, repository: delivery.repository, detail: result.detail, run_ids: result.runIds, attempts: delivery.attempts },
+    data: {
+      event: delivery.event,
+      action: delivery.action,
+      repository: delivery.repository,
+      detail: result.detail,
+      run_ids: result.runIds,
+      attempts: delivery.attempts,
+    },
     createdAt: now,
   });
 }

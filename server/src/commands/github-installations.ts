@@ -30,13 +30,17 @@ export function isOrganizationAdmin(principal: AuthenticatedPrincipal, organizat
 }
 
 function requireOrganizationAdmin(principal: AuthenticatedPrincipal, organization: Organization): void {
-  if (!isOrganizationAdmin(principal, organization.id)) throw new DomainError("FORBIDDEN", `Only an administrator of the organization ${organization.name} may do this.`);
+  if (!isOrganizationAdmin(principal, organization.id))
+    throw new DomainError("FORBIDDEN", `Only an administrator of the organization ${organization.name} may do this.`);
 }
 
 function githubOf(services: Services) {
   const settings = services.config.github;
   if (settings.state !== "on" || !services.github)
-    throw new DomainError("GITHUB_APP_NOT_CONFIGURED", settings.state === "off" ? settings.detail : "The GitHub App is not configured.");
+    throw new DomainError(
+      "GITHUB_APP_NOT_CONFIGURED",
+      settings.state === "off" ? settings.detail : "The GitHub App is not configured.",
+    );
   return services.github;
 }
 
@@ -45,7 +49,8 @@ export async function askGitHub<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (error) {
-    if (error instanceof GitHubApiError) throw new DomainError("GITHUB_API_UNAVAILABLE", `GitHub's API could not confirm it: ${error.message}.`);
+    if (error instanceof GitHubApiError)
+      throw new DomainError("GITHUB_API_UNAVAILABLE", `GitHub's API could not confirm it: ${error.message}.`);
     throw error;
   }
 }
@@ -57,12 +62,20 @@ export async function createInstallationState(
   organization: Organization,
 ): Promise<{ state: string; id: string; expiresAt: string; installUrl: string | null }> {
   requireOrganizationAdmin(actor, organization);
-  if (!actor.session) throw new DomainError("FORBIDDEN", "A setup state is issued to a signed-in dashboard session only.");
+  if (!actor.session)
+    throw new DomainError("FORBIDDEN", "A setup state is issued to a signed-in dashboard session only.");
   const state = `ghs_setup_${randomBytes(32).toString("base64url")}`;
   const stateHash = hashState(state);
   const now = services.clock();
   const expiresAt = new Date(now.getTime() + SETUP_STATE_TTL_MS);
-  await services.stores.github.createSetupState({ stateHash, organizationId: organization.id, userId: actor.id, sessionId: actor.session.id, now, expiresAt });
+  await services.stores.github.createSetupState({
+    stateHash,
+    organizationId: organization.id,
+    userId: actor.id,
+    sessionId: actor.session.id,
+    now,
+    expiresAt,
+  });
   await services.stores.audit.record({
     organizationId: organization.id,
     actorId: actor.id,
@@ -87,9 +100,13 @@ async function confirmInstallation(services: Services, installationId: number): 
   const github = githubOf(services);
   const installation = await askGitHub(() => github.appInstallation(installationId));
   if (!installation)
-    throw new DomainError("GITHUB_INSTALLATION_NOT_FOUND", `GitHub has no installation ${installationId} of this App.`, {
-      source: { pointer: "/data/attributes/installation_id" },
-    });
+    throw new DomainError(
+      "GITHUB_INSTALLATION_NOT_FOUND",
+      `GitHub has no installation ${installationId} of this App.`,
+      {
+        source: { pointer: "/data/attributes/installation_id" },
+      },
+    );
   return installation;
 }
 
@@ -146,16 +163,26 @@ export async function bindInstallation(
         { source: { pointer: "/data/attributes/state" } },
       );
     if (!input.organizationName)
-      throw new DomainError("DOCUMENT_INVALID", "Without a state, name the organization to bind the installation to.", { source: { pointer: "/data/attributes/organization" } });
+      throw new DomainError("DOCUMENT_INVALID", "Without a state, name the organization to bind the installation to.", {
+        source: { pointer: "/data/attributes/organization" },
+      });
     const organization = await services.stores.organizations.getByName(input.organizationName);
-    if (!organization) throw new DomainError("NOT_FOUND", `Organization '${input.organizationName}' does not exist, or this token may not see it.`);
+    if (!organization)
+      throw new DomainError(
+        "NOT_FOUND",
+        `Organization '${input.organizationName}' does not exist, or this token may not see it.`,
+      );
     const installation = await confirmInstallation(services, input.installationId);
     return { ...(await bind(services, actor, organization, installation, "deployment_admin")), organization };
   }
   if (input.organizationName !== undefined)
-    throw new DomainError("DOCUMENT_INVALID", "A setup state names its organization; send either a state or an organization.", {
-      source: { pointer: "/data/attributes/organization" },
-    });
+    throw new DomainError(
+      "DOCUMENT_INVALID",
+      "A setup state names its organization; send either a state or an organization.",
+      {
+        source: { pointer: "/data/attributes/organization" },
+      },
+    );
   const invalid = () =>
     new DomainError(
       "GITHUB_INSTALLATION_STATE_INVALID",
@@ -187,10 +214,16 @@ export async function bindInstallation(
 }
 
 /** Releases the organization's installation (refused while its workspaces connect through it). */
-export async function releaseInstallation(services: Services, actor: AuthenticatedPrincipal, organization: Organization, installationId: number): Promise<void> {
+export async function releaseInstallation(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  installationId: number,
+): Promise<void> {
   requireOrganizationAdmin(actor, organization);
   const binding = await services.stores.github.getBinding(installationId);
-  if (!binding || binding.organizationId !== organization.id) throw new DomainError("NOT_FOUND", `Installation ${installationId} is not bound to ${organization.name}.`);
+  if (!binding || binding.organizationId !== organization.id)
+    throw new DomainError("NOT_FOUND", `Installation ${installationId} is not bound to ${organization.name}.`);
   const connections = await services.stores.github.countConnectionsThrough(installationId, organization.id);
   if (connections > 0)
     throw new DomainError(
@@ -216,7 +249,12 @@ export async function releaseInstallation(services: Services, actor: Authenticat
  * organization (the same refusal whether it is unknown or another's) and GitHub confirms that it
  * can access the repository.
  */
-export async function checkConnectionAccess(services: Services, organizationId: string, installationId: number, repository: string): Promise<void> {
+export async function checkConnectionAccess(
+  services: Services,
+  organizationId: string,
+  installationId: number,
+  repository: string,
+): Promise<void> {
   const github = githubOf(services);
   const binding = await services.stores.github.getBinding(installationId);
   if (!binding || binding.organizationId !== organizationId)
@@ -226,7 +264,11 @@ export async function checkConnectionAccess(services: Services, organizationId: 
       { source: { pointer: "/data/attributes/installation_id" } },
     );
   if (!(await askGitHub(() => github.installationCanAccess(installationId, repository))))
-    throw new DomainError("SOURCE_REPOSITORY_NOT_ACCESSIBLE", `GitHub says installation ${installationId} cannot access ${repository}; grant the App access to it on GitHub.`, {
-      source: { pointer: "/data/attributes/repository" },
-    });
+    throw new DomainError(
+      "SOURCE_REPOSITORY_NOT_ACCESSIBLE",
+      `GitHub says installation ${installationId} cannot access ${repository}; grant the App access to it on GitHub.`,
+      {
+        source: { pointer: "/data/attributes/repository" },
+      },
+    );
 }

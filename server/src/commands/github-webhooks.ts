@@ -42,7 +42,11 @@ function header(headers: Readonly<Record<string, string | string[] | undefined>>
 }
 
 /** Records a refused webhook request in the audit trail (nothing else is written). */
-async function auditRefusal(services: Services, reason: string, data: { delivery_id?: string | null } & Record<string, unknown>): Promise<void> {
+async function auditRefusal(
+  services: Services,
+  reason: string,
+  data: { delivery_id?: string | null } & Record<string, unknown>,
+): Promise<void> {
   await services.stores.audit.record({
     organizationId: null,
     actorId: null,
@@ -56,7 +60,11 @@ async function auditRefusal(services: Services, reason: string, data: { delivery
 }
 
 /** Audits a webhook body over the size limit (refused before it was read to the end). */
-export async function auditOversizedWebhook(services: Services, headers: Readonly<Record<string, string | string[] | undefined>>, limit: number): Promise<void> {
+export async function auditOversizedWebhook(
+  services: Services,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  limit: number,
+): Promise<void> {
   await auditRefusal(services, "body_too_large", {
     delivery_id: header(headers, "x-github-delivery") ?? null,
     event: header(headers, "x-github-event") ?? null,
@@ -83,21 +91,36 @@ export async function receiveWebhook(
   const signature = header(headers, "x-hub-signature-256");
   if (!signature) {
     await auditRefusal(services, "signature_missing", { delivery_id: deliveryId ?? null, event: event ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The delivery has no X-Hub-Signature-256 header; configure the App's webhook secret.", {
-      source: { header: "X-Hub-Signature-256" },
-    });
+    throw new DomainError(
+      "GITHUB_WEBHOOK_SIGNATURE_INVALID",
+      "The delivery has no X-Hub-Signature-256 header; configure the App's webhook secret.",
+      {
+        source: { header: "X-Hub-Signature-256" },
+      },
+    );
   }
   if (!signatureMatches(settings.webhookSecret, body, signature)) {
     await auditRefusal(services, "signature_invalid", { delivery_id: deliveryId ?? null, event: event ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_SIGNATURE_INVALID", "The X-Hub-Signature-256 does not match the body and the webhook secret.", {
-      source: { header: "X-Hub-Signature-256" },
-    });
+    throw new DomainError(
+      "GITHUB_WEBHOOK_SIGNATURE_INVALID",
+      "The X-Hub-Signature-256 does not match the body and the webhook secret.",
+      {
+        source: { header: "X-Hub-Signature-256" },
+      },
+    );
   }
   if (!deliveryId || !event || !DELIVERY_ID.test(deliveryId) || !EVENT_NAME.test(event)) {
-    await auditRefusal(services, "headers_invalid", { delivery_id: deliveryId?.slice(0, 100) ?? null, event: event?.slice(0, 100) ?? null });
-    throw new DomainError("GITHUB_WEBHOOK_INVALID", "A delivery needs an X-GitHub-Event (an event name) and an X-GitHub-Delivery (its GUID) header.", {
-      source: { header: deliveryId && DELIVERY_ID.test(deliveryId) ? "X-GitHub-Event" : "X-GitHub-Delivery" },
+    await auditRefusal(services, "headers_invalid", {
+      delivery_id: deliveryId?.slice(0, 100) ?? null,
+      event: event?.slice(0, 100) ?? null,
     });
+    throw new DomainError(
+      "GITHUB_WEBHOOK_INVALID",
+      "A delivery needs an X-GitHub-Event (an event name) and an X-GitHub-Delivery (its GUID) header.",
+      {
+        source: { header: deliveryId && DELIVERY_ID.test(deliveryId) ? "X-GitHub-Event" : "X-GitHub-Delivery" },
+      },
+    );
   }
   let payload: Record<string, unknown>;
   let raw: string;
@@ -107,14 +130,20 @@ export async function receiveWebhook(
     if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new Error("not an object");
   } catch {
     await auditRefusal(services, "payload_not_json", { delivery_id: deliveryId, event });
-    throw new DomainError("GITHUB_WEBHOOK_INVALID", "The delivery's body is not a UTF-8 JSON object; set the App's webhook content type to application/json.", {
-      source: { pointer: "" },
-    });
+    throw new DomainError(
+      "GITHUB_WEBHOOK_INVALID",
+      "The delivery's body is not a UTF-8 JSON object; set the App's webhook content type to application/json.",
+      {
+        source: { pointer: "" },
+      },
+    );
   }
   const action = typeof payload.action === "string" ? payload.action : null;
   const installation = payload.installation as { id?: unknown } | undefined;
   const repository = payload.repository as { full_name?: unknown } | undefined;
-  const handled = Object.hasOwn(HANDLED_EVENTS, event) && (HANDLED_EVENTS[event] === null || (action !== null && HANDLED_EVENTS[event].includes(action)));
+  const handled =
+    Object.hasOwn(HANDLED_EVENTS, event) &&
+    (HANDLED_EVENTS[event] === null || (action !== null && HANDLED_EVENTS[event].includes(action)));
   const queued = handled && event !== "ping";
   const now = services.clock();
   const recorded = await services.stores.github.recordDelivery({

@@ -47,14 +47,22 @@ export async function auditFailedAttempt(services: Services, attempt: FailedAtte
  * with 429 AUTH_THROTTLED and `Retry-After` (audited by `onThrottled`), the same for accounts
  * that exist and ones that do not.
  */
-export async function reserveAttempt(services: Services, keys: readonly ThrottleKey[], onThrottled: () => Promise<void>): Promise<void> {
+export async function reserveAttempt(
+  services: Services,
+  keys: readonly ThrottleKey[],
+  onThrottled: () => Promise<void>,
+): Promise<void> {
   const now = services.clock().getTime();
   const reservation = await services.stores.authThrottles.reserve(keys, now);
   if (reservation.allowed) return;
   await onThrottled();
   const seconds = retryAfterSeconds(reservation.blockedUntilMs, now);
-  throw new DomainError("AUTH_THROTTLED", `Too many failed attempts for this account or from this address. Wait ${seconds} second${seconds === 1 ? "" : "s"} and try again.`, {
-    retryAfterSeconds: seconds,
-    meta: { retry_after_seconds: seconds },
-  });
+  throw new DomainError(
+    "AUTH_THROTTLED",
+    `Too many failed attempts for this account or from this address. Wait ${seconds} second${seconds === 1 ? "" : "s"} and try again.`,
+    {
+      retryAfterSeconds: seconds,
+      meta: { retry_after_seconds: seconds },
+    },
+  );
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from "node:crypto";
 import type { Run, Workspace } from "../domain/records.ts";
-import { profilesServing, signingKeyAt, tokenClaims, tokenLifetime, type CredentialRefusal, type FederationProfile } from "../domain/workload-identity.ts";
+import {
+  profilesServing,
+  signingKeyAt,
+  tokenClaims,
+  tokenLifetime,
+  type CredentialRefusal,
+  type FederationProfile,
+} from "../domain/workload-identity.ts";
 import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
 import { recordRunEvent } from "./run-transitions.ts";
@@ -51,7 +58,8 @@ export async function endRunWithoutPlanCredentials(services: Services, run: Run)
   if (run.status !== "pending") return false;
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   if (!workspace || !(await planCredentialsMissing(services, run, workspace))) return false;
-  const why = issuerOf(services) === null ? "workload_identity_off" : (await profilesForPhase(services, run, "plan")).refusal;
+  const why =
+    issuerOf(services) === null ? "workload_identity_off" : (await profilesForPhase(services, run, "plan")).refusal;
   const now = services.clock();
   try {
     await inTransaction(services.db, async (stores) => {
@@ -102,7 +110,8 @@ export async function mintPhaseCredentials(
     services.stores.organizations.getById(run.organizationId),
     services.stores.projects.getById(run.projectId),
   ]);
-  if (!workspace || !organization || !project) throw new Error(`run ${run.id}: its workspace, project or organization is missing`);
+  if (!workspace || !organization || !project)
+    throw new Error(`run ${run.id}: its workspace, project or organization is missing`);
   const scope = {
     organizationId: organization.id,
     organizationName: organization.name,
@@ -121,7 +130,14 @@ export async function mintPhaseCredentials(
   const tokens: MintedToken[] = [];
   for (const profile of profiles) {
     const jti = randomUUID();
-    const token = await signWorkloadToken(privateKey, key.kid, issuer, profile.audience, tokenClaims(scope, run, phase, profile, jti), { iat, nbf, exp });
+    const token = await signWorkloadToken(
+      privateKey,
+      key.kid,
+      issuer,
+      profile.audience,
+      tokenClaims(scope, run, phase, profile, jti),
+      { iat, nbf, exp },
+    );
     tokens.push({ profile, token, jti, expiresAt });
   }
   await services.stores.audit.record({

@@ -15,6 +15,9 @@ export async function planEvidenceAgrees(stores: Stores, run: Run): Promise<bool
     stores.artifacts.forRun(run.id, "plan_json"),
     stores.artifacts.forRun(run.id, "plan_diff"),
   ]);
-  const digest = (record: typeof plan) => (record === undefined || record.workspaceId !== run.workspaceId ? null : record.ref.sha256);
-  return digest(plan) === x.planDigest && digest(planJson) === x.planJsonDigest && digest(planDiff) === x.planDiffDigest;
+  const digest = (record: typeof plan) =>
+    record === undefined || record.workspaceId !== run.workspaceId ? null : record.ref.sha256;
+  return (
+    digest(plan) === x.planDigest && digest(planJson) === x.planJsonDigest && digest(planDiff) === x.planDiffDigest
+  );
 }

@@ -1,11 +1,23 @@
 import { isAllowed } from "../domain/authorization.ts";
 import { DomainError, isDomainError, type ErrorCode } from "../domain/errors.ts";
-import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS, policySetVersionDigest, preparePolicies, type EnforcementLevel } from "../domain/policy/index.ts";
+import {
+  OVERRIDE_DEFAULT_SECONDS,
+  OVERRIDE_MAX_SECONDS,
+  policySetVersionDigest,
+  preparePolicies,
+  type EnforcementLevel,
+} from "../domain/policy/index.ts";
 import type { Organization, Run } from "../domain/records.ts";
 import { isTerminalRunStatus } from "../domain/run.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction, type PolicyOverride, type PolicySet, type PolicySetVersion, type Stores } from "../store/index.ts";
+import {
+  inTransaction,
+  type PolicyOverride,
+  type PolicySet,
+  type PolicySetVersion,
+  type Stores,
+} from "../store/index.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 
 /** A policy as the API sends it. */
@@ -35,14 +47,22 @@ async function checkAttachments(stores: Stores, organizationId: string, input: C
   const projectIds = input.projectIds ?? [];
   const workspaceIds = input.workspaceIds ?? [];
   if (input.global && (projectIds.length > 0 || workspaceIds.length > 0)) {
-    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A global policy set applies to every workspace; send no project_ids or workspace_ids with it.", {
-      source: { pointer: "/data/attributes/global" },
-    });
+    throw new DomainError(
+      "POLICY_SET_ATTACHMENT_INVALID",
+      "A global policy set applies to every workspace; send no project_ids or workspace_ids with it.",
+      {
+        source: { pointer: "/data/attributes/global" },
+      },
+    );
   }
   if (!input.global && projectIds.length === 0 && workspaceIds.length === 0) {
-    throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", "A policy set is either global or attached to at least one project or workspace.", {
-      source: { pointer: "/data/attributes" },
-    });
+    throw new DomainError(
+      "POLICY_SET_ATTACHMENT_INVALID",
+      "A policy set is either global or attached to at least one project or workspace.",
+      {
+        source: { pointer: "/data/attributes" },
+      },
+    );
   }
   for (const [index, id] of projectIds.entries()) {
     const project = await stores.projects.getById(id);
@@ -55,15 +75,24 @@ async function checkAttachments(stores: Stores, organizationId: string, input: C
   for (const [index, id] of workspaceIds.entries()) {
     const workspace = await stores.workspaces.getById(id);
     if (!workspace || workspace.organizationId !== organizationId) {
-      throw new DomainError("POLICY_SET_ATTACHMENT_INVALID", `Workspace ${id} is not a workspace of this organization.`, {
-        source: { pointer: `/data/attributes/workspace_ids/${index}` },
-      });
+      throw new DomainError(
+        "POLICY_SET_ATTACHMENT_INVALID",
+        `Workspace ${id} is not a workspace of this organization.`,
+        {
+          source: { pointer: `/data/attributes/workspace_ids/${index}` },
+        },
+      );
     }
   }
 }
 
 /** Creates a policy set with its first immutable, digested version. */
-export async function createPolicySet(services: Services, actor: AuthenticatedPrincipal, organization: Organization, input: CreatePolicySetInput): Promise<PolicySetWithVersion> {
+export async function createPolicySet(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  input: CreatePolicySetInput,
+): Promise<PolicySetWithVersion> {
   const policies = preparePolicies(input.policies);
   const digest = policySetVersionDigest(policies);
   const now = services.clock();
@@ -81,14 +110,19 @@ export async function createPolicySet(services: Services, actor: AuthenticatedPr
         now,
       });
       const version = await stores.policySets.addVersion(set.id, policies, digest, now);
-      await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "policy_set.created", ["policy-sets", set.id], {
-        name: set.name,
-        version: version.version,
-        digest,
-        global: set.global,
-        project_ids: set.projectIds,
-        workspace_ids: set.workspaceIds,
-      });
+      await stores.audit.recordAction(
+        { organizationId: organization.id, actorId: actor.id, createdAt: now },
+        "policy_set.created",
+        ["policy-sets", set.id],
+        {
+          name: set.name,
+          version: version.version,
+          digest,
+          global: set.global,
+          project_ids: set.projectIds,
+          workspace_ids: set.workspaceIds,
+        },
+      );
       return { set: { ...set, currentVersionId: version.id }, version };
     });
   } catch (error) {
@@ -99,20 +133,32 @@ export async function createPolicySet(services: Services, actor: AuthenticatedPr
 }
 
 function nameTaken(name: string): DomainError {
-  return new DomainError("POLICY_SET_NAME_TAKEN", `A policy set named '${name}' already exists in this organization.`, { source: { pointer: "/data/attributes/name" } });
+  return new DomainError("POLICY_SET_NAME_TAKEN", `A policy set named '${name}' already exists in this organization.`, {
+    source: { pointer: "/data/attributes/name" },
+  });
 }
 
 /** Publishes the next immutable version of a policy set; runs evaluated earlier keep theirs. */
-export async function createPolicySetVersion(services: Services, actor: AuthenticatedPrincipal, set: PolicySet, policies: PolicyInput[]): Promise<PolicySetWithVersion> {
+export async function createPolicySetVersion(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  set: PolicySet,
+  policies: PolicyInput[],
+): Promise<PolicySetWithVersion> {
   const prepared = preparePolicies(policies);
   const digest = policySetVersionDigest(prepared);
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const version = await stores.policySets.addVersion(set.id, prepared, digest, now);
-    await stores.audit.recordAction({ organizationId: set.organizationId, actorId: actor.id, createdAt: now }, "policy_set.version_created", ["policy-sets", set.id], {
-      version: version.version,
-      digest,
-    });
+    await stores.audit.recordAction(
+      { organizationId: set.organizationId, actorId: actor.id, createdAt: now },
+      "policy_set.version_created",
+      ["policy-sets", set.id],
+      {
+        version: version.version,
+        digest,
+      },
+    );
     return { set: { ...set, currentVersionId: version.id }, version };
   });
 }
@@ -122,7 +168,8 @@ export async function listPolicySets(services: Services, organization: Organizat
   const sets = await services.stores.policySets.listByOrganization(organization.id);
   const out: PolicySetWithVersion[] = [];
   for (const set of sets) {
-    const version = set.currentVersionId === null ? undefined : await services.stores.policySets.getVersion(set.currentVersionId);
+    const version =
+      set.currentVersionId === null ? undefined : await services.stores.policySets.getVersion(set.currentVersionId);
     if (version) out.push({ set, version });
   }
   return out;
@@ -141,7 +188,12 @@ export interface PolicyOverrideInput {
  * awaiting approval on a soft failure (its earlier override expired) gets a fresh override.
  * Every refusal is audited, outside the refused transaction, before it is reported.
  */
-export async function createPolicyOverride(services: Services, actor: AuthenticatedPrincipal, run: Run, input: PolicyOverrideInput): Promise<PolicyOverride> {
+export async function createPolicyOverride(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  input: PolicyOverrideInput,
+): Promise<PolicyOverride> {
   const now = services.clock();
   const duration = input.durationSeconds ?? OVERRIDE_DEFAULT_SECONDS;
   const refuse = async (code: ErrorCode, detail: string): Promise<never> => {
@@ -157,12 +209,23 @@ export async function createPolicyOverride(services: Services, actor: Authentica
     });
     throw new DomainError(code, detail);
   };
-  if (!isAllowed(actor, "policy:override_soft", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId })) {
-    return refuse("POLICY_OVERRIDE_PERMISSION_REQUIRED", "Overriding a soft-mandatory policy failure needs the 'policy:override_soft' permission (organization admins have it).");
+  if (
+    !isAllowed(actor, "policy:override_soft", {
+      organizationId: run.organizationId,
+      projectId: run.projectId,
+      workspaceId: run.workspaceId,
+    })
+  ) {
+    return refuse(
+      "POLICY_OVERRIDE_PERMISSION_REQUIRED",
+      "Overriding a soft-mandatory policy failure needs the 'policy:override_soft' permission (organization admins have it).",
+    );
   }
   if (duration < 1 || duration > OVERRIDE_MAX_SECONDS) {
     // The request schema already bounds it; this keeps the command safe for other callers.
-    throw new DomainError("DOCUMENT_INVALID", `duration_seconds must be between 1 and ${OVERRIDE_MAX_SECONDS}.`, { source: { pointer: "/data/attributes/duration_seconds" } });
+    throw new DomainError("DOCUMENT_INVALID", `duration_seconds must be between 1 and ${OVERRIDE_MAX_SECONDS}.`, {
+      source: { pointer: "/data/attributes/duration_seconds" },
+    });
   }
   try {
     let moved: Run | undefined;
@@ -176,7 +239,9 @@ export async function createPolicyOverride(services: Services, actor: Authentica
           `Run ${run.id} failed a hard-mandatory policy or its evaluation errored (${x.policyOutcome}); only a soft-mandatory failure can be overridden.`,
         );
       }
-      const waiting = current.status === "policy_soft_failed" || (current.status === "awaiting_approval" && x.policyOutcome === "soft_failed");
+      const waiting =
+        current.status === "policy_soft_failed" ||
+        (current.status === "awaiting_approval" && x.policyOutcome === "soft_failed");
       if (!waiting) {
         throw new DomainError(
           "POLICY_OVERRIDE_NOT_SOFT_FAILED",
@@ -205,10 +270,16 @@ export async function createPolicyOverride(services: Services, actor: Authentica
         targetType: "runs",
         targetId: run.id,
         reason: input.reason,
-        data: { override_id: override.id, result_digest: override.resultDigest, expires_at: override.expiresAt, duration_seconds: duration },
+        data: {
+          override_id: override.id,
+          result_digest: override.resultDigest,
+          expires_at: override.expiresAt,
+          duration_seconds: duration,
+        },
         createdAt: now,
       });
-      if (current.status === "policy_soft_failed") moved = await recordRunEvent(stores, current, { type: "policy_overridden" }, { now });
+      if (current.status === "policy_soft_failed")
+        moved = await recordRunEvent(stores, current, { type: "policy_overridden" }, { now });
       return override;
     });
     // A soft-failed run without changes (or a speculative one) ends here: release what it holds.

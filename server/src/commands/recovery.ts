@@ -33,7 +33,9 @@ export async function recoveryEvidence(services: Services, run: Run): Promise<Re
   return {
     attempt: attempts[attempts.length - 1] ?? null,
     lastLogLines: await services.stores.logs.tail(run.id, "apply", 8),
-    pendingStateVersion: version ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 } : null,
+    pendingStateVersion: version
+      ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 }
+      : null,
     lock: (await services.stores.workspaceLocks.current(run.workspaceId)) ?? null,
     predecessorStateDigest: run.execution.predecessorStateDigest,
   };
@@ -48,8 +50,18 @@ export type RecoveryResolution = "commit_pending_state" | "keep_current_state";
  * is `recovered` either way, the decision is audited with the operator's reason, and the
  * workspace lock is released.
  */
-export async function resolveRecovery(services: Services, actor: AuthenticatedPrincipal, run: Run, resolution: RecoveryResolution, reason: string): Promise<Run> {
-  if (run.status !== "needs_recovery") throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}; only a run that needs recovery can be resolved.`);
+export async function resolveRecovery(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  resolution: RecoveryResolution,
+  reason: string,
+): Promise<Run> {
+  if (run.status !== "needs_recovery")
+    throw new DomainError(
+      "RUN_TRANSITION_INVALID",
+      `Run ${run.id} is ${run.status}; only a run that needs recovery can be resolved.`,
+    );
   const pending = await services.stores.stateVersions.listPendingByRun(run.id);
   const now = services.clock();
   if (resolution === "commit_pending_state") {

@@ -4,7 +4,12 @@ import type { Services } from "./services.ts";
 
 /** Where each kind of run artifact is stored. */
 // plan_json_redacted: the redacted plan the CLI renders (json-output-redacted, issue 29).
-const FILE_NAMES: Record<RunArtifactKind, string> = { plan: "plan.tfplan", plan_json: "plan.json", plan_diff: "plan-diff.json", plan_json_redacted: "plan-redacted.json" };
+const FILE_NAMES: Record<RunArtifactKind, string> = {
+  plan: "plan.tfplan",
+  plan_json: "plan.json",
+  plan_diff: "plan-diff.json",
+  plan_json_redacted: "plan-redacted.json",
+};
 
 /** The object key of a run's artifact of `kind`. */
 export function runArtifactKey(runId: string, kind: RunArtifactKind): string {
@@ -12,9 +17,21 @@ export function runArtifactKey(runId: string, kind: RunArtifactKind): string {
 }
 
 /** Stores one of a run's artifacts (framed, streamed) and records its ref in the descriptor store. */
-export async function writeRunArtifact(services: Services, run: Run, kind: RunArtifactKind, source: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactRef> {
-  const ref = await services.artifacts.write({ kind, workspaceId: run.workspaceId, key: runArtifactKey(run.id, kind) }, source);
-  await services.stores.artifacts.recordForRun({ ...ref, kind }, { workspaceId: run.workspaceId, runId: run.id }, services.clock());
+export async function writeRunArtifact(
+  services: Services,
+  run: Run,
+  kind: RunArtifactKind,
+  source: Uint8Array | AsyncIterable<Uint8Array>,
+): Promise<ArtifactRef> {
+  const ref = await services.artifacts.write(
+    { kind, workspaceId: run.workspaceId, key: runArtifactKey(run.id, kind) },
+    source,
+  );
+  await services.stores.artifacts.recordForRun(
+    { ...ref, kind },
+    { workspaceId: run.workspaceId, runId: run.id },
+    services.clock(),
+  );
   return ref;
 }
 
@@ -33,5 +50,7 @@ export async function runArtifact(services: Services, run: Run, kind: RunArtifac
 export async function publishedRunArtifacts(services: Services, run: Run): Promise<RunArtifactKind[]> {
   if (run.execution.planStatus !== "finished") return [];
   const records = await services.stores.artifacts.listForRun(run.id);
-  return records.filter((r) => r.workspaceId === run.workspaceId && r.ref.kind in FILE_NAMES).map((r) => r.ref.kind as RunArtifactKind);
+  return records
+    .filter((r) => r.workspaceId === run.workspaceId && r.ref.kind in FILE_NAMES)
+    .map((r) => r.ref.kind as RunArtifactKind);
 }

@@ -11,11 +11,16 @@ import { currentStateEvidence } from "./state-evidence.ts";
 import { planEvidenceAgrees } from "./plan-evidence-digests.ts";
 import { attestAfterDecision } from "./attestations.ts";
 
-async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "decidedAt">, now: Date): Promise<RunReview> {
+async function recordDecision(
+  stores: Stores,
+  review: Omit<RunReview, "id" | "decidedAt">,
+  now: Date,
+): Promise<RunReview> {
   try {
     return await stores.reviews.record({ ...review, decidedAt: now });
   } catch (error) {
-    if (isDomainError(error, "CONSTRAINT_VIOLATION")) throw new DomainError("RUN_ALREADY_DECIDED", `Run ${review.runId} already has a recorded decision.`);
+    if (isDomainError(error, "CONSTRAINT_VIOLATION"))
+      throw new DomainError("RUN_ALREADY_DECIDED", `Run ${review.runId} already has a recorded decision.`);
     throw error;
   }
 }
@@ -27,7 +32,12 @@ async function recordDecision(stores: Stores, review: Omit<RunReview, "id" | "de
  * dependency bundle must all still be what the plan was made against. Then the apply is queued.
  * One transaction; exactly one decision per run (two racing approvals give one apply).
  */
-export async function approveRun(services: Services, actor: AuthenticatedPrincipal, run: Run, input: { planDigest: string; reason?: string }): Promise<Run> {
+export async function approveRun(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  input: { planDigest: string; reason?: string },
+): Promise<Run> {
   const now = services.clock();
   const decided = await inTransaction(services.db, async (stores) => {
     const current = await stores.runs.getById(run.id);
@@ -36,7 +46,10 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
     const awaiting = current.status === "awaiting_approval";
     // One after another: the transaction holds one connection (PostgreSQL warns on queries sent concurrently on it).
     const storedEvidenceAgrees = awaiting && (await planEvidenceAgrees(stores, current));
-    const override = awaiting && x.policyOutcome === "soft_failed" ? await activeOverrideOf(stores, current, now) : { finding: "none" as const };
+    const override =
+      awaiting && x.policyOutcome === "soft_failed"
+        ? await activeOverrideOf(stores, current, now)
+        : { finding: "none" as const };
     const state = await currentStateEvidence(stores, current.workspaceId);
     const refusal = approvalRefusal({
       run: current,
@@ -85,7 +98,9 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
               policy_result_digest: x.policyResultDigest,
               predecessor_state_digest: x.predecessorStateDigest,
               dependency_bundle_digest: x.dependencyBundleDigest,
-              ...(policyOverride ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt } : {}),
+              ...(policyOverride
+                ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt }
+                : {}),
             },
           },
         ],
@@ -102,7 +117,12 @@ export async function approveRun(services: Services, actor: AuthenticatedPrincip
 }
 
 /** Discards a run awaiting a decision, recording who, when and why. */
-export async function discardRun(services: Services, actor: AuthenticatedPrincipal, run: Run, reason: string | null): Promise<Run> {
+export async function discardRun(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  reason: string | null,
+): Promise<Run> {
   const now = services.clock();
   const discarded = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
@@ -112,10 +132,23 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
       { type: "discarded" },
       {
         now,
-        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.discarded", targetType: "runs", targetId: run.id, reason }],
+        audit: [
+          {
+            organizationId: run.organizationId,
+            actorId: actor.id,
+            action: "run.discarded",
+            targetType: "runs",
+            targetId: run.id,
+            reason,
+          },
+        ],
       },
     );
-    await recordDecision(stores, { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) }, now);
+    await recordDecision(
+      stores,
+      { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) },
+      now,
+    );
     return ended;
   });
   await releaseRun(services, discarded);
@@ -128,7 +161,12 @@ export async function discardRun(services: Services, actor: AuthenticatedPrincip
  * during apply it only asks the runner to interrupt tofu, and the run then ends as what
  * really happened.
  */
-export async function cancelRun(services: Services, actor: AuthenticatedPrincipal, run: Run, reason: string | null): Promise<Run> {
+export async function cancelRun(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  reason: string | null,
+): Promise<Run> {
   const now = services.clock();
   if (run.status === "applying") {
     const marked = await inTransaction(services.db, async (stores) => {
@@ -139,14 +177,24 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
         { type: "apply_cancel_requested" },
         {
           now,
-          audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.cancel_requested", targetType: "runs", targetId: run.id, reason }],
+          audit: [
+            {
+              organizationId: run.organizationId,
+              actorId: actor.id,
+              action: "run.cancel_requested",
+              targetType: "runs",
+              targetId: run.id,
+              reason,
+            },
+          ],
         },
       );
     });
     services.interruptRun?.(run.id);
     return marked;
   }
-  if (!isCancelable(run.status)) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
+  if (!isCancelable(run.status))
+    throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
   const canceled = await inTransaction(services.db, async (stores) => {
     const current = (await stores.runs.getById(run.id)) ?? run;
     const ended = await recordRunEvent(
@@ -155,10 +203,23 @@ export async function cancelRun(services: Services, actor: AuthenticatedPrincipa
       { type: "cancel_requested" },
       {
         now,
-        audit: [{ organizationId: run.organizationId, actorId: actor.id, action: "run.canceled", targetType: "runs", targetId: run.id, reason }],
+        audit: [
+          {
+            organizationId: run.organizationId,
+            actorId: actor.id,
+            action: "run.canceled",
+            targetType: "runs",
+            targetId: run.id,
+            reason,
+          },
+        ],
       },
     );
-    await recordDecision(stores, { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) }, now);
+    await recordDecision(
+      stores,
+      { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) },
+      now,
+    );
     return ended;
   });
   services.interruptRun?.(run.id);
@@ -182,10 +243,25 @@ export async function expireApproval(services: Services, run: Run, now: Date): P
         { type: "approval_expired" },
         {
           now,
-          audit: [{ organizationId: run.organizationId, actorId: null, action: "run.expired", targetType: "runs", targetId: run.id }],
+          audit: [
+            {
+              organizationId: run.organizationId,
+              actorId: null,
+              action: "run.expired",
+              targetType: "runs",
+              targetId: run.id,
+            },
+          ],
         },
       );
-      await stores.reviews.record({ runId: run.id, decision: "expired", actorId: null, reason: null, ...evidenceOf(current), decidedAt: now });
+      await stores.reviews.record({
+        runId: run.id,
+        decision: "expired",
+        actorId: null,
+        reason: null,
+        ...evidenceOf(current),
+        decidedAt: now,
+      });
       return ended;
     });
   } catch (error) {

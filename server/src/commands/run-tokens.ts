@@ -17,11 +17,21 @@ export const MAX_RUN_TOKEN_TTL_MS = 24 * 60 * 60 * 1000;
  * is later released and taken again, even by the same run, that token's state writes are refused
  * as stale; mint a new one under the new fence. A speculative run never gets an apply token.
  */
-export async function mintRunToken(services: Services, run: Run, phase: RunTokenPhase, ttlMs: number): Promise<{ secret: string; token: RunToken }> {
-  if (!(RUN_TOKEN_PHASES as readonly string[]).includes(phase)) throw new TypeError(`unknown run token phase '${String(phase)}'`);
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0 || ttlMs > MAX_RUN_TOKEN_TTL_MS) throw new RangeError(`run token ttl must be in (0, ${MAX_RUN_TOKEN_TTL_MS}] ms, got ${ttlMs}`);
+export async function mintRunToken(
+  services: Services,
+  run: Run,
+  phase: RunTokenPhase,
+  ttlMs: number,
+): Promise<{ secret: string; token: RunToken }> {
+  if (!(RUN_TOKEN_PHASES as readonly string[]).includes(phase))
+    throw new TypeError(`unknown run token phase '${String(phase)}'`);
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0 || ttlMs > MAX_RUN_TOKEN_TTL_MS)
+    throw new RangeError(`run token ttl must be in (0, ${MAX_RUN_TOKEN_TTL_MS}] ms, got ${ttlMs}`);
   if (phase === "apply" && run.kind === "speculative") {
-    throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is speculative and never applies, so it gets no apply-phase token.`);
+    throw new DomainError(
+      "RUN_TRANSITION_INVALID",
+      `Run ${run.id} is speculative and never applies, so it gets no apply-phase token.`,
+    );
   }
   const now = services.clock();
   const secret = `${RUN_TOKEN_SECRET_PREFIX}${randomBytes(32).toString("base64url")}`;

@@ -17,7 +17,10 @@ const writer = suite("recordRunEvent");
 async function withFeed(db: Database, runId: string, fn: (heard: RunChangeNotice[]) => Promise<void>): Promise<void> {
   const heard: RunChangeNotice[] = [];
   const feed = openRunChangeFeed(db);
-  const unsubscribe = await feed.subscribe({ notice: (n) => n.runId === runId && heard.push(n), resync: () => undefined });
+  const unsubscribe = await feed.subscribe({
+    notice: (n) => n.runId === runId && heard.push(n),
+    resync: () => undefined,
+  });
   try {
     await fn(heard);
   } finally {
@@ -42,63 +45,98 @@ async function heardUntilSentinel(db: Database, runId: string, heard: RunChangeN
 const rowOf = (db: Database, id: string) => db.knex<RunRow>("runs").where({ id }).first();
 const AUDIT = { organizationId: null, actorId: null, action: "run.test", targetType: "runs", targetId: "x" };
 
-async function move(db: Database, run: Run, event: RunEvent, seconds: number, extra: Partial<Parameters<typeof recordRunEvent>[3]> = {}): Promise<Run> {
+async function move(
+  db: Database,
+  run: Run,
+  event: RunEvent,
+  seconds: number,
+  extra: Partial<Parameters<typeof recordRunEvent>[3]> = {},
+): Promise<Run> {
   return inTransaction(db, (stores) => recordRunEvent(stores, run, event, { now: new Date(at(seconds)), ...extra }));
 }
 
-testEachDatabase(writer, "writes the whole patch with the facts, announces the event, audits in the same transaction; facts never set a lifecycle column", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
-  await withFeed(db, pending.id, async (heard) => {
-    const started = await move(db, pending, { type: "plan_started" }, 20, {
-      facts: { workspaceLockFence: 7, status: "applied", finishedAt: at(99) } as never,
-      audit: [{ ...AUDIT, targetId: pending.id }],
+testEachDatabase(
+  writer,
+  "writes the whole patch with the facts, announces the event, audits in the same transaction; facts never set a lifecycle column",
+  async (db) => {
+    const stores = createStores(db.knex, db.dialect);
+    const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    await withFeed(db, pending.id, async (heard) => {
+      const started = await move(db, pending, { type: "plan_started" }, 20, {
+        facts: { workspaceLockFence: 7, status: "applied", finishedAt: at(99) } as never,
+        audit: [{ ...AUDIT, targetId: pending.id }],
+      });
+      assert.is(started.status, "planning");
+      assert.is(started.execution.planStatus, "running");
+      assert.is(started.execution.workspaceLockFence, 7);
+      assert.is(started.execution.finishedAt, null, "a lifecycle column smuggled in the facts is dropped");
+      assert.is(started.updatedAt, at(20));
+      const audit = await db.knex("audit_events").where({ target_id: pending.id, action: "run.test" });
+      assert.is(audit.length, 1);
+      assert.equal(await heardUntilSentinel(db, pending.id, heard), [
+        {
+          kind: "run",
+          runId: pending.id,
+          status: "planning",
+          statusReason: null,
+          planStatus: "running",
+          policyOutcome: null,
+          applyStatus: "pending",
+          event: "plan_started",
+        },
+      ]);
     });
-    assert.is(started.status, "planning");
-    assert.is(started.execution.planStatus, "running");
-    assert.is(started.execution.workspaceLockFence, 7);
-    assert.is(started.execution.finishedAt, null, "a lifecycle column smuggled in the facts is dropped");
-    assert.is(started.updatedAt, at(20));
-    const audit = await db.knex("audit_events").where({ target_id: pending.id, action: "run.test" });
-    assert.is(audit.length, 1);
-    assert.equal(await heardUntilSentinel(db, pending.id, heard), [
-      { kind: "run", runId: pending.id, status: "planning", statusReason: null, planStatus: "running", policyOutcome: null, applyStatus: "pending", event: "plan_started" },
-    ]);
-  });
-});
+  },
+);
 
-testEachDatabase(writer, "a refused event and a stale run each write nothing: no row change, no audit, no announcement", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
-  const planning = await move(db, pending, { type: "plan_started" }, 20);
-  await withFeed(db, pending.id, async (heard) => {
-    const before = await rowOf(db, pending.id);
-    const audits = await countRows(db.knex, "audit_events");
-    const attempts: Array<[string, Run, RunEvent]> = [
-      ["refused: approve a planning run", planning, { type: "approved" }],
-      ["refused: apply_started before approval", planning, { type: "apply_started" }],
-      ["stale: the run is no longer pending", pending, { type: "cancel_requested" }],
-      ["stale phase: same status, the plan status moved on", { ...planning, execution: { ...planning.execution, planStatus: "pending" } }, { type: "plan_failed" }],
-    ];
-    for (const [title, run, event] of attempts) {
-      try {
-        await move(db, run, event, 30, { audit: [{ ...AUDIT, targetId: pending.id }], facts: { workspaceLockFence: 99 } });
-        assert.unreachable(title);
-      } catch (error) {
-        assert.ok(isDomainError(error, "RUN_TRANSITION_INVALID"), `${title}: ${String(error)}`);
+testEachDatabase(
+  writer,
+  "a refused event and a stale run each write nothing: no row change, no audit, no announcement",
+  async (db) => {
+    const stores = createStores(db.knex, db.dialect);
+    const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const planning = await move(db, pending, { type: "plan_started" }, 20);
+    await withFeed(db, pending.id, async (heard) => {
+      const before = await rowOf(db, pending.id);
+      const audits = await countRows(db.knex, "audit_events");
+      const attempts: Array<[string, Run, RunEvent]> = [
+        ["refused: approve a planning run", planning, { type: "approved" }],
+        ["refused: apply_started before approval", planning, { type: "apply_started" }],
+        ["stale: the run is no longer pending", pending, { type: "cancel_requested" }],
+        [
+          "stale phase: same status, the plan status moved on",
+          { ...planning, execution: { ...planning.execution, planStatus: "pending" } },
+          { type: "plan_failed" },
+        ],
+      ];
+      for (const [title, run, event] of attempts) {
+        try {
+          await move(db, run, event, 30, {
+            audit: [{ ...AUDIT, targetId: pending.id }],
+            facts: { workspaceLockFence: 99 },
+          });
+          assert.unreachable(title);
+        } catch (error) {
+          assert.ok(isDomainError(error, "RUN_TRANSITION_INVALID"), `${title}: ${String(error)}`);
+        }
       }
-    }
-    assert.equal(await rowOf(db, pending.id), before);
-    assert.is(await countRows(db.knex, "audit_events"), audits);
-    assert.equal(await heardUntilSentinel(db, pending.id, heard), []);
-  });
-});
+      assert.equal(await rowOf(db, pending.id), before);
+      assert.is(await countRows(db.knex, "audit_events"), audits);
+      assert.equal(await heardUntilSentinel(db, pending.id, heard), []);
+    });
+  },
+);
 
 testEachDatabase(writer, "apply_started sets the apply running once; a second start is refused", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   let run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
   for (const [i, event] of (
-    [{ type: "plan_started" }, { type: "plan_finished", hasChanges: true }, { type: "policy_evaluated", outcome: "passed" }, { type: "approved" }] as RunEvent[]
+    [
+      { type: "plan_started" },
+      { type: "plan_finished", hasChanges: true },
+      { type: "policy_evaluated", outcome: "passed" },
+      { type: "approved" },
+    ] as RunEvent[]
   ).entries()) {
     run = await move(db, run, event, 20 + i);
   }

@@ -34,9 +34,24 @@ export interface RunChangeOptions {
  * inTransaction). A refused event, or a run that changed since it was read, throws
  * RUN_TRANSITION_INVALID and writes nothing.
  */
-export async function recordRunEvent(stores: Stores, run: Run, event: RunEvent, options: RunChangeOptions): Promise<Run> {
+export async function recordRunEvent(
+  stores: Stores,
+  run: Run,
+  event: RunEvent,
+  options: RunChangeOptions,
+): Promise<Run> {
   const x = run.execution;
-  const change = runChange({ status: run.status, kind: run.kind, hasChanges: x.hasChanges, planStatus: x.planStatus, applyStatus: x.applyStatus }, event, options);
+  const change = runChange(
+    {
+      status: run.status,
+      kind: run.kind,
+      hasChanges: x.hasChanges,
+      planStatus: x.planStatus,
+      applyStatus: x.applyStatus,
+    },
+    event,
+    options,
+  );
   // The facts can never override a lifecycle column: the patch is spread last.
   const facts = stripLifecycle(options.facts ?? {});
   const updated = await stores.runs.update(
@@ -45,7 +60,11 @@ export async function recordRunEvent(stores: Stores, run: Run, event: RunEvent, 
     { ...facts, ...change.patch, updatedAt: options.now },
     { event: change.event, expected: { planStatus: x.planStatus, applyStatus: x.applyStatus } },
   );
-  if (!updated) throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} changed while '${event.type}' was being recorded; reload it and try again.`);
+  if (!updated)
+    throw new DomainError(
+      "RUN_TRANSITION_INVALID",
+      `Run ${run.id} changed while '${event.type}' was being recorded; reload it and try again.`,
+    );
   for (const entry of options.audit ?? []) await stores.audit.record({ ...entry, createdAt: options.now });
   return updated;
 }
@@ -59,7 +78,10 @@ export async function moveRun(
   services: Services,
   runId: string,
   event: RunEvent,
-  options: Omit<RunChangeOptions, "now"> & { now?: Date; alongside?: (stores: Stores, run: Run) => Promise<unknown> } = {},
+  options: Omit<RunChangeOptions, "now"> & {
+    now?: Date;
+    alongside?: (stores: Stores, run: Run) => Promise<unknown>;
+  } = {},
 ): Promise<Run | undefined> {
   try {
     return await inTransaction(services.db, async (stores) => {

@@ -38,7 +38,8 @@ function checkRunVariables(runVariables: ReadonlyArray<{ key: string; value: str
   const seen = new Set<string>();
   runVariables.forEach(({ key }, index) => {
     const source = { pointer: `/data/attributes/variables/${index}/key` };
-    if (!VARIABLE_NAME.test(key)) throw new DomainError("DOCUMENT_INVALID", `'${key}' is not an OpenTofu variable name.`, { source });
+    if (!VARIABLE_NAME.test(key))
+      throw new DomainError("DOCUMENT_INVALID", `'${key}' is not an OpenTofu variable name.`, { source });
     if (seen.has(key)) throw new DomainError("DOCUMENT_INVALID", `The variable '${key}' is given twice.`, { source });
     seen.add(key);
   });
@@ -51,17 +52,28 @@ function checkRunVariables(runVariables: ReadonlyArray<{ key: string; value: str
  * (sensitive values sealed under fresh handles; left out of speculative runs), the exact
  * OpenTofu version, the execution region and the platform.
  */
-export async function createRun(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: NewRun): Promise<Run> {
+export async function createRun(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: NewRun,
+): Promise<Run> {
   assertRunCreationAllowed({ kind: input.kind, autoApply: input.autoApply, isDestroy: input.isDestroy });
   const runVariables = input.runVariables ?? [];
   checkRunVariables(runVariables);
   const kind = input.kind as RunKind;
   const opentofuVersion = resolveOpenTofuVersion(workspace.opentofuVersion, services.opentofuVersions);
   if (opentofuVersion !== workspace.opentofuVersion) {
-    throw new DomainError("OPENTOFU_VERSION_UNAVAILABLE", `Workspace ${workspace.name} pins OpenTofu ${workspace.opentofuVersion}, which this deployment no longer provides.`);
+    throw new DomainError(
+      "OPENTOFU_VERSION_UNAVAILABLE",
+      `Workspace ${workspace.name} pins OpenTofu ${workspace.opentofuVersion}, which this deployment no longer provides.`,
+    );
   }
   if (workspace.executionRegion !== services.config.region) {
-    throw new DomainError("EXECUTION_REGION_UNAVAILABLE", `Workspace ${workspace.name} runs in '${workspace.executionRegion}', which this deployment does not serve.`);
+    throw new DomainError(
+      "EXECUTION_REGION_UNAVAILABLE",
+      `Workspace ${workspace.name} runs in '${workspace.executionRegion}', which this deployment does not serve.`,
+    );
   }
   const now = services.clock();
   const created = await inTransaction(services.db, async (stores) => {
@@ -70,9 +82,13 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       : await stores.configurationVersions.latestUploaded(workspace.id);
     if (!configurationVersion) {
       throw input.configurationVersionId
-        ? new DomainError("NOT_FOUND", `Configuration version ${input.configurationVersionId} does not exist, or this token may not see it.`, {
-            source: { pointer: "/data/relationships/configuration_version/data/id" },
-          })
+        ? new DomainError(
+            "NOT_FOUND",
+            `Configuration version ${input.configurationVersionId} does not exist, or this token may not see it.`,
+            {
+              source: { pointer: "/data/relationships/configuration_version/data/id" },
+            },
+          )
         : new DomainError(
             "CONFIGURATION_VERSION_NOT_UPLOADED",
             `Workspace ${workspace.name} has no uploaded configuration yet. Create a configuration version and PUT the .tar.gz to its upload_url first.`,
@@ -80,14 +96,22 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
     }
     if (configurationVersion.organizationId !== workspace.organizationId) {
       // Another organization's id reads exactly like a missing one: existence is not confirmed.
-      throw new DomainError("NOT_FOUND", `Configuration version ${configurationVersion.id} does not exist, or this token may not see it.`, {
-        source: { pointer: "/data/relationships/configuration_version/data/id" },
-      });
+      throw new DomainError(
+        "NOT_FOUND",
+        `Configuration version ${configurationVersion.id} does not exist, or this token may not see it.`,
+        {
+          source: { pointer: "/data/relationships/configuration_version/data/id" },
+        },
+      );
     }
     if (configurationVersion.workspaceId !== workspace.id) {
-      throw new DomainError("CONFIGURATION_VERSION_WORKSPACE_MISMATCH", `Configuration version ${configurationVersion.id} belongs to another workspace.`, {
-        source: { pointer: "/data/relationships/configuration_version/data/id" },
-      });
+      throw new DomainError(
+        "CONFIGURATION_VERSION_WORKSPACE_MISMATCH",
+        `Configuration version ${configurationVersion.id} belongs to another workspace.`,
+        {
+          source: { pointer: "/data/relationships/configuration_version/data/id" },
+        },
+      );
     }
     if (configurationVersion.status !== "uploaded" || !configurationVersion.configDigest) {
       throw new DomainError(
@@ -97,7 +121,9 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
     }
 
     const overridden = new Set(runVariables.map((v) => v.key));
-    const variables = (await stores.variables.listByWorkspace(workspace.id)).filter((v) => !(v.category === "terraform" && overridden.has(v.key)));
+    const variables = (await stores.variables.listByWorkspace(workspace.id)).filter(
+      (v) => !(v.category === "terraform" && overridden.has(v.key)),
+    );
     const secrets: Array<{ handle: string; ciphertext: string }> = [];
     const { document, inputDigest } = buildInputSnapshot(
       {
@@ -116,7 +142,15 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
             // Unsealed only to be resealed under this snapshot's own handle.
             value: v.sensitive ? services.keys.secrets.openText(v.valueCiphertext) : v.value,
           }))
-          .concat(runVariables.map((v) => ({ key: v.key, category: "terraform" as const, hcl: true, sensitive: false, value: v.value }))),
+          .concat(
+            runVariables.map((v) => ({
+              key: v.key,
+              category: "terraform" as const,
+              hcl: true,
+              sensitive: false,
+              value: v.value,
+            })),
+          ),
       },
       (plaintext) => {
         const handle = newId("snapshotSecret");
@@ -124,7 +158,13 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
         return handle;
       },
     );
-    const snapshot = await stores.snapshots.create({ workspaceId: workspace.id, inputDigest, document, secrets, createdAt: now });
+    const snapshot = await stores.snapshots.create({
+      workspaceId: workspace.id,
+      inputDigest,
+      document,
+      secrets,
+      createdAt: now,
+    });
     const run = await stores.runs.create({
       organizationId: workspace.organizationId,
       projectId: workspace.projectId,
@@ -152,7 +192,13 @@ export async function createRun(services: Services, actor: AuthenticatedPrincipa
       githubDeliveryId: input.githubDeliveryId ?? null,
     });
     // Queued with the run, atomically: plan_and_apply runs of a workspace go one at a time.
-    await stores.jobs.enqueue({ runId: run.id, workspaceId: workspace.id, phase: "plan", serial: kind === "plan_and_apply", now });
+    await stores.jobs.enqueue({
+      runId: run.id,
+      workspaceId: workspace.id,
+      phase: "plan",
+      serial: kind === "plan_and_apply",
+      now,
+    });
     await stores.audit.record({
       organizationId: workspace.organizationId,
       actorId: actor.id,

@@ -9,7 +9,8 @@ import type { Services } from "./services.ts";
 export async function workspaceSecretValues(services: Services, workspaceId: string): Promise<string[]> {
   const values: string[] = [];
   for (const variable of await services.stores.variables.listByWorkspace(workspaceId)) {
-    if (variable.sensitive && variable.valueCiphertext) values.push(services.keys.secrets.openText(variable.valueCiphertext));
+    if (variable.sensitive && variable.valueCiphertext)
+      values.push(services.keys.secrets.openText(variable.valueCiphertext));
   }
   return values;
 }

@@ -19,7 +19,13 @@ export async function recordSensitiveDownloadRefusal(
     action: "run.download.refused",
     targetType: "runs",
     targetId: request.runId ?? "",
-    data: { operation: request.operationId, permission: request.permission, principal_kind: principal.kind, refusal: "STEP_UP_REQUIRED", token_id: principal.tokenId },
+    data: {
+      operation: request.operationId,
+      permission: request.permission,
+      principal_kind: principal.kind,
+      refusal: "STEP_UP_REQUIRED",
+      token_id: principal.tokenId,
+    },
     createdAt: services.clock(),
   });
 }

@@ -26,12 +26,19 @@ export async function issueSetupToken(services: Services): Promise<{ token: stri
   const token = `sst.${randomBytes(32).toString("base64url")}`;
   const now = services.clock().getTime();
   const expiresAtMs = now + SETUP_LINK_TTL_MS;
-  await inTransaction(services.db, (stores) => stores.setupTokens.issue({ tokenHash: tokenHash(token), createdAtMs: now, expiresAtMs }));
+  await inTransaction(services.db, (stores) =>
+    stores.setupTokens.issue({ tokenHash: tokenHash(token), createdAtMs: now, expiresAtMs }),
+  );
   return { token, expiresAt: new Date(expiresAtMs) };
 }
 
 /** Audits a refused setup token (named by a prefix of its hash, never by its text) and throws. */
-async function refuse(services: Services, token: string, clientAddress: string, step: "check" | "complete"): Promise<never> {
+async function refuse(
+  services: Services,
+  token: string,
+  clientAddress: string,
+  step: "check" | "complete",
+): Promise<never> {
   await services.stores.audit.record({
     organizationId: null,
     actorId: null,
@@ -45,8 +52,14 @@ async function refuse(services: Services, token: string, clientAddress: string, 
 }
 
 /** Whether the token can complete setup now: its expiry, or SETUP_TOKEN_INVALID (audited). Changes nothing else. */
-export async function checkSetupToken(services: Services, token: string, clientAddress: string): Promise<{ expiresAt: Date }> {
-  const usable = (await services.stores.setupTokens.administratorExists()) ? undefined : await services.stores.setupTokens.findUsable(tokenHash(token), services.clock().getTime());
+export async function checkSetupToken(
+  services: Services,
+  token: string,
+  clientAddress: string,
+): Promise<{ expiresAt: Date }> {
+  const usable = (await services.stores.setupTokens.administratorExists())
+    ? undefined
+    : await services.stores.setupTokens.findUsable(tokenHash(token), services.clock().getTime());
   if (!usable) return refuse(services, token, clientAddress, "check");
   return { expiresAt: new Date(usable.expiresAtMs) };
 }
@@ -65,21 +78,43 @@ export async function completeSetup(
   clientAddress: string,
 ): Promise<{ user: User; session: Session; secret: string; csrfToken: string }> {
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, { source: { pointer: "/data/attributes/password" } });
+    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, {
+      source: { pointer: "/data/attributes/password" },
+    });
   }
   const passwordHash = await hashPassword(input.password);
   const secrets = newSessionSecrets(services);
   const now = services.clock();
   try {
     return await inTransaction(services.db, async (stores) => {
-      if ((await stores.setupTokens.administratorExists()) || !(await stores.setupTokens.consume(tokenHash(input.token), now.getTime()))) throw new TokenNotUsable();
-      const user = await stores.users.createUser({ email: input.email, displayName: input.displayName, passwordHash, siteAdmin: true, createdAt: now });
-      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "user.created", ["users", user.id], { site_admin: true });
-      if (input.organizationName !== null) await createOrganizationIn(stores, user.id, input.organizationName, now);
-      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "setup.completed", ["users", user.id], {
-        organization_name: input.organizationName,
-        client_address: clientAddress,
+      if (
+        (await stores.setupTokens.administratorExists()) ||
+        !(await stores.setupTokens.consume(tokenHash(input.token), now.getTime()))
+      )
+        throw new TokenNotUsable();
+      const user = await stores.users.createUser({
+        email: input.email,
+        displayName: input.displayName,
+        passwordHash,
+        siteAdmin: true,
+        createdAt: now,
       });
+      await stores.audit.recordAction(
+        { organizationId: null, actorId: user.id, createdAt: now },
+        "user.created",
+        ["users", user.id],
+        { site_admin: true },
+      );
+      if (input.organizationName !== null) await createOrganizationIn(stores, user.id, input.organizationName, now);
+      await stores.audit.recordAction(
+        { organizationId: null, actorId: user.id, createdAt: now },
+        "setup.completed",
+        ["users", user.id],
+        {
+          organization_name: input.organizationName,
+          client_address: clientAddress,
+        },
+      );
       const session = await openSession(stores, user, secrets, now);
       return { user, session, ...secrets };
     });

@@ -1,6 +1,12 @@
 import { calculateJwkThumbprint, exportJWK, exportPKCS8, generateKeyPair, importPKCS8, SignJWT } from "jose";
 import { DomainError } from "../domain/errors.ts";
-import { CLAIMS_SUPPORTED, publishedKeysAt, retiredKeysAt, SIGNING_ALGORITHM, type TokenClaims } from "../domain/workload-identity.ts";
+import {
+  CLAIMS_SUPPORTED,
+  publishedKeysAt,
+  retiredKeysAt,
+  SIGNING_ALGORITHM,
+  type TokenClaims,
+} from "../domain/workload-identity.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StoredSigningKey } from "../store/index.ts";
 
@@ -40,8 +46,15 @@ export function openIdConfiguration(services: Services) {
 }
 
 /** A fresh RS256 key pair, the private half sealed with the master key. */
-async function newSigningKey(services: Services, createdAt: Date, signsFrom: Date): Promise<Omit<StoredSigningKey, "lastTokenExpiresAt">> {
-  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, { extractable: true, modulusLength: 2048 });
+async function newSigningKey(
+  services: Services,
+  createdAt: Date,
+  signsFrom: Date,
+): Promise<Omit<StoredSigningKey, "lastTokenExpiresAt">> {
+  const { publicKey, privateKey } = await generateKeyPair(SIGNING_ALGORITHM, {
+    extractable: true,
+    modulusLength: 2048,
+  });
   const jwk = await exportJWK(publicKey);
   const kid = await calculateJwkThumbprint(jwk);
   return {
@@ -67,7 +80,11 @@ export async function keysWithOne(services: Services): Promise<StoredSigningKey[
 export async function jsonWebKeySet(services: Services) {
   requireIssuer(services);
   const keys = publishedKeysAt(await keysWithOne(services), services.clock());
-  return { keys: keys.map((key) => key.publicJwk as { kty: "RSA"; kid: string; use: "sig"; alg: "RS256"; n: string; e: string }) };
+  return {
+    keys: keys.map(
+      (key) => key.publicJwk as { kty: "RSA"; kid: string; use: "sig"; alg: "RS256"; n: string; e: string },
+    ),
+  };
 }
 
 /** What a rotation did. */
@@ -83,8 +100,12 @@ export interface RotationResult {
  * that cache the key set see it before any token it signed. The key it supersedes stays
  * published until the last token it signed has expired; keys past that are deleted.
  */
-export async function rotateSigningKeys(services: Services, { publishLeadMs }: { publishLeadMs: number }): Promise<RotationResult> {
-  if (!Number.isFinite(publishLeadMs) || publishLeadMs < 0) throw new Error("the publish lead must be zero or more milliseconds");
+export async function rotateSigningKeys(
+  services: Services,
+  { publishLeadMs }: { publishLeadMs: number },
+): Promise<RotationResult> {
+  if (!Number.isFinite(publishLeadMs) || publishLeadMs < 0)
+    throw new Error("the publish lead must be zero or more milliseconds");
   const now = services.clock();
   const existing = await services.stores.signingKeys.list();
   // With no key at all nothing can have been cached: the first key signs at once.

@@ -8,7 +8,10 @@ import { checkConnectionAccess, isOrganizationAdmin } from "./github-installatio
 /** Only an administrator of the workspace's organization itself connects, changes or removes a source. */
 function requireWorkspaceOrganizationAdmin(actor: AuthenticatedPrincipal, workspace: Workspace): void {
   if (!isOrganizationAdmin(actor, workspace.organizationId))
-    throw new DomainError("FORBIDDEN", "Only an organization administrator may connect, change or disconnect a workspace's repository.");
+    throw new DomainError(
+      "FORBIDDEN",
+      "Only an organization administrator may connect, change or disconnect a workspace's repository.",
+    );
 }
 
 /** A source connection as the API writes it (already schema-valid). */
@@ -51,7 +54,8 @@ export async function putSourceConnection(
       now,
     });
     const updated = await stores.workspaces.updateSource(workspace.id, { trackedBranch, workingDirectory }, now);
-    if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
+    if (!updated)
+      throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
     await stores.audit.record({
       organizationId: workspace.organizationId,
       actorId: actor.id,
@@ -72,7 +76,11 @@ export async function putSourceConnection(
 }
 
 /** Disconnects a workspace; 404 when it has no connection. Runs already created stay. */
-export async function deleteSourceConnection(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace): Promise<void> {
+export async function deleteSourceConnection(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+): Promise<void> {
   requireWorkspaceOrganizationAdmin(actor, workspace);
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {

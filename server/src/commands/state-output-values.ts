@@ -16,17 +16,24 @@ const TOKEN_SECRET = new RegExp(`(?:${RUN_TOKEN_SECRET_PREFIX.replace(".", "\\."
  * its shape. A string, number or object key holding one of them becomes `[sensitive value]`
  * (within a string, just the occurrence). Sensitive outputs stay null (never stored).
  */
-export async function redactedOutputValues(services: Services, stateVersion: StateVersion): Promise<StateVersionOutput[]> {
+export async function redactedOutputValues(
+  services: Services,
+  stateVersion: StateVersion,
+): Promise<StateVersionOutput[]> {
   const outputs = stateVersion.outputs ?? [];
   if (outputs.every((output) => output.sensitive || output.value === null)) return outputs;
   const workspaceSecrets = await workspaceSecretValues(services, stateVersion.workspaceId);
   let state: unknown;
   try {
     // The state's own sensitive paths (a version not uploaded yet has none).
-    if (stateArtifact(stateVersion)) state = JSON.parse((await readStateBytes(services, stateVersion)).toString("utf8"));
+    if (stateArtifact(stateVersion))
+      state = JSON.parse((await readStateBytes(services, stateVersion)).toString("utf8"));
   } catch (error) {
     // Unreadable: which values are sensitive cannot be told, so no value is shown.
-    services.logger.warn({ stateVersionId: stateVersion.id, err: (error as Error).message }, "the state could not be read to redact its outputs; their values are withheld");
+    services.logger.warn(
+      { stateVersionId: stateVersion.id, err: (error as Error).message },
+      "the state could not be read to redact its outputs; their values are withheld",
+    );
     return outputs.map((output) => ({ ...output, value: null }));
   }
   const matcher = new ValueMatcher(sensitiveValueSet({ variables: workspaceSecrets, priorState: state }));

@@ -6,7 +6,13 @@ import type { Workspace } from "../domain/records.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../domain/principal.ts";
 import { signToken, verifyToken, type TokenPurpose } from "../domain/signed-tokens.ts";
 import type { Services } from "./services.ts";
-import { inTransaction, type StateVersion, type StateVersionOutput, type Stores, type WorkspaceLock } from "../store/index.ts";
+import {
+  inTransaction,
+  type StateVersion,
+  type StateVersionOutput,
+  type Stores,
+  type WorkspaceLock,
+} from "../store/index.ts";
 import { describeHolder } from "./workspace-locks.ts";
 
 // State publication (ARCHITECTURE invariant 4, issue "State through the compatibility API"):
@@ -22,10 +28,18 @@ export const STATE_UPLOAD_URL_TTL_SECONDS = 900;
 type UploadKind = "state" | "json";
 
 /** Each of a state version's two uploads has its own purpose, so neither token passes for the other or for a configuration upload. */
-const UPLOAD_PURPOSE = { state: "state-upload", json: "state-json-upload" } as const satisfies Record<UploadKind, TokenPurpose>;
+const UPLOAD_PURPOSE = { state: "state-upload", json: "state-json-upload" } as const satisfies Record<
+  UploadKind,
+  TokenPurpose
+>;
 
 /** A signed, expiring token naming one state version and which of its two uploads it is for. */
-export function signStateUploadToken(services: Services, stateVersionId: string, kind: UploadKind, expiresAt: Date): string {
+export function signStateUploadToken(
+  services: Services,
+  stateVersionId: string,
+  kind: UploadKind,
+  expiresAt: Date,
+): string {
   return signToken(services.keys.uploadUrl, UPLOAD_PURPOSE[kind], { sv: stateVersionId }, expiresAt);
 }
 
@@ -37,7 +51,11 @@ export function verifyStateUploadToken(services: Services, token: string, kind: 
 }
 
 /** The absolute upload URLs of a state version that has no bytes yet (null once uploaded or no longer pending). */
-export function stateUploadUrls(services: Services, baseUrl: string, stateVersion: StateVersion): { state: string; json: string } | null {
+export function stateUploadUrls(
+  services: Services,
+  baseUrl: string,
+  stateVersion: StateVersion,
+): { state: string; json: string } | null {
   if (stateVersion.status !== "pending" || stateVersion.sha256 !== null) return null;
   const expiresAt = new Date(services.clock().getTime() + STATE_UPLOAD_URL_TTL_SECONDS * 1000);
   return {
@@ -76,9 +94,13 @@ function outputsFrom(map: Record<string, unknown>): StateVersionOutput[] | undef
 export function parseDeclaredOutputs(encoded: string | undefined): StateVersionOutput[] | null {
   if (encoded === undefined || encoded === "") return null;
   const invalid = () =>
-    new DomainError("DOCUMENT_INVALID", "/data/attributes/json-state-outputs must be base64 of a JSON object of outputs.", {
-      source: { pointer: "/data/attributes/json-state-outputs" },
-    });
+    new DomainError(
+      "DOCUMENT_INVALID",
+      "/data/attributes/json-state-outputs must be base64 of a JSON object of outputs.",
+      {
+        source: { pointer: "/data/attributes/json-state-outputs" },
+      },
+    );
   if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(encoded)) throw invalid();
   let decoded: unknown;
   try {
@@ -94,7 +116,12 @@ export function parseDeclaredOutputs(encoded: string | undefined): StateVersionO
 }
 
 /** Refuses anything but a lock held by `runId` at exactly `fence`. */
-function assertFencedLock(lock: WorkspaceLock | undefined, workspaceId: string, runId: string, fence: number | null): void {
+function assertFencedLock(
+  lock: WorkspaceLock | undefined,
+  workspaceId: string,
+  runId: string,
+  fence: number | null,
+): void {
   if (!lock) {
     throw new DomainError(
       "STATE_VERSION_LOCK_REQUIRED",
@@ -109,7 +136,10 @@ function assertFencedLock(lock: WorkspaceLock | undefined, workspaceId: string, 
     );
   }
   if (lock.holder.kind !== "run" || lock.holder.id !== runId) {
-    throw new DomainError("STATE_VERSION_LOCK_REQUIRED", `Run ${runId} does not hold the lock of workspace ${workspaceId}; it is locked by ${describeHolder(lock)}.`);
+    throw new DomainError(
+      "STATE_VERSION_LOCK_REQUIRED",
+      `Run ${runId} does not hold the lock of workspace ${workspaceId}; it is locked by ${describeHolder(lock)}.`,
+    );
   }
 }
 
@@ -124,9 +154,13 @@ async function assertSuccessor(stores: Stores, workspaceId: string, serial: numb
     );
   }
   if (serial <= current.serial) {
-    throw new DomainError("STATE_VERSION_SERIAL_NOT_INCREASING", `The state's serial ${serial} must be greater than the current state's serial ${current.serial}.`, {
-      meta: { serial, current_serial: current.serial },
-    });
+    throw new DomainError(
+      "STATE_VERSION_SERIAL_NOT_INCREASING",
+      `The state's serial ${serial} must be greater than the current state's serial ${current.serial}.`,
+      {
+        meta: { serial, current_serial: current.serial },
+      },
+    );
   }
 }
 
@@ -136,7 +170,12 @@ async function assertSuccessor(stores: Stores, workspaceId: string, serial: numb
  * greater than the current one and the same lineage; everything else is a 409 with a stable
  * code, and nothing is written.
  */
-export async function createStateVersion(services: Services, principal: AuthenticatedPrincipal, workspace: Workspace, input: NewStateVersion): Promise<StateVersion> {
+export async function createStateVersion(
+  services: Services,
+  principal: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: NewStateVersion,
+): Promise<StateVersion> {
   if (!isRunPrincipal(principal)) {
     throw new DomainError(
       "STATE_VERSION_RUN_REQUIRED",
@@ -144,7 +183,8 @@ export async function createStateVersion(services: Services, principal: Authenti
     );
   }
   const scope = principal.run;
-  if (scope.workspaceId !== workspace.id) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
+  if (scope.workspaceId !== workspace.id)
+    throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
   if (scope.phase !== "apply") {
     throw new DomainError(
       "STATE_VERSION_PHASE_FORBIDDEN",
@@ -152,9 +192,13 @@ export async function createStateVersion(services: Services, principal: Authenti
     );
   }
   if (input.runId && input.runId !== scope.runId) {
-    throw new DomainError("STATE_VERSION_RUN_MISMATCH", `relationships.run names ${input.runId}, but this token belongs to run ${scope.runId}.`, {
-      source: { pointer: "/data/relationships/run/data/id" },
-    });
+    throw new DomainError(
+      "STATE_VERSION_RUN_MISMATCH",
+      `relationships.run names ${input.runId}, but this token belongs to run ${scope.runId}.`,
+      {
+        source: { pointer: "/data/relationships/run/data/id" },
+      },
+    );
   }
   const outputs = parseDeclaredOutputs(input.jsonStateOutputs);
   const now = services.clock();
@@ -176,7 +220,13 @@ export async function createStateVersion(services: Services, principal: Authenti
       { organizationId: workspace.organizationId, actorId: principal.id, createdAt: now },
       "state_version.created",
       ["state-versions", stateVersion.id],
-      { workspace_id: workspace.id, run_id: scope.runId, serial: input.serial, lineage: input.lineage, fence: stateVersion.fence },
+      {
+        workspace_id: workspace.id,
+        run_id: scope.runId,
+        serial: input.serial,
+        lineage: input.lineage,
+        fence: stateVersion.fence,
+      },
     );
     return stateVersion;
   });
@@ -208,12 +258,19 @@ export async function uploadState(services: Services, token: string, body: Uint8
   const sha256 = createHash("sha256").update(bytes).digest("hex");
   if (stateVersion.sha256 !== null) {
     if (stateVersion.sha256 === sha256) return stateVersion;
-    throw new DomainError("STATE_VERSION_ALREADY_UPLOADED", `State version ${id} already has its state; it is immutable.`);
+    throw new DomainError(
+      "STATE_VERSION_ALREADY_UPLOADED",
+      `State version ${id} already has its state; it is immutable.`,
+    );
   }
-  if (stateVersion.status !== "pending") throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${id} is ${stateVersion.status}.`);
+  if (stateVersion.status !== "pending")
+    throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${id} is ${stateVersion.status}.`);
   const md5 = createHash("md5").update(bytes).digest("hex");
   if (md5 !== stateVersion.md5) {
-    throw new DomainError("STATE_VERSION_UPLOAD_INVALID", `The uploaded state's MD5 is ${md5}, but the state version declared ${stateVersion.md5}.`);
+    throw new DomainError(
+      "STATE_VERSION_UPLOAD_INVALID",
+      `The uploaded state's MD5 is ${md5}, but the state version declared ${stateVersion.md5}.`,
+    );
   }
   const header = readStateHeader(bytes);
   if (header.serial !== stateVersion.serial || header.lineage !== stateVersion.lineage) {
@@ -223,7 +280,10 @@ export async function uploadState(services: Services, token: string, body: Uint8
     );
   }
   const key = `state-versions/${id}/${sha256}.tfstate`;
-  const descriptor = await services.artifacts.write({ kind: "state", workspaceId: stateVersion.workspaceId, key }, bytes);
+  const descriptor = await services.artifacts.write(
+    { kind: "state", workspaceId: stateVersion.workspaceId, key },
+    bytes,
+  );
   const now = services.clock();
   const workspace = await services.stores.workspaces.getById(stateVersion.workspaceId);
   const uploaded = await inTransaction(services.db, async (stores) => {
@@ -235,10 +295,15 @@ export async function uploadState(services: Services, token: string, body: Uint8
       outputs: header.outputs,
     });
     if (!marked) return undefined;
-    await stores.audit.recordAction({ organizationId: workspace?.organizationId ?? null, actorId: null, createdAt: now }, "state_version.uploaded", ["state-versions", id], {
-      sha256: descriptor.sha256,
-      size_bytes: descriptor.sizeBytes,
-    });
+    await stores.audit.recordAction(
+      { organizationId: workspace?.organizationId ?? null, actorId: null, createdAt: now },
+      "state_version.uploaded",
+      ["state-versions", id],
+      {
+        sha256: descriptor.sha256,
+        size_bytes: descriptor.sizeBytes,
+      },
+    );
     return marked;
   });
   if (uploaded) return uploaded;
@@ -246,13 +311,17 @@ export async function uploadState(services: Services, token: string, body: Uint8
   const after = await services.stores.stateVersions.getById(id);
   if (after?.sha256 === sha256) return after;
   await services.artifacts.delete(key);
-  throw new DomainError("STATE_VERSION_ALREADY_UPLOADED", `State version ${id} already has its state; it is immutable.`);
+  throw new DomainError(
+    "STATE_VERSION_ALREADY_UPLOADED",
+    `State version ${id} already has its state; it is immutable.`,
+  );
 }
 
 /** Accepts the JSON state upload and discards it: StackShip reads state only from the raw upload. */
 export async function uploadJsonState(services: Services, token: string): Promise<void> {
   const id = verifyStateUploadToken(services, token, "json");
-  if (!(await services.stores.stateVersions.getById(id))) throw new DomainError("NOT_FOUND", "This state upload URL is invalid or has expired.");
+  if (!(await services.stores.stateVersions.getById(id)))
+    throw new DomainError("NOT_FOUND", "This state upload URL is invalid or has expired.");
 }
 
 /** What the runner read back after a successful `tofu apply` and asks StackShip to publish. */
@@ -269,7 +338,14 @@ export interface StatePublication {
 
 /** The publication of a run's uploaded pending state version at the given fence (its sha256 is set once uploaded). */
 export function publicationOf(runId: string, version: StateVersion, fence: number): StatePublication {
-  return { runId, stateVersionId: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256!, fence };
+  return {
+    runId,
+    stateVersionId: version.id,
+    serial: version.serial,
+    lineage: version.lineage,
+    sha256: version.sha256!,
+    fence,
+  };
 }
 
 /**
@@ -279,13 +355,21 @@ export function publicationOf(runId: string, version: StateVersion, fence: numbe
  * current state. Then it is finalized with `published_at` and becomes the workspace's current
  * state version. Any mismatch is a 409 DomainError and nothing changes.
  */
-export async function confirmStatePublication(services: Services, publication: StatePublication): Promise<StateVersion> {
+export async function confirmStatePublication(
+  services: Services,
+  publication: StatePublication,
+): Promise<StateVersion> {
   const { runId, stateVersionId, serial, lineage, sha256, fence } = publication;
   const stateVersion = await services.stores.stateVersions.getById(stateVersionId);
   if (!stateVersion) throw new DomainError("NOT_FOUND", `State version ${stateVersionId} does not exist.`);
-  if (stateVersion.status !== "pending") throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${stateVersionId} is ${stateVersion.status}, not pending.`);
+  if (stateVersion.status !== "pending")
+    throw new DomainError(
+      "STATE_VERSION_NOT_PENDING",
+      `State version ${stateVersionId} is ${stateVersion.status}, not pending.`,
+    );
   const stored = stateArtifact(stateVersion);
-  if (!stored) throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersionId} has no uploaded state yet.`);
+  if (!stored)
+    throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersionId} has no uploaded state yet.`);
   const differences: Record<string, { expected: unknown; recorded: unknown }> = {};
   const compare = (field: string, expected: unknown, recorded: unknown) => {
     if (expected !== recorded) differences[field] = { expected, recorded };
@@ -299,7 +383,10 @@ export async function confirmStatePublication(services: Services, publication: S
     throw new DomainError(
       "STATE_PUBLICATION_MISMATCH",
       `State version ${stateVersionId} was not published: ${Object.entries(differences)
-        .map(([field, { expected, recorded }]) => `${field} is ${JSON.stringify(recorded)}, not ${JSON.stringify(expected)}`)
+        .map(
+          ([field, { expected, recorded }]) =>
+            `${field} is ${JSON.stringify(recorded)}, not ${JSON.stringify(expected)}`,
+        )
         .join("; ")}.`,
       { meta: { differences } },
     );
@@ -308,9 +395,13 @@ export async function confirmStatePublication(services: Services, publication: S
   try {
     await services.artifacts.read(stored, stateVersion.workspaceId);
   } catch (error) {
-    throw new DomainError("STATE_PUBLICATION_MISMATCH", `The stored state of ${stateVersionId} does not match its recorded SHA-256 and size; it was not published.`, {
-      cause: error,
-    });
+    throw new DomainError(
+      "STATE_PUBLICATION_MISMATCH",
+      `The stored state of ${stateVersionId} does not match its recorded SHA-256 and size; it was not published.`,
+      {
+        cause: error,
+      },
+    );
   }
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
@@ -318,7 +409,11 @@ export async function confirmStatePublication(services: Services, publication: S
     assertFencedLock(lock, stateVersion.workspaceId, runId, fence);
     await assertSuccessor(stores, stateVersion.workspaceId, serial, lineage);
     const finalized = await stores.stateVersions.finalize(stateVersionId, now);
-    if (!finalized) throw new DomainError("STATE_VERSION_NOT_PENDING", `State version ${stateVersionId} changed while it was being published.`);
+    if (!finalized)
+      throw new DomainError(
+        "STATE_VERSION_NOT_PENDING",
+        `State version ${stateVersionId} changed while it was being published.`,
+      );
     const workspace = await stores.workspaces.getById(stateVersion.workspaceId);
     await stores.audit.recordAction(
       { organizationId: workspace?.organizationId ?? null, actorId: runId, createdAt: now },
@@ -345,24 +440,37 @@ export function currentStateVersion(services: Services, workspaceId: string): Pr
  * (ARCHITECTURE invariant 6), so only a run token of the workspace may: a published version, or a
  * pending one its own run uploaded. People get the guarded emergency-state download instead.
  */
-export function mayReadRawState(principal: AuthenticatedPrincipal, stateVersion: StateVersion, workspace?: { organizationId: string; projectId: string; id: string }): boolean {
+export function mayReadRawState(
+  principal: AuthenticatedPrincipal,
+  stateVersion: StateVersion,
+  workspace?: { organizationId: string; projectId: string; id: string },
+): boolean {
   if (!isRunPrincipal(principal)) {
     // `tofu state pull` and `tofu output` for people and automation: published state only, with state:read.
     return (
       workspace !== undefined &&
       stateVersion.status === "finalized" &&
-      isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id })
+      isAllowed(principal, "state:read", {
+        organizationId: workspace.organizationId,
+        projectId: workspace.projectId,
+        workspaceId: workspace.id,
+      })
     );
   }
   if (principal.run.workspaceId !== stateVersion.workspaceId) return false;
-  return stateVersion.status === "finalized" || (stateVersion.status === "pending" && stateVersion.runId === principal.run.runId);
+  return (
+    stateVersion.status === "finalized" ||
+    (stateVersion.status === "pending" && stateVersion.runId === principal.run.runId)
+  );
 }
 
 /** The exact stored bytes of an uploaded state version (decrypted and checked against its `artifacts` row). */
 export async function readStateBytes(services: Services, stateVersion: StateVersion): Promise<Buffer> {
   const ref = stateArtifact(stateVersion);
-  if (!ref && stateVersion.sha256 !== null) throw new Error(`state version ${stateVersion.id}: no artifacts row describes its stored state`);
-  if (!ref) throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersion.id} has no uploaded state yet.`);
+  if (!ref && stateVersion.sha256 !== null)
+    throw new Error(`state version ${stateVersion.id}: no artifacts row describes its stored state`);
+  if (!ref)
+    throw new DomainError("STATE_VERSION_NOT_UPLOADED", `State version ${stateVersion.id} has no uploaded state yet.`);
   return services.artifacts.read(ref, stateVersion.workspaceId);
 }
 
@@ -371,5 +479,9 @@ export async function readStateBytes(services: Services, stateVersion: StateVers
  * record a size only when that row describes the version's object); null until it is uploaded.
  */
 export function stateArtifact(stateVersion: StateVersion): ArtifactRef | null {
-  return artifactRefOf("state", { key: stateVersion.artifactKey, sizeBytes: stateVersion.sizeBytes, sha256: stateVersion.sha256 });
+  return artifactRefOf("state", {
+    key: stateVersion.artifactKey,
+    sizeBytes: stateVersion.sizeBytes,
+    sha256: stateVersion.sha256,
+  });
 }

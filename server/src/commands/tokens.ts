@@ -20,7 +20,9 @@ export function createOrganizationToken(
 ): Promise<{ token: ApiToken; secret: string }> {
   const now = services.clock();
   if (input.expiresAt && Date.parse(input.expiresAt) <= now.getTime()) {
-    throw new DomainError("TOKEN_EXPIRY_INVALID", `expires_at ${input.expiresAt} is not in the future.`, { source: { pointer: "/data/attributes/expires_at" } });
+    throw new DomainError("TOKEN_EXPIRY_INVALID", `expires_at ${input.expiresAt} is not in the future.`, {
+      source: { pointer: "/data/attributes/expires_at" },
+    });
   }
   const secret = `ss1.${randomBytes(32).toString("base64url")}`;
   return inTransaction(services.db, async (stores) => {
@@ -31,7 +33,13 @@ export function createOrganizationToken(
       createdAt: now,
     });
     for (const permission of permissionsForRole(input.role)) {
-      await stores.grants.grant({ principalId: principal.id, scopeKind: "organization", scopeId: organization.id, permission, createdAt: now });
+      await stores.grants.grant({
+        principalId: principal.id,
+        scopeKind: "organization",
+        scopeId: organization.id,
+        permission,
+        createdAt: now,
+      });
     }
     const token = await stores.tokens.createToken({
       principalId: principal.id,

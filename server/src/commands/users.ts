@@ -2,7 +2,14 @@ import { createHash, createHmac, randomBytes } from "node:crypto";
 import type { Role, ScopeKind } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
-import { DECOY_PASSWORD_HASH, hashPassword, MAX_SESSIONS_PER_USER, MIN_PASSWORD_LENGTH, SESSION_TTL_MS, verifyPassword } from "../domain/sessions.ts";
+import {
+  DECOY_PASSWORD_HASH,
+  hashPassword,
+  MAX_SESSIONS_PER_USER,
+  MIN_PASSWORD_LENGTH,
+  SESSION_TTL_MS,
+  verifyPassword,
+} from "../domain/sessions.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Membership, type Session, type Stores, type User } from "../store/index.ts";
@@ -28,7 +35,9 @@ export async function createUser(
   input: { email: string; displayName: string | null; password: string; siteAdmin: boolean },
 ): Promise<User> {
   if (input.password.length < MIN_PASSWORD_LENGTH) {
-    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, { source: { pointer: "/data/attributes/password" } });
+    throw new DomainError("DOCUMENT_INVALID", `A password needs at least ${MIN_PASSWORD_LENGTH} characters.`, {
+      source: { pointer: "/data/attributes/password" },
+    });
   }
   const passwordHash = await hashPassword(input.password);
   const now = services.clock();
@@ -40,7 +49,12 @@ export async function createUser(
       siteAdmin: input.siteAdmin,
       createdAt: now,
     });
-    await stores.audit.recordAction({ organizationId: null, actorId: actor?.id ?? user.id, createdAt: now }, "user.created", ["users", user.id], { site_admin: user.siteAdmin });
+    await stores.audit.recordAction(
+      { organizationId: null, actorId: actor?.id ?? user.id, createdAt: now },
+      "user.created",
+      ["users", user.id],
+      { site_admin: user.siteAdmin },
+    );
     return user;
   });
 }
@@ -49,14 +63,24 @@ export async function createUser(
  * STACKSHIP_BOOTSTRAP_ADMIN_EMAIL / _PASSWORD: the first deployment administrator, created on
  * start when no user has that email yet (an existing user, and their password, are left alone).
  */
-export async function ensureBootstrapAdmin(services: Services, email: string, password: string): Promise<{ created: boolean; user: User }> {
+export async function ensureBootstrapAdmin(
+  services: Services,
+  email: string,
+  password: string,
+): Promise<{ created: boolean; user: User }> {
   const existing = await services.stores.users.findByEmail(email);
   if (existing) return { created: false, user: existing };
   try {
-    return { created: true, user: await createUser(services, null, { email, displayName: "Administrator", password, siteAdmin: true }) };
+    return {
+      created: true,
+      user: await createUser(services, null, { email, displayName: "Administrator", password, siteAdmin: true }),
+    };
   } catch (error) {
     // Another process started at the same moment and created it first.
-    const raced = error instanceof DomainError && error.code === "USER_EMAIL_TAKEN" ? await services.stores.users.findByEmail(email) : undefined;
+    const raced =
+      error instanceof DomainError && error.code === "USER_EMAIL_TAKEN"
+        ? await services.stores.users.findByEmail(email)
+        : undefined;
     if (raced) return { created: false, user: raced };
     throw error;
   }
@@ -73,29 +97,43 @@ export async function addMembership(
   input: { email: string; role: Role; projectId?: string; workspaceId?: string },
 ): Promise<{ membership: Membership; user: User }> {
   if (input.projectId && input.workspaceId) {
-    throw new DomainError("MEMBERSHIP_SCOPE_INVALID", "Give project_id or workspace_id, not both.", { source: { pointer: "/data/attributes/workspace_id" } });
+    throw new DomainError("MEMBERSHIP_SCOPE_INVALID", "Give project_id or workspace_id, not both.", {
+      source: { pointer: "/data/attributes/workspace_id" },
+    });
   }
   const user = await services.stores.users.findByEmail(input.email);
   if (!user)
-    throw new DomainError("MEMBERSHIP_USER_UNKNOWN", "No user has this email; a deployment administrator creates users with POST /v1/users.", {
-      source: { pointer: "/data/attributes/email" },
-    });
+    throw new DomainError(
+      "MEMBERSHIP_USER_UNKNOWN",
+      "No user has this email; a deployment administrator creates users with POST /v1/users.",
+      {
+        source: { pointer: "/data/attributes/email" },
+      },
+    );
   let scope: { kind: ScopeKind; id: string } = { kind: "organization", id: organization.id };
   if (input.projectId) {
     const project = await services.stores.projects.getById(input.projectId);
     if (!project || project.organizationId !== organization.id) {
-      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Project ${input.projectId} is not in organization '${organization.name}'.`, {
-        source: { pointer: "/data/attributes/project_id" },
-      });
+      throw new DomainError(
+        "MEMBERSHIP_SCOPE_INVALID",
+        `Project ${input.projectId} is not in organization '${organization.name}'.`,
+        {
+          source: { pointer: "/data/attributes/project_id" },
+        },
+      );
     }
     scope = { kind: "project", id: project.id };
   }
   if (input.workspaceId) {
     const workspace = await services.stores.workspaces.getById(input.workspaceId);
     if (!workspace || workspace.organizationId !== organization.id) {
-      throw new DomainError("MEMBERSHIP_SCOPE_INVALID", `Workspace ${input.workspaceId} is not in organization '${organization.name}'.`, {
-        source: { pointer: "/data/attributes/workspace_id" },
-      });
+      throw new DomainError(
+        "MEMBERSHIP_SCOPE_INVALID",
+        `Workspace ${input.workspaceId} is not in organization '${organization.name}'.`,
+        {
+          source: { pointer: "/data/attributes/workspace_id" },
+        },
+      );
     }
     scope = { kind: "workspace", id: workspace.id };
   }
@@ -109,12 +147,17 @@ export async function addMembership(
       scopeId: scope.id,
       createdAt: now,
     });
-    await stores.audit.recordAction({ organizationId: organization.id, actorId: actor.id, createdAt: now }, "membership.created", ["memberships", membership.id], {
-      user_id: user.id,
-      role: input.role,
-      scope_kind: scope.kind,
-      scope_id: scope.id,
-    });
+    await stores.audit.recordAction(
+      { organizationId: organization.id, actorId: actor.id, createdAt: now },
+      "membership.created",
+      ["memberships", membership.id],
+      {
+        user_id: user.id,
+        role: input.role,
+        scope_kind: scope.kind,
+        scope_id: scope.id,
+      },
+    );
     return { membership, user };
   });
 }
@@ -134,7 +177,12 @@ export function newSessionSecrets(services: Services): { secret: string; csrfTok
 }
 
 /** Stores a signed-in (and stepped-up) session for the user, audited, in the caller's transaction. */
-export async function openSession(stores: Stores, user: User, secrets: { secret: string; csrfToken: string }, now: Date): Promise<Session> {
+export async function openSession(
+  stores: Stores,
+  user: User,
+  secrets: { secret: string; csrfToken: string },
+  now: Date,
+): Promise<Session> {
   const created = await stores.users.createSession({
     userId: user.id,
     tokenHash: hashSessionSecret(secrets.secret),
@@ -143,7 +191,14 @@ export async function openSession(stores: Stores, user: User, secrets: { secret:
     expiresAt: new Date(now.getTime() + SESSION_TTL_MS),
     steppedUpAt: now,
   });
-  await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.created", targetType: "sessions", targetId: created.id, createdAt: now });
+  await stores.audit.record({
+    organizationId: null,
+    actorId: user.id,
+    action: "session.created",
+    targetType: "sessions",
+    targetId: created.id,
+    createdAt: now,
+  });
   return created;
 }
 
@@ -163,7 +218,12 @@ export interface AttemptOrigin {
  * a session cookie presented with the request (rotation: a sign-in always starts a new session),
  * and creates the session, audited. Signing in counts as a step-up.
  */
-export async function signIn(services: Services, email: string, password: string, origin: AttemptOrigin): Promise<NewSession> {
+export async function signIn(
+  services: Services,
+  email: string,
+  password: string,
+  origin: AttemptOrigin,
+): Promise<NewSession> {
   const keys = attemptKeys(email, origin.clientAddress);
   const user = await services.stores.users.findByEmail(email);
   const failed = (refusal: FailedAttempt["refusal"]): FailedAttempt => ({
@@ -180,32 +240,46 @@ export async function signIn(services: Services, email: string, password: string
   // A disabled user gets exactly the answer of a wrong password (after the same work).
   if (!user || !matches || user.disabledAt !== null) {
     await auditFailedAttempt(services, failed("CREDENTIALS_INVALID"));
-    throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, { source: { pointer: "/data/attributes/password" } });
+    throw new DomainError("CREDENTIALS_INVALID", CREDENTIALS_INVALID, {
+      source: { pointer: "/data/attributes/password" },
+    });
   }
   await services.stores.authThrottles.succeeded(keys);
   const { secret, csrfToken } = newSessionSecrets(services);
   const now = services.clock();
-  const previous = origin.presentedSessionSecret ? await services.stores.users.findSessionByTokenHash(hashSessionSecret(origin.presentedSessionSecret)) : undefined;
+  const previous = origin.presentedSessionSecret
+    ? await services.stores.users.findSessionByTokenHash(hashSessionSecret(origin.presentedSessionSecret))
+    : undefined;
   const session = await inTransaction(services.db, async (stores) => {
     const created = await openSession(stores, user, { secret, csrfToken }, now);
     if (previous && previous.session.revokedAt === null) {
       await stores.users.revokeSession(previous.session.id, now);
-      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "session.ended", ["sessions", previous.session.id], {
-        reason: "replaced_by_sign_in",
-        replaced_by: created.id,
-        user_id: previous.user.id,
-      });
+      await stores.audit.recordAction(
+        { organizationId: null, actorId: user.id, createdAt: now },
+        "session.ended",
+        ["sessions", previous.session.id],
+        {
+          reason: "replaced_by_sign_in",
+          replaced_by: created.id,
+          user_id: previous.user.id,
+        },
+      );
       await stores.users.announceAccessChange(previous.user.id);
     }
     // At most MAX_SESSIONS_PER_USER live sessions: the oldest beyond that end now.
     const live = await stores.users.liveSessionsOf(user.id, now);
     for (const oldest of live.slice(0, Math.max(0, live.length - MAX_SESSIONS_PER_USER))) {
       await stores.users.revokeSession(oldest.id, now);
-      await stores.audit.recordAction({ organizationId: null, actorId: user.id, createdAt: now }, "session.ended", ["sessions", oldest.id], {
-        reason: "session_limit",
-        limit: MAX_SESSIONS_PER_USER,
-        replaced_by: created.id,
-      });
+      await stores.audit.recordAction(
+        { organizationId: null, actorId: user.id, createdAt: now },
+        "session.ended",
+        ["sessions", oldest.id],
+        {
+          reason: "session_limit",
+          limit: MAX_SESSIONS_PER_USER,
+          replaced_by: created.id,
+        },
+      );
     }
     if (live.length > MAX_SESSIONS_PER_USER) await stores.users.announceAccessChange(user.id);
     return created;
@@ -218,7 +292,13 @@ export async function signIn(services: Services, email: string, password: string
  * (the same account and address counts). A wrong password changes nothing but the counts and
  * the audit trail.
  */
-export async function stepUp(services: Services, sessionId: string, user: User, password: string, origin: AttemptOrigin): Promise<void> {
+export async function stepUp(
+  services: Services,
+  sessionId: string,
+  user: User,
+  password: string,
+  origin: AttemptOrigin,
+): Promise<void> {
   const keys = attemptKeys(user.email, origin.clientAddress);
   const failed = (refusal: FailedAttempt["refusal"]): FailedAttempt => ({
     action: "session.step_up_failed",
@@ -232,13 +312,22 @@ export async function stepUp(services: Services, sessionId: string, user: User, 
   await reserveAttempt(services, keys, () => auditFailedAttempt(services, failed("AUTH_THROTTLED")));
   if (!(await verifyPassword(password, user.passwordHash))) {
     await auditFailedAttempt(services, failed("STEP_UP_PASSWORD_INVALID"));
-    throw new DomainError("STEP_UP_PASSWORD_INVALID", "The password is wrong; the session is unchanged.", { source: { pointer: "/data/attributes/password" } });
+    throw new DomainError("STEP_UP_PASSWORD_INVALID", "The password is wrong; the session is unchanged.", {
+      source: { pointer: "/data/attributes/password" },
+    });
   }
   await services.stores.authThrottles.succeeded(keys);
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     await stores.users.stepUp(sessionId, now);
-    await stores.audit.record({ organizationId: null, actorId: user.id, action: "session.stepped_up", targetType: "sessions", targetId: sessionId, createdAt: now });
+    await stores.audit.record({
+      organizationId: null,
+      actorId: user.id,
+      action: "session.stepped_up",
+      targetType: "sessions",
+      targetId: sessionId,
+      createdAt: now,
+    });
   });
 }
 
@@ -247,7 +336,14 @@ export async function signOut(services: Services, sessionId: string, userId: str
   const now = services.clock();
   await inTransaction(services.db, async (stores) => {
     await stores.users.revokeSession(sessionId, now);
-    await stores.audit.record({ organizationId: null, actorId: userId, action: "session.ended", targetType: "sessions", targetId: sessionId, createdAt: now });
+    await stores.audit.record({
+      organizationId: null,
+      actorId: userId,
+      action: "session.ended",
+      targetType: "sessions",
+      targetId: sessionId,
+      createdAt: now,
+    });
     // Its live sockets close now, not at the next heartbeat.
     await stores.users.announceAccessChange(userId);
   });

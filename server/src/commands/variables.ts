@@ -16,12 +16,28 @@ export interface NewVariable {
 }
 
 /** Creates a workspace variable; a sensitive value is sealed before it reaches the store. */
-export function createVariable(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: NewVariable): Promise<WorkspaceVariable> {
+export function createVariable(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: NewVariable,
+): Promise<WorkspaceVariable> {
   const now = services.clock();
-  const base = { workspaceId: workspace.id, key: input.key, category: input.category, hcl: input.hcl, description: input.description ?? null, createdAt: now };
+  const base = {
+    workspaceId: workspace.id,
+    key: input.key,
+    category: input.category,
+    hcl: input.hcl,
+    description: input.description ?? null,
+    createdAt: now,
+  };
   return inTransaction(services.db, async (stores) => {
     const variable = input.sensitive
-      ? await stores.variables.create({ ...base, sensitive: true, valueCiphertext: services.keys.secrets.sealText(input.value) })
+      ? await stores.variables.create({
+          ...base,
+          sensitive: true,
+          valueCiphertext: services.keys.secrets.sealText(input.value),
+        })
       : await stores.variables.create({ ...base, sensitive: false, value: input.value });
     await stores.audit.record({
       organizationId: workspace.organizationId,
@@ -51,9 +67,13 @@ export function updateVariable(
   changes: VariableChanges,
 ): Promise<WorkspaceVariable> {
   if (current.sensitive && changes.sensitive === false) {
-    throw new DomainError("VARIABLE_SENSITIVITY_IRREVERSIBLE", `Variable ${current.key} is sensitive and stays so. Delete it and create a new one instead.`, {
-      source: { pointer: "/data/attributes/sensitive" },
-    });
+    throw new DomainError(
+      "VARIABLE_SENSITIVITY_IRREVERSIBLE",
+      `Variable ${current.key} is sensitive and stays so. Delete it and create a new one instead.`,
+      {
+        source: { pointer: "/data/attributes/sensitive" },
+      },
+    );
   }
   const sensitive = changes.sensitive ?? current.sensitive;
   const base = {
@@ -84,7 +104,12 @@ export function updateVariable(
       action: "variable.updated",
       targetType: "variables",
       targetId: current.id,
-      data: { key: updated.key, category: updated.category, sensitive: updated.sensitive, value_changed: changes.value !== undefined },
+      data: {
+        key: updated.key,
+        category: updated.category,
+        sensitive: updated.sensitive,
+        value_changed: changes.value !== undefined,
+      },
       createdAt: now,
     });
     return updated;
@@ -92,7 +117,12 @@ export function updateVariable(
 }
 
 /** Deletes a variable, audited. Existing input snapshots are immutable and keep it. */
-export function deleteVariable(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, variable: WorkspaceVariable): Promise<void> {
+export function deleteVariable(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  variable: WorkspaceVariable,
+): Promise<void> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     await stores.variables.delete(variable.id);

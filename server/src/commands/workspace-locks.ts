@@ -20,9 +20,13 @@ export function describeHolder(lock: WorkspaceLock): string {
 
 /** The refusal for a workspace someone else holds, worded the way the CLI recognises. */
 export function lockedBy(workspaceId: string, lock: WorkspaceLock, hint = ""): DomainError {
-  return new DomainError("WORKSPACE_LOCKED", `Workspace ${workspaceId} is locked by ${describeHolder(lock)} (fence ${lock.fence}).${hint ? ` ${hint}` : ""}`, {
-    meta: { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence },
-  });
+  return new DomainError(
+    "WORKSPACE_LOCKED",
+    `Workspace ${workspaceId} is locked by ${describeHolder(lock)} (fence ${lock.fence}).${hint ? ` ${hint}` : ""}`,
+    {
+      meta: { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence },
+    },
+  );
 }
 
 /** The refusal for a workspace nobody holds; the CLI shows it as "workspace already unlocked". */
@@ -34,7 +38,14 @@ function sameHolder(lock: WorkspaceLock, holder: LockHolder): boolean {
   return lock.holder.kind === holder.kind && lock.holder.id === holder.id;
 }
 
-async function audit(stores: Stores, workspace: Workspace, actorId: string | null, action: string, lock: WorkspaceLock, now: Date): Promise<void> {
+async function audit(
+  stores: Stores,
+  workspace: Workspace,
+  actorId: string | null,
+  action: string,
+  lock: WorkspaceLock,
+  now: Date,
+): Promise<void> {
   await stores.audit.record({
     organizationId: workspace.organizationId,
     actorId,
@@ -55,7 +66,8 @@ export async function lockWorkspaceForRun(services: Services, workspaceId: strin
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const run = await stores.runs.getById(runId);
-    if (!run || run.workspaceId !== workspaceId) throw new DomainError("NOT_FOUND", `Run ${runId} does not exist in workspace ${workspaceId}.`);
+    if (!run || run.workspaceId !== workspaceId)
+      throw new DomainError("NOT_FOUND", `Run ${runId} does not exist in workspace ${workspaceId}.`);
     const workspace = await stores.workspaces.getById(workspaceId);
     if (!workspace) throw new DomainError("NOT_FOUND", `Workspace ${workspaceId} does not exist.`);
     const holder: LockHolder = { kind: "run", id: runId };
@@ -91,7 +103,12 @@ export function currentWorkspaceLock(services: Services, workspaceId: string): P
 }
 
 /** A person's lock through the API: a new fence; WORKSPACE_LOCKED when anyone (the caller too) holds it. */
-export async function lockWorkspaceForUser(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, reason: string): Promise<WorkspaceLock> {
+export async function lockWorkspaceForUser(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  reason: string,
+): Promise<WorkspaceLock> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const result = await stores.workspaceLocks.acquire(workspace.id, { kind: "user", id: actor.id }, reason, now);
@@ -102,7 +119,11 @@ export async function lockWorkspaceForUser(services: Services, actor: Authentica
 }
 
 /** A person's unlock through the API: only their own lock; otherwise WORKSPACE_LOCKED or WORKSPACE_NOT_LOCKED. */
-export async function unlockWorkspaceForUser(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace): Promise<WorkspaceLock> {
+export async function unlockWorkspaceForUser(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+): Promise<WorkspaceLock> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
@@ -127,7 +148,11 @@ export async function unlockWorkspaceForUser(services: Services, actor: Authenti
  * holder and fence). A run whose lock is released this way can no longer publish state: its fence
  * is stale. WORKSPACE_NOT_LOCKED when nobody holds it.
  */
-export async function forceUnlockWorkspace(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace): Promise<WorkspaceLock> {
+export async function forceUnlockWorkspace(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+): Promise<WorkspaceLock> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const released = await stores.workspaceLocks.forceRelease(workspace.id);

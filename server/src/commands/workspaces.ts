@@ -14,17 +14,25 @@ export function resolveOpenTofuVersion(requested: string | undefined, provided: 
   if (!wanted || wanted === "latest") return provided[0];
   const match = provided.find((version) => version === wanted || version.startsWith(`${wanted}.`));
   if (match) return match;
-  throw new DomainError("OPENTOFU_VERSION_UNAVAILABLE", `OpenTofu ${requested} is not available here. Available: ${provided.join(", ")} (or 'latest').`, {
-    source: { pointer: "/data/attributes/opentofu_version" },
-  });
+  throw new DomainError(
+    "OPENTOFU_VERSION_UNAVAILABLE",
+    `OpenTofu ${requested} is not available here. Available: ${provided.join(", ")} (or 'latest').`,
+    {
+      source: { pointer: "/data/attributes/opentofu_version" },
+    },
+  );
 }
 
 /** The deployment's execution region; any other is refused. */
 export function resolveExecutionRegion(requested: string | undefined, region: string): string {
   if (requested === undefined || requested === region) return region;
-  throw new DomainError("EXECUTION_REGION_UNAVAILABLE", `Execution region '${requested}' is not offered here; this deployment runs in '${region}'.`, {
-    source: { pointer: "/data/attributes/execution_region" },
-  });
+  throw new DomainError(
+    "EXECUTION_REGION_UNAVAILABLE",
+    `Execution region '${requested}' is not offered here; this deployment runs in '${region}'.`,
+    {
+      source: { pointer: "/data/attributes/execution_region" },
+    },
+  );
 }
 
 /** What a new workspace may set. */
@@ -45,7 +53,13 @@ export interface NewWorkspace {
 }
 
 /** Creates a workspace in a project, audited, in one transaction. */
-export function createWorkspace(services: Services, actor: AuthenticatedPrincipal, organization: Organization, project: Project, input: NewWorkspace): Promise<Workspace> {
+export function createWorkspace(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  organization: Organization,
+  project: Project,
+  input: NewWorkspace,
+): Promise<Workspace> {
   const opentofuVersion = resolveOpenTofuVersion(input.opentofuVersion, services.opentofuVersions);
   const executionRegion = resolveExecutionRegion(input.executionRegion, services.config.region);
   const now = services.clock();
@@ -80,7 +94,12 @@ export function createWorkspace(services: Services, actor: AuthenticatedPrincipa
 }
 
 /** Adds tags to a workspace (names already there are kept once), audited, in one transaction. */
-export function addWorkspaceTags(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, names: readonly string[]): Promise<void> {
+export function addWorkspaceTags(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  names: readonly string[],
+): Promise<void> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     await stores.workspaces.addTags(workspace.id, [...names], now);
@@ -97,7 +116,12 @@ export function addWorkspaceTags(services: Services, actor: AuthenticatedPrincip
 }
 
 /** Removes tags from a workspace (names it does not carry are ignored), audited, in one transaction. */
-export function removeWorkspaceTags(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, names: readonly string[]): Promise<void> {
+export function removeWorkspaceTags(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  names: readonly string[],
+): Promise<void> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     await stores.workspaces.removeTags(workspace.id, [...names]);
@@ -126,7 +150,12 @@ export interface WorkspaceSettingsChange {
  * Applies the settings that differ from the workspace's, audited as `workspace.updated` with
  * each changed member's before and after, in one transaction; nothing changes, nothing is written.
  */
-export async function updateWorkspaceSettings(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, input: WorkspaceSettingsChange): Promise<Workspace> {
+export async function updateWorkspaceSettings(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  input: WorkspaceSettingsChange,
+): Promise<Workspace> {
   const change: WorkspaceSettingsChange = {};
   const changed: Record<string, { from: unknown; to: unknown }> = {};
   if (input.name !== undefined && input.name !== workspace.name) {
@@ -175,15 +204,26 @@ export type WorkspaceDeletion = "safe" | "force";
  * never runs destroy plans, so a state it published may still manage resources. `force` releases
  * a lock left by a user or an ended run, with the workspace.
  */
-export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipal, workspace: Workspace, mode: WorkspaceDeletion): Promise<void> {
+export function deleteWorkspace(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  mode: WorkspaceDeletion,
+): Promise<void> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
     if (lock && mode === "safe") {
       const holder = `${lock.holder.kind === "run" ? "Run" : "User"} ${lock.holder.id}`;
-      throw new DomainError("WORKSPACE_LOCKED", `Workspace ${workspace.name} is locked by ${holder}; unlock it before deleting it.`);
+      throw new DomainError(
+        "WORKSPACE_LOCKED",
+        `Workspace ${workspace.name} is locked by ${holder}; unlock it before deleting it.`,
+      );
     }
-    const active = await stores.runs.listByWorkspace(workspace.id, { limit: 1, statuses: RUN_STATUSES.filter((status) => !isTerminalRunStatus(status)) });
+    const active = await stores.runs.listByWorkspace(workspace.id, {
+      limit: 1,
+      statuses: RUN_STATUSES.filter((status) => !isTerminalRunStatus(status)),
+    });
     if (active.runs.length > 0) {
       throw new DomainError(
         "CONSTRAINT_VIOLATION",
@@ -198,7 +238,8 @@ export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipa
     }
     // A force delete releases a lock nobody's run needs any more (a user's, or an ended run's).
     if (lock) await stores.workspaceLocks.forceRelease(workspace.id);
-    if (!(await stores.workspaces.markDeleted(workspace.id, now))) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
+    if (!(await stores.workspaces.markDeleted(workspace.id, now)))
+      throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
     await stores.audit.record({
       organizationId: workspace.organizationId,
       actorId: actor.id,
@@ -215,7 +256,12 @@ export function deleteWorkspace(services: Services, actor: AuthenticatedPrincipa
  * Sets the workspace's structured run output (issue 29), audited as `workspace.updated`. Runs
  * created afterwards record it (`Run.structuredRunOutput`); a run already created keeps its own.
  */
-export function setStructuredRunOutput(services: Services, actor: { id: string }, workspace: Workspace, value: boolean): Promise<Workspace> {
+export function setStructuredRunOutput(
+  services: Services,
+  actor: { id: string },
+  workspace: Workspace,
+  value: boolean,
+): Promise<Workspace> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.workspaces.updateStructuredRunOutput(workspace.id, value, now);

@@ -28,7 +28,14 @@ function approvable(): ApprovalFacts {
       approvalExpiresAt: new Date(NOW.getTime() + 60_000).toISOString(),
     }),
   } as Partial<Run> as Run;
-  return { run, sentPlanDigest: PLAN, storedEvidenceAgrees: true, override: "none", currentStateDigest: STATE, now: NOW };
+  return {
+    run,
+    sentPlanDigest: PLAN,
+    storedEvidenceAgrees: true,
+    override: "none",
+    currentStateDigest: STATE,
+    now: NOW,
+  };
 }
 
 /** Each rule, in the order it is checked, as a change that breaks only it, and the code it refuses with. */
@@ -58,16 +65,19 @@ binding("an approval whose evidence all holds is allowed; passed, skipped and ov
   assert.is(approvalRefusal(noWindow), null, "a run with no approval window never expires");
 });
 
-binding("each rule alone refuses with its code; the window closes exactly at its instant, not a millisecond before", () => {
-  for (const [code, breakIt] of BREAKS) {
-    const facts = approvable();
-    breakIt(facts);
-    assert.is(approvalRefusal(facts)?.code, code, code);
-  }
-  const open = approvable();
-  open.run.execution.approvalExpiresAt = new Date(NOW.getTime() + 1).toISOString();
-  assert.is(approvalRefusal(open), null);
-});
+binding(
+  "each rule alone refuses with its code; the window closes exactly at its instant, not a millisecond before",
+  () => {
+    for (const [code, breakIt] of BREAKS) {
+      const facts = approvable();
+      breakIt(facts);
+      assert.is(approvalRefusal(facts)?.code, code, code);
+    }
+    const open = approvable();
+    open.run.execution.approvalExpiresAt = new Date(NOW.getTime() + 1).toISOString();
+    assert.is(approvalRefusal(open), null);
+  },
+);
 
 binding("the sent plan digest mismatch points at the attribute the reviewer sent", () => {
   const facts = approvable();
@@ -79,7 +89,9 @@ binding("any set of broken rules refuses with the first one in order (never a la
   fc.assert(
     fc.property(fc.subarray([0, 1, 2, 3, 4, 5, 6, 7, 8], { minLength: 1 }), (drawn) => {
       // The override rules (4, 5) need a soft failure, which a failed policy (3) replaces; and they exclude each other.
-      const picked = drawn.filter((i) => !(i === 5 && drawn.includes(4)) && !((i === 4 || i === 5) && drawn.includes(3)));
+      const picked = drawn.filter(
+        (i) => !(i === 5 && drawn.includes(4)) && !((i === 4 || i === 5) && drawn.includes(3)),
+      );
       const facts = approvable();
       for (const i of picked) BREAKS[i][1](facts);
       return approvalRefusal(facts)?.code === BREAKS[Math.min(...picked)][0];

@@ -32,7 +32,10 @@ export function approvalRefusal(facts: ApprovalFacts): DomainError | null {
   const { run, now } = facts;
   const x = run.execution;
   if (run.status !== "awaiting_approval") {
-    return new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}; only a run awaiting approval can be approved.`);
+    return new DomainError(
+      "RUN_TRANSITION_INVALID",
+      `Run ${run.id} is ${run.status}; only a run awaiting approval can be approved.`,
+    );
   }
   if (facts.sentPlanDigest !== x.planDigest) {
     return new DomainError(
@@ -48,11 +51,17 @@ export function approvalRefusal(facts: ApprovalFacts): DomainError | null {
     );
   }
   if (x.policyOutcome !== "skipped" && x.policyOutcome !== "passed" && x.policyOutcome !== "soft_failed") {
-    return new DomainError("RUN_POLICY_RESULT_CHANGED", `Run ${run.id} has no passing policy result to bind the approval to.`);
+    return new DomainError(
+      "RUN_POLICY_RESULT_CHANGED",
+      `Run ${run.id} has no passing policy result to bind the approval to.`,
+    );
   }
   // A soft failure is approvable only under an unexpired override of exactly this result.
   if (x.policyOutcome === "soft_failed" && facts.override === "expired") {
-    return new DomainError("POLICY_OVERRIDE_EXPIRED", `Every override of run ${run.id}'s soft policy failure has expired; override it again before approving.`);
+    return new DomainError(
+      "POLICY_OVERRIDE_EXPIRED",
+      `Every override of run ${run.id}'s soft policy failure has expired; override it again before approving.`,
+    );
   }
   if (x.policyOutcome === "soft_failed" && facts.override === "none") {
     return new DomainError(
@@ -66,9 +75,13 @@ export function approvalRefusal(facts: ApprovalFacts): DomainError | null {
       `The workspace state changed since this run was planned (planned against ${x.predecessorStateDigest ?? "no state"}, now ${facts.currentStateDigest ?? "no state"}). Start a new run.`,
     );
   }
-  if (x.dependencyBundleDigest === null) return new DomainError("RUN_DEPENDENCY_BUNDLE_CHANGED", `Run ${run.id} recorded no dependency bundle.`);
+  if (x.dependencyBundleDigest === null)
+    return new DomainError("RUN_DEPENDENCY_BUNDLE_CHANGED", `Run ${run.id} recorded no dependency bundle.`);
   if (x.approvalExpiresAt !== null && new Date(x.approvalExpiresAt).getTime() <= now.getTime()) {
-    return new DomainError("RUN_TRANSITION_INVALID", `The approval window of run ${run.id} closed at ${x.approvalExpiresAt}.`);
+    return new DomainError(
+      "RUN_TRANSITION_INVALID",
+      `The approval window of run ${run.id} closed at ${x.approvalExpiresAt}.`,
+    );
   }
   return null;
 }

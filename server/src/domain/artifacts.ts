@@ -12,7 +12,14 @@ export type RunArtifactKind = Extract<ArtifactKind, "plan" | "plan_json" | "plan
 export type VersionArtifactKind = Extract<ArtifactKind, "configuration" | "state">;
 
 /** Every kind, for closed-set checks. */
-export const ARTIFACT_KINDS: readonly ArtifactKind[] = ["configuration", "state", "plan", "plan_json", "plan_diff", "plan_json_redacted"];
+export const ARTIFACT_KINDS: readonly ArtifactKind[] = [
+  "configuration",
+  "state",
+  "plan",
+  "plan_json",
+  "plan_diff",
+  "plan_json_redacted",
+];
 
 /** The format every artifact is written in (artifacts/framed.ts FRAMED_FORMAT). */
 export const ARTIFACT_FORMAT = "framed-aes256gcm-v1";
@@ -31,7 +38,10 @@ export interface ArtifactRef {
  * its digest, and the size its repository read from the object's `artifacts` row (null when that
  * row is missing or describes another object, so the version has no readable object).
  */
-export function artifactRefOf(kind: ArtifactKind, fields: { key: string | null; sizeBytes: number | null; sha256: string | null }): ArtifactRef | null {
+export function artifactRefOf(
+  kind: ArtifactKind,
+  fields: { key: string | null; sizeBytes: number | null; sha256: string | null },
+): ArtifactRef | null {
   if (fields.key === null || fields.sizeBytes === null || fields.sha256 === null) return null;
   return { kind, key: fields.key, sizeBytes: fields.sizeBytes, sha256: fields.sha256, format: ARTIFACT_FORMAT };
 }

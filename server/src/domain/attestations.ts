@@ -37,7 +37,11 @@ export interface RunDecisionPredicate {
     plan_digest: string;
     plan_json_digest: string | null;
     plan_diff_digest: string | null;
-    policy: { result_digest: string | null; outcome: string | null; override: { id: string; reason: string; expires_at: string } | null };
+    policy: {
+      result_digest: string | null;
+      outcome: string | null;
+      override: { id: string; reason: string; expires_at: string } | null;
+    };
     predecessor_state: { version_id: string | null; digest: string | null };
     dependency_bundle_digest: string | null;
   };
@@ -47,7 +51,10 @@ export interface RunDecisionPredicate {
     reason: string | null;
     by: { type: "user" | "token"; id: string | null; name: string | null };
   };
-  apply: { outcome: "applied" | "errored" | "needs_recovery" | "pending" | "not_applied"; published_state_version: { id: string; serial: number; digest: string } | null };
+  apply: {
+    outcome: "applied" | "errored" | "needs_recovery" | "pending" | "not_applied";
+    published_state_version: { id: string; serial: number; digest: string } | null;
+  };
 }
 
 /** An in-toto Statement v1. */
@@ -67,7 +74,9 @@ export interface DsseEnvelope {
 
 /** The statement about a run: the saved plan is always a subject, the published state version after an apply. */
 export function runDecisionStatement(predicate: RunDecisionPredicate): Statement {
-  const subject: StatementSubject[] = [{ name: `runs/${predicate.run.id}/plan.tfplan`, digest: { sha256: predicate.evidence.plan_digest } }];
+  const subject: StatementSubject[] = [
+    { name: `runs/${predicate.run.id}/plan.tfplan`, digest: { sha256: predicate.evidence.plan_digest } },
+  ];
   const published = predicate.apply.published_state_version;
   if (published) subject.push({ name: `state-versions/${published.id}`, digest: { sha256: published.digest } });
   return { _type: STATEMENT_TYPE, subject, predicateType: RUN_DECISION_PREDICATE_TYPE, predicate };

@@ -1,7 +1,15 @@
 import { createPrivateKey, createPublicKey } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { auditEventDigest, checkpointOrigin, checkpointText, GENESIS_DIGEST, verifyAuditChain, type AuditCheckpoint, type ChainedAuditEvent } from "./audit-chain.ts";
+import {
+  auditEventDigest,
+  checkpointOrigin,
+  checkpointText,
+  GENESIS_DIGEST,
+  verifyAuditChain,
+  type AuditCheckpoint,
+  type ChainedAuditEvent,
+} from "./audit-chain.ts";
 import { canonicalize } from "./canonical-json.ts";
 import { noteVerifierKey, openNote, parseNoteVerifierKey, rawEd25519PublicKey, signNote } from "./signed-note.ts";
 
@@ -16,7 +24,11 @@ const SIGNED = `${TEXT}\n\u2014 PeterNeumann x08go/ZJkuBS9UG/SffcvIAQxVBtiFupLLr
 function exampleKey() {
   const seed = Buffer.from(SKEY.split("+").slice(4).join("+"), "base64").subarray(1);
   // PKCS#8 of an Ed25519 seed: a fixed prefix, then the 32 bytes.
-  const privateKey = createPrivateKey({ key: Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]), format: "der", type: "pkcs8" });
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([Buffer.from("302e020100300506032b657004220420", "hex"), seed]),
+    format: "der",
+    type: "pkcs8",
+  });
   return { privateKey, raw: rawEd25519PublicKey(createPublicKey(privateKey)) };
 }
 
@@ -69,7 +81,12 @@ function checkpointOver(events: ChainedAuditEvent[], size: number): AuditCheckpo
     treeSize: size,
     headDigest: head,
     keyName: "PeterNeumann",
-    note: signNote(checkpointText(checkpointOrigin("PeterNeumann", "org-aaaaaaaaaaaaaaaa"), size, head), "PeterNeumann", privateKey, raw),
+    note: signNote(
+      checkpointText(checkpointOrigin("PeterNeumann", "org-aaaaaaaaaaaaaaaa"), size, head),
+      "PeterNeumann",
+      privateKey,
+      raw,
+    ),
     createdAt: "2026-12-04T00:00:00.000Z",
   };
 }
@@ -87,7 +104,12 @@ chain("the digest is SHA-256 over the JCS encoding, key order independent", () =
 chain("an intact chain with checkpoints verifies; each kind of tampering names its first bad position", () => {
   const events = build(10);
   const checkpoints = [checkpointOver(events, 4), checkpointOver(events, 8)];
-  assert.equal(verify(events, checkpoints), { chain: "org-aaaaaaaaaaaaaaaa", verifiedEvents: 10, verifiedCheckpoints: 2, problem: null });
+  assert.equal(verify(events, checkpoints), {
+    chain: "org-aaaaaaaaaaaaaaaa",
+    verifiedEvents: 10,
+    verifiedCheckpoints: 2,
+    problem: null,
+  });
   assert.is(verify([...events.slice(0, 5), ...events.slice(6)], checkpoints).problem?.position, 5);
   assert.is(
     verify(
@@ -96,9 +118,15 @@ chain("an intact chain with checkpoints verifies; each kind of tampering names i
     ).problem?.position,
     2,
   );
-  assert.is(verify([...events.slice(0, 6), events[7], events[6], ...events.slice(8)], checkpoints).problem?.position, 6);
+  assert.is(
+    verify([...events.slice(0, 6), events[7], events[6], ...events.slice(8)], checkpoints).problem?.position,
+    6,
+  );
   assert.match(verify(events.slice(0, 6), checkpoints).problem?.message ?? "", /covers 8 events, only 6 are present/);
-  assert.is(verify(events.slice(0, 9), checkpoints, { head: { size: 10, digest: events[9].digest } }).problem?.position, 9);
+  assert.is(
+    verify(events.slice(0, 9), checkpoints, { head: { size: 10, digest: events[9].digest } }).problem?.position,
+    9,
+  );
   const forged = { ...checkpoints[1], note: checkpoints[1].note.replace("\n8\n", "\n9\n") };
   assert.match(verify(events, [checkpoints[0], forged]).problem?.message ?? "", /does not verify/);
   assert.equal(verify(events.slice(8), checkpoints, { fromCheckpoint: 8 }).problem, null);

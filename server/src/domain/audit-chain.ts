@@ -87,7 +87,9 @@ export function checkpointText(origin: string, treeSize: number, headDigest: str
 }
 
 /** A checkpoint text parsed; undefined when malformed. */
-export function parseCheckpointText(text: string): { origin: string; treeSize: number; headDigest: string } | undefined {
+export function parseCheckpointText(
+  text: string,
+): { origin: string; treeSize: number; headDigest: string } | undefined {
   const match = /^([^\n]+)\n(0|[1-9][0-9]{0,15})\n([A-Za-z0-9+/]{43}=)\n/u.exec(text);
   if (match === null) return undefined;
   const hash = Buffer.from(match[3], "base64");
@@ -129,14 +131,23 @@ export interface AuditChainReport {
 export function verifyAuditChain(input: AuditChainInput): AuditChainReport {
   let verifiedEvents = 0;
   let verifiedCheckpoints = 0;
-  const report = (problem: AuditChainProblem | null): AuditChainReport => ({ chain: input.chain, verifiedEvents, verifiedCheckpoints, problem });
+  const report = (problem: AuditChainProblem | null): AuditChainReport => ({
+    chain: input.chain,
+    verifiedEvents,
+    verifiedCheckpoints,
+    problem,
+  });
 
   // 1. Every checkpoint: signed by the key, for this chain, its text matching its stored fields.
   const bySize = new Map<number, AuditCheckpoint>();
   const ordered = [...input.checkpoints].sort((a, b) => a.treeSize - b.treeSize);
   for (const checkpoint of ordered) {
     const opened = openNote(checkpoint.note, input.verifierKey);
-    if (!opened.ok) return report({ position: checkpoint.treeSize - 1, message: `checkpoint of size ${checkpoint.treeSize}: ${opened.reason}` });
+    if (!opened.ok)
+      return report({
+        position: checkpoint.treeSize - 1,
+        message: `checkpoint of size ${checkpoint.treeSize}: ${opened.reason}`,
+      });
     const body = parseCheckpointText(opened.text);
     if (
       body === undefined ||
@@ -144,7 +155,10 @@ export function verifyAuditChain(input: AuditChainInput): AuditChainReport {
       body.treeSize !== checkpoint.treeSize ||
       body.headDigest !== checkpoint.headDigest
     ) {
-      return report({ position: checkpoint.treeSize - 1, message: `checkpoint of size ${checkpoint.treeSize}: its signed text does not match its chain, size or head` });
+      return report({
+        position: checkpoint.treeSize - 1,
+        message: `checkpoint of size ${checkpoint.treeSize}: its signed text does not match its chain, size or head`,
+      });
     }
     bySize.set(checkpoint.treeSize, checkpoint);
   }
@@ -155,7 +169,11 @@ export function verifyAuditChain(input: AuditChainInput): AuditChainReport {
   let lastAnchor = 0;
   if (input.fromCheckpoint !== undefined && input.fromCheckpoint > 0) {
     const anchor = bySize.get(input.fromCheckpoint);
-    if (anchor === undefined) return report({ position: input.fromCheckpoint, message: `there is no checkpoint of size ${input.fromCheckpoint} to start from` });
+    if (anchor === undefined)
+      return report({
+        position: input.fromCheckpoint,
+        message: `there is no checkpoint of size ${input.fromCheckpoint} to start from`,
+      });
     expected = anchor.treeSize;
     previous = anchor.headDigest;
     lastAnchor = anchor.treeSize;
@@ -167,7 +185,11 @@ export function verifyAuditChain(input: AuditChainInput): AuditChainReport {
   for (const event of input.events) {
     // From a checkpoint, what comes before it is vouched for by the signature (an export holds it all).
     if (start > 0 && expected === start && event.sequence < start) continue;
-    if (event.chain !== input.chain) return report({ position: expected, message: `position ${expected}: event ${event.id} belongs to chain ${event.chain}` });
+    if (event.chain !== input.chain)
+      return report({
+        position: expected,
+        message: `position ${expected}: event ${event.id} belongs to chain ${event.chain}`,
+      });
     if (event.sequence !== expected) {
       const what =
         event.sequence > expected
@@ -176,16 +198,25 @@ export function verifyAuditChain(input: AuditChainInput): AuditChainReport {
       return report({ position: expected, message: `position ${expected}: event ${what}` });
     }
     if (event.previousDigest !== previous)
-      return report({ position: expected, message: `position ${expected}: event ${event.id} does not link to the event before it (deleted, reordered or edited)` });
+      return report({
+        position: expected,
+        message: `position ${expected}: event ${event.id} does not link to the event before it (deleted, reordered or edited)`,
+      });
     if (auditEventDigest(event) !== event.digest)
-      return report({ position: expected, message: `position ${expected}: event ${event.id} was edited (its content does not match its digest)` });
+      return report({
+        position: expected,
+        message: `position ${expected}: event ${event.id} was edited (its content does not match its digest)`,
+      });
     previous = event.digest;
     expected += 1;
     verifiedEvents += 1;
     const checkpoint = bySize.get(expected);
     if (checkpoint !== undefined) {
       if (checkpoint.headDigest !== previous) {
-        return report({ position: lastAnchor, message: `positions ${lastAnchor}…${expected - 1} differ from the signed checkpoint of size ${expected} (rewritten)` });
+        return report({
+          position: lastAnchor,
+          message: `positions ${lastAnchor}…${expected - 1} differ from the signed checkpoint of size ${expected} (rewritten)`,
+        });
       }
       lastAnchor = expected;
       verifiedCheckpoints += 1;

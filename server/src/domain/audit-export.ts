@@ -1,4 +1,9 @@
-import { verifyAuditChain, type AuditChainReport, type AuditCheckpoint, type ChainedAuditEvent } from "./audit-chain.ts";
+import {
+  verifyAuditChain,
+  type AuditChainReport,
+  type AuditCheckpoint,
+  type ChainedAuditEvent,
+} from "./audit-chain.ts";
 
 /**
  * The audit history exported as JSON Lines, verifiable offline: one `key` line (the verifier key
@@ -38,9 +43,18 @@ export function exportAuditChain(exported: AuditChainExport): string {
     });
   }
   for (const c of exported.checkpoints) {
-    lines.push({ kind: "checkpoint", chain: c.chain, tree_size: c.treeSize, head_digest: c.headDigest, key_name: c.keyName, note: c.note, created_at: c.createdAt });
+    lines.push({
+      kind: "checkpoint",
+      chain: c.chain,
+      tree_size: c.treeSize,
+      head_digest: c.headDigest,
+      key_name: c.keyName,
+      note: c.note,
+      created_at: c.createdAt,
+    });
   }
-  if (exported.head !== undefined) lines.push({ kind: "head", chain: exported.chain, size: exported.head.size, digest: exported.head.digest });
+  if (exported.head !== undefined)
+    lines.push({ kind: "head", chain: exported.chain, size: exported.head.size, digest: exported.head.digest });
   return lines.map((line) => JSON.stringify(line)).join("\n") + "\n";
 }
 
@@ -71,7 +85,8 @@ export function parseAuditExport(text: string): AuditChainExport {
     };
     const strOrNull = (key: string) => (value[key] === null ? null : str(key));
     const int = (key: string) => {
-      if (typeof value[key] !== "number" || !Number.isSafeInteger(value[key])) throw new AuditExportError(`${where}: ${key} is not a whole number`);
+      if (typeof value[key] !== "number" || !Number.isSafeInteger(value[key]))
+        throw new AuditExportError(`${where}: ${key} is not a whole number`);
       return value[key];
     };
     switch (value.kind) {
@@ -81,7 +96,8 @@ export function parseAuditExport(text: string): AuditChainExport {
         break;
       case "event": {
         const data = value.data;
-        if (typeof data !== "object" || data === null || Array.isArray(data)) throw new AuditExportError(`${where}: data is not an object`);
+        if (typeof data !== "object" || data === null || Array.isArray(data))
+          throw new AuditExportError(`${where}: data is not an object`);
         events.push({
           chain: str("chain"),
           sequence: int("sequence"),
@@ -116,7 +132,8 @@ export function parseAuditExport(text: string): AuditChainExport {
         throw new AuditExportError(`${where}: unknown kind ${JSON.stringify(value.kind)}`);
     }
   }
-  if (chain === undefined || verifierKey === undefined) throw new AuditExportError("no key line: the export names no chain and verifier key");
+  if (chain === undefined || verifierKey === undefined)
+    throw new AuditExportError("no key line: the export names no chain and verifier key");
   return { chain, verifierKey, events, checkpoints, head };
 }
 
@@ -124,7 +141,10 @@ export function parseAuditExport(text: string): AuditChainExport {
  * Verifies an export. `verifierKey`, when given (obtained out of band), replaces the key the file
  * names: a file's own key proves only that the file is self-consistent.
  */
-export function verifyAuditExport(text: string, options: { verifierKey?: string; fromCheckpoint?: number } = {}): AuditChainReport {
+export function verifyAuditExport(
+  text: string,
+  options: { verifierKey?: string; fromCheckpoint?: number } = {},
+): AuditChainReport {
   const exported = parseAuditExport(text);
   return verifyAuditChain({
     chain: exported.chain,

@@ -27,13 +27,23 @@ const MINUTE = 60 * SECOND;
  * 4 s, … up to 15 minutes (from the 15th on). An attacker gets about a dozen guesses in the first
  * half hour and four an hour after that; its owner is never locked out for longer than 15 minutes.
  */
-export const ACCOUNT_THROTTLE: ThrottlePolicy = { freeFailures: 4, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, forgetAfterMs: 60 * MINUTE };
+export const ACCOUNT_THROTTLE: ThrottlePolicy = {
+  freeFailures: 4,
+  baseDelayMs: SECOND,
+  maxDelayMs: 15 * MINUTE,
+  forgetAfterMs: 60 * MINUTE,
+};
 
 /**
  * Per client address: more room, for offices behind one address, and the same backoff from the
  * 20th failure in a row, against guessing one password across many accounts.
  */
-export const ADDRESS_THROTTLE: ThrottlePolicy = { freeFailures: 19, baseDelayMs: SECOND, maxDelayMs: 15 * MINUTE, forgetAfterMs: 60 * MINUTE };
+export const ADDRESS_THROTTLE: ThrottlePolicy = {
+  freeFailures: 19,
+  baseDelayMs: SECOND,
+  maxDelayMs: 15 * MINUTE,
+  forgetAfterMs: 60 * MINUTE,
+};
 
 /** How long a key is blocked after its `failures`-th failure in a row (0: not blocked). */
 export function delayAfterFailures(policy: ThrottlePolicy, failures: number): number {

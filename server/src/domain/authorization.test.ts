@@ -1,6 +1,15 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { isAllowed, isAllowedSomewhereIn, isPermission, isRole, PERMISSIONS, permissionsForRole, type GrantLike, type PrincipalLike } from "./authorization.ts";
+import {
+  isAllowed,
+  isAllowedSomewhereIn,
+  isPermission,
+  isRole,
+  PERMISSIONS,
+  permissionsForRole,
+  type GrantLike,
+  type PrincipalLike,
+} from "./authorization.ts";
 
 const ORG = "org-aaaaaaaaaaaaaaaa";
 const OTHER_ORG = "org-bbbbbbbbbbbbbbbb";
@@ -32,14 +41,17 @@ roles("viewer reads, operator also creates, approves and cancels runs and writes
   assert.equal([...permissionsForRole("admin")], ["org:admin"]);
 });
 
-roles("an admin of a project or a workspace holds every permission at that scope; other roles are the same at every scope", () => {
-  for (const scope of ["project", "workspace"] as const) {
-    assert.equal([...permissionsForRole("admin", scope)], [...PERMISSIONS], scope);
-    assert.equal(permissionsForRole("operator", scope), permissionsForRole("operator"), scope);
-    assert.equal(permissionsForRole("viewer", scope), permissionsForRole("viewer"), scope);
-  }
-  assert.equal([...permissionsForRole("admin", "organization")], ["org:admin"]);
-});
+roles(
+  "an admin of a project or a workspace holds every permission at that scope; other roles are the same at every scope",
+  () => {
+    for (const scope of ["project", "workspace"] as const) {
+      assert.equal([...permissionsForRole("admin", scope)], [...PERMISSIONS], scope);
+      assert.equal(permissionsForRole("operator", scope), permissionsForRole("operator"), scope);
+      assert.equal(permissionsForRole("viewer", scope), permissionsForRole("viewer"), scope);
+    }
+    assert.equal([...permissionsForRole("admin", "organization")], ["org:admin"]);
+  },
+);
 
 roles("isRole and isPermission accept only members", () => {
   assert.ok(isRole("operator"));
@@ -83,7 +95,9 @@ allowed("a project grant covers its project and its workspaces only", () => {
   assert.ok(isAllowed(principal, "run:create", { organizationId: ORG, projectId: PROJECT }));
   assert.ok(isAllowed(principal, "run:create", workspaceTarget));
   assert.not.ok(isAllowed(principal, "run:create", { organizationId: ORG }), "the organization itself");
-  assert.not.ok(isAllowed(principal, "run:create", { organizationId: ORG, projectId: OTHER_PROJECT, workspaceId: OTHER_WORKSPACE }));
+  assert.not.ok(
+    isAllowed(principal, "run:create", { organizationId: ORG, projectId: OTHER_PROJECT, workspaceId: OTHER_WORKSPACE }),
+  );
 });
 
 allowed("a workspace grant covers that workspace only", () => {
@@ -109,21 +123,47 @@ allowed("org:admin at organization scope implies every permission inside that or
 });
 
 allowed("org:admin granted at project or workspace scope implies nothing else", () => {
-  const principal = holder({ scopeKind: "project", scopeId: PROJECT, permission: "org:admin" }, { scopeKind: "workspace", scopeId: WORKSPACE, permission: "org:admin" });
+  const principal = holder(
+    { scopeKind: "project", scopeId: PROJECT, permission: "org:admin" },
+    { scopeKind: "workspace", scopeId: WORKSPACE, permission: "org:admin" },
+  );
   assert.not.ok(isAllowed(principal, "run:create", workspaceTarget));
   assert.ok(isAllowed(principal, "org:admin", workspaceTarget), "only the literal permission");
 });
 
-allowed("isAllowedSomewhereIn: the organization itself, or a project or workspace grant that names the organization", () => {
-  const scoped = holder({ scopeKind: "project", scopeId: PROJECT, permission: "workspace:read", organizationId: ORG });
-  assert.ok(isAllowedSomewhereIn(scoped, "workspace:read", ORG));
-  assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:read", OTHER_ORG));
-  assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:write", ORG));
-  assert.not.ok(isAllowed(scoped, "workspace:read", { organizationId: ORG }), "the organization itself stays out of reach");
-  // A scoped grant that does not name its organization (an old row) proves nothing.
-  assert.not.ok(isAllowedSomewhereIn(holder({ scopeKind: "workspace", scopeId: WORKSPACE, permission: "workspace:read" }), "workspace:read", ORG));
-  assert.ok(isAllowedSomewhereIn(holder({ scopeKind: "organization", scopeId: ORG, permission: "org:admin" }), "workspace:read", ORG));
-});
+allowed(
+  "isAllowedSomewhereIn: the organization itself, or a project or workspace grant that names the organization",
+  () => {
+    const scoped = holder({
+      scopeKind: "project",
+      scopeId: PROJECT,
+      permission: "workspace:read",
+      organizationId: ORG,
+    });
+    assert.ok(isAllowedSomewhereIn(scoped, "workspace:read", ORG));
+    assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:read", OTHER_ORG));
+    assert.not.ok(isAllowedSomewhereIn(scoped, "workspace:write", ORG));
+    assert.not.ok(
+      isAllowed(scoped, "workspace:read", { organizationId: ORG }),
+      "the organization itself stays out of reach",
+    );
+    // A scoped grant that does not name its organization (an old row) proves nothing.
+    assert.not.ok(
+      isAllowedSomewhereIn(
+        holder({ scopeKind: "workspace", scopeId: WORKSPACE, permission: "workspace:read" }),
+        "workspace:read",
+        ORG,
+      ),
+    );
+    assert.ok(
+      isAllowedSomewhereIn(
+        holder({ scopeKind: "organization", scopeId: ORG, permission: "org:admin" }),
+        "workspace:read",
+        ORG,
+      ),
+    );
+  },
+);
 
 allowed("any one matching grant among many is enough", () => {
   const principal = holder(

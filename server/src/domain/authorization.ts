@@ -114,7 +114,10 @@ export function isAllowed(principal: PrincipalLike, permission: Permission, targ
  */
 export function holdsAnywhere(principal: PrincipalLike, permission: Permission): boolean {
   if (principal.siteAdmin) return true;
-  return principal.grants.some((grant) => grant.permission === permission || (grant.permission === "org:admin" && grant.scopeKind === "organization"));
+  return principal.grants.some(
+    (grant) =>
+      grant.permission === permission || (grant.permission === "org:admin" && grant.scopeKind === "organization"),
+  );
 }
 
 /**
@@ -123,9 +126,16 @@ export function holdsAnywhere(principal: PrincipalLike, permission: Permission):
  * the organization (a scoped membership). Organization-level lists use it to let a scoped member
  * see the organization, then filter each item with isAllowed.
  */
-export function isAllowedSomewhereIn(principal: PrincipalLike, permission: Permission, organizationId: string): boolean {
+export function isAllowedSomewhereIn(
+  principal: PrincipalLike,
+  permission: Permission,
+  organizationId: string,
+): boolean {
   if (isAllowed(principal, permission, { organizationId })) return true;
-  return principal.grants.some((grant) => grant.organizationId === organizationId && grant.scopeKind !== "organization" && grant.permission === permission);
+  return principal.grants.some(
+    (grant) =>
+      grant.organizationId === organizationId && grant.scopeKind !== "organization" && grant.permission === permission,
+  );
 }
 
 /**

@@ -30,7 +30,10 @@ function mulberry32(seed: number): () => number {
 const canonical = suite("canonicalize");
 
 canonical("sorts keys at every depth, keeps array order, has no whitespace", () => {
-  assert.is(canonicalize({ b: 1, a: [3, 1, { d: true, c: null }], "a b": "x y" }), '{"a":[3,1,{"c":null,"d":true}],"a b":"x y","b":1}');
+  assert.is(
+    canonicalize({ b: 1, a: [3, 1, { d: true, c: null }], "a b": "x y" }),
+    '{"a":[3,1,{"c":null,"d":true}],"a b":"x y","b":1}',
+  );
 });
 
 canonical("sorts keys by UTF-16 code units, not code points or locale", () => {

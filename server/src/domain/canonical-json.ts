@@ -1,7 +1,13 @@
 import { createHash } from "node:crypto";
 
 /** A value canonicalize() accepts. */
-export type CanonicalJsonValue = null | boolean | number | string | readonly CanonicalJsonValue[] | { readonly [key: string]: CanonicalJsonValue | undefined };
+export type CanonicalJsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly CanonicalJsonValue[]
+  | { readonly [key: string]: CanonicalJsonValue | undefined };
 
 /**
  * Deterministic JSON: object keys sorted by UTF-16 code units, no whitespace, array order kept,

@@ -13,7 +13,9 @@ const BASE64URL_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 
 /** Signs an arbitrary payload the way the codec does, to forge well-signed but invalid cursors. */
 function sign(payload: unknown, secret = SECRET): string {
-  const part = Buffer.from(typeof payload === "string" ? payload : JSON.stringify(payload), "utf8").toString("base64url");
+  const part = Buffer.from(typeof payload === "string" ? payload : JSON.stringify(payload), "utf8").toString(
+    "base64url",
+  );
   return `${part}.${createHmac("sha256", secret).update(part).digest().subarray(0, 16).toString("base64url")}`;
 }
 
@@ -41,7 +43,11 @@ codec("is opaque: base64url payload, a dot, a 16-byte base64url MAC", () => {
   const token = encodeRunCursor(KEY, SECRET);
   assert.match(token, /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
   assert.not.match(token, /2026|run-/);
-  assert.equal(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString()), { v: 1, c: KEY.createdAt, i: KEY.id });
+  assert.equal(JSON.parse(Buffer.from(token.split(".")[0], "base64url").toString()), {
+    v: 1,
+    c: KEY.createdAt,
+    i: KEY.id,
+  });
 });
 
 codec("is deterministic and depends on the secret", () => {
@@ -124,7 +130,9 @@ codec("requires a secret of at least 16 bytes", () => {
 });
 
 const keyArbitrary = fc.record({
-  createdAt: fc.date({ min: new Date("1970-01-01T00:00:00.000Z"), max: new Date("9999-12-31T23:59:59.999Z"), noInvalidDate: true }).map((date) => date.toISOString()),
+  createdAt: fc
+    .date({ min: new Date("1970-01-01T00:00:00.000Z"), max: new Date("9999-12-31T23:59:59.999Z"), noInvalidDate: true })
+    .map((date) => date.toISOString()),
   id: fc.stringMatching(/^[0-9a-z]{16}$/).map((suffix) => `run-${suffix}`),
 });
 
@@ -138,7 +146,10 @@ codec("round-trips any key (property)", () => {
 });
 
 codec("never decodes a one-character mutation (property)", () => {
-  const replacement = fc.oneof(fc.constantFrom(...BASE64URL_ALPHABET, ".", "=", "+", "/", "|", " "), fc.string({ minLength: 1, maxLength: 1 }));
+  const replacement = fc.oneof(
+    fc.constantFrom(...BASE64URL_ALPHABET, ".", "=", "+", "/", "|", " "),
+    fc.string({ minLength: 1, maxLength: 1 }),
+  );
   fc.assert(
     fc.property(keyArbitrary, fc.nat(), replacement, (key, position, character) => {
       const token = encodeRunCursor(key, SECRET);

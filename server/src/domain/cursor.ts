@@ -21,9 +21,12 @@ const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 /** Encodes a run-list position as an opaque, HMAC-protected cursor. */
 export function encodeRunCursor(key: RunCursorKey, secret: Buffer): string {
   assertSecret(secret);
-  if (!isCanonicalTimestamp(key.createdAt)) throw new TypeError("encodeRunCursor: createdAt is not a toISOString() timestamp");
+  if (!isCanonicalTimestamp(key.createdAt))
+    throw new TypeError("encodeRunCursor: createdAt is not a toISOString() timestamp");
   if (!isId("run", key.id)) throw new TypeError("encodeRunCursor: id is not a run id");
-  const payload = Buffer.from(JSON.stringify({ v: VERSION, c: key.createdAt, i: key.id }), "utf8").toString("base64url");
+  const payload = Buffer.from(JSON.stringify({ v: VERSION, c: key.createdAt, i: key.id }), "utf8").toString(
+    "base64url",
+  );
   return `${payload}.${mac(payload, secret).toString("base64url")}`;
 }
 
@@ -35,9 +38,13 @@ export function decodeRunCursor(token: string, secret: Buffer): RunCursorKey {
   assertSecret(secret);
   const key = tryDecode(token, secret);
   if (key === undefined) {
-    throw new DomainError("RUN_LIST_CURSOR_INVALID", "The cursor is not one this server issued for the run list. Start again from the first page.", {
-      source: { parameter: "cursor" },
-    });
+    throw new DomainError(
+      "RUN_LIST_CURSOR_INVALID",
+      "The cursor is not one this server issued for the run list. Start again from the first page.",
+      {
+        source: { parameter: "cursor" },
+      },
+    );
   }
   return key;
 }

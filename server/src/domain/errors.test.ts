@@ -4,13 +4,30 @@ import { parse } from "yaml";
 import * as assert from "uvu/assert";
 import { DomainError, ERROR_CODES, isDomainError, type ErrorKind } from "./errors.ts";
 
-const KINDS: ErrorKind[] = ["invalid", "not_found", "conflict", "forbidden", "unauthenticated", "precondition_failed", "unavailable", "too_large", "throttled"];
+const KINDS: ErrorKind[] = [
+  "invalid",
+  "not_found",
+  "conflict",
+  "forbidden",
+  "unauthenticated",
+  "precondition_failed",
+  "unavailable",
+  "too_large",
+  "throttled",
+];
 
 const errorCodes = suite("ERROR_CODES");
 
 errorCodes("includes every code the issues spell out", () => {
   // The full catalogue is checked against spec/v1/error-codes.yaml below; these are contracts.
-  for (const code of ["RUN_AUTO_APPLY_FORBIDDEN", "RUN_DESTROY_FORBIDDEN", "RUN_LIST_CURSOR_INVALID", "DOCUMENT_INVALID", "NOT_FOUND", "UNAUTHENTICATED"]) {
+  for (const code of [
+    "RUN_AUTO_APPLY_FORBIDDEN",
+    "RUN_DESTROY_FORBIDDEN",
+    "RUN_LIST_CURSOR_INVALID",
+    "DOCUMENT_INVALID",
+    "NOT_FOUND",
+    "UNAUTHENTICATED",
+  ]) {
     assert.ok(code in ERROR_CODES, code);
   }
 });
@@ -44,18 +61,27 @@ const STATUSES_BY_KIND: Record<ErrorKind, number[]> = {
 };
 
 errorCodes("matches spec/v1/error-codes.yaml in both directions, with the same titles", () => {
-  const spec = parse(readFileSync(new URL("../../../spec/v1/error-codes.yaml", import.meta.url), "utf8")) as Record<string, { status: number; title: string }>;
+  const spec = parse(readFileSync(new URL("../../../spec/v1/error-codes.yaml", import.meta.url), "utf8")) as Record<
+    string,
+    { status: number; title: string }
+  >;
   assert.equal(Object.keys(ERROR_CODES).sort(), Object.keys(spec).sort());
   for (const [code, { kind, title }] of Object.entries(ERROR_CODES)) {
     assert.is(title, spec[code].title, `${code} title`);
-    assert.ok(STATUSES_BY_KIND[kind].includes(spec[code].status), `${code}: kind ${kind} vs status ${spec[code].status}`);
+    assert.ok(
+      STATUSES_BY_KIND[kind].includes(spec[code].status),
+      `${code}: kind ${kind} vs status ${spec[code].status}`,
+    );
   }
 });
 
 const domainError = suite("DomainError");
 
 domainError("takes its kind from the catalogue and keeps detail, source and meta", () => {
-  const error = new DomainError("RUN_LIST_CURSOR_INVALID", "bad cursor", { source: { parameter: "cursor" }, meta: { x: 1 } });
+  const error = new DomainError("RUN_LIST_CURSOR_INVALID", "bad cursor", {
+    source: { parameter: "cursor" },
+    meta: { x: 1 },
+  });
   assert.instance(error, Error);
   assert.is(error.name, "DomainError");
   assert.is(error.code, "RUN_LIST_CURSOR_INVALID");

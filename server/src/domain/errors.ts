@@ -1,5 +1,14 @@
 /** The business-level category of an error; `http/` maps each kind to one status. */
-export type ErrorKind = "invalid" | "not_found" | "conflict" | "forbidden" | "unauthenticated" | "precondition_failed" | "unavailable" | "too_large" | "throttled";
+export type ErrorKind =
+  | "invalid"
+  | "not_found"
+  | "conflict"
+  | "forbidden"
+  | "unauthenticated"
+  | "precondition_failed"
+  | "unavailable"
+  | "too_large"
+  | "throttled";
 
 /**
  * The catalogue of stable error codes: each code has one kind and one fixed title.
@@ -25,7 +34,10 @@ export const ERROR_CODES = {
   WORKSPACE_LIST_CURSOR_INVALID: { kind: "invalid", title: "Invalid workspace list cursor" },
   CONFIGURATION_VERSION_NOT_UPLOADED: { kind: "conflict", title: "Configuration version not uploaded" },
   CONFIGURATION_VERSION_ALREADY_UPLOADED: { kind: "conflict", title: "Configuration version already uploaded" },
-  CONFIGURATION_VERSION_WORKSPACE_MISMATCH: { kind: "invalid", title: "Configuration version belongs to another workspace" },
+  CONFIGURATION_VERSION_WORKSPACE_MISMATCH: {
+    kind: "invalid",
+    title: "Configuration version belongs to another workspace",
+  },
   CONFIGURATION_UPLOAD_INVALID: { kind: "invalid", title: "Invalid configuration upload" },
   CONFIGURATION_UPLOAD_TOO_LARGE: { kind: "too_large", title: "Configuration upload too large" },
   CONFIGURATION_UPLOAD_BUSY: { kind: "unavailable", title: "Too many configuration uploads are being checked" },
@@ -57,8 +69,14 @@ export const ERROR_CODES = {
   POLICY_SET_NAME_TAKEN: { kind: "conflict", title: "Policy set name already taken" },
   POLICY_SET_ATTACHMENT_INVALID: { kind: "invalid", title: "Invalid policy set attachment" },
   POLICY_SOURCE_INVALID: { kind: "invalid", title: "Invalid policy module" },
-  POLICY_OVERRIDE_PERMISSION_REQUIRED: { kind: "forbidden", title: "Overriding a policy failure needs policy:override_soft" },
-  POLICY_OVERRIDE_HARD_FAILED: { kind: "conflict", title: "Hard-failed or errored policy results cannot be overridden" },
+  POLICY_OVERRIDE_PERMISSION_REQUIRED: {
+    kind: "forbidden",
+    title: "Overriding a policy failure needs policy:override_soft",
+  },
+  POLICY_OVERRIDE_HARD_FAILED: {
+    kind: "conflict",
+    title: "Hard-failed or errored policy results cannot be overridden",
+  },
   POLICY_OVERRIDE_NOT_SOFT_FAILED: { kind: "conflict", title: "Run is not waiting on a soft policy failure" },
   POLICY_OVERRIDE_DIGEST_MISMATCH: { kind: "conflict", title: "Policy result digest is not the run's current result" },
   POLICY_OVERRIDE_REQUIRED: { kind: "conflict", title: "A soft policy failure needs an override before approval" },

@@ -74,7 +74,10 @@ rules("a pathological glob (twelve **/ then x) against a 22-segment path is answ
 
 rules("a push concerns a workspace when it changes something under its working directory or a trigger path", () => {
   assert.ok(pushConcernsWorkspace(["infra/main.tf"], "infra", []));
-  assert.not.ok(pushConcernsWorkspace(["infra2/main.tf", "README.md"], "infra", []), "a sibling with the same prefix is not under it");
+  assert.not.ok(
+    pushConcernsWorkspace(["infra2/main.tf", "README.md"], "infra", []),
+    "a sibling with the same prefix is not under it",
+  );
   assert.ok(pushConcernsWorkspace(["modules/net/main.tf"], "infra", ["modules/**"]));
   assert.ok(pushConcernsWorkspace(["README.md"], "", []), "the root working directory sees everything");
   assert.ok(pushConcernsWorkspace(null, "infra", []), "a push the payload cannot describe is taken as relevant");
@@ -85,7 +88,10 @@ rules("changed paths come from the payload's commits, unless it cannot tell", ()
   assert.equal(changedPathsOfPush({ commits: [commit, { modified: ["a.tf"] }] })?.sort(), ["a.tf", "b.tf", "c.tf"]);
   assert.is(changedPathsOfPush({ created: true, commits: [commit] }), null);
   assert.is(changedPathsOfPush({ forced: true, commits: [commit] }), null);
-  assert.is(changedPathsOfPush({ commits: Array.from({ length: PUSH_PAYLOAD_COMMIT_LIMIT - 1 }, () => commit) })?.length, 3);
+  assert.is(
+    changedPathsOfPush({ commits: Array.from({ length: PUSH_PAYLOAD_COMMIT_LIMIT - 1 }, () => commit) })?.length,
+    3,
+  );
   assert.is(changedPathsOfPush({ commits: Array.from({ length: PUSH_PAYLOAD_COMMIT_LIMIT }, () => commit) }), null);
 });
 
@@ -116,18 +122,30 @@ rules("check run states: every run status maps, with the conclusions of the issu
   for (const status of RUN_STATUSES) assert.is(checkRunStateKey(checkRunStateOf({ status })), expected[status], status);
 });
 
-rules("commitWebUrl: github.com for the public API, the server itself for GitHub Enterprise Server, nothing for bad input", () => {
-  const sha = "0123456789abcdef0123456789abcdef01234567";
-  assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha), `https://github.com/acme/infra/commit/${sha}`);
-  assert.is(commitWebUrl("https://ghe.example.com/api/v3", "acme/infra", sha), `https://ghe.example.com/acme/infra/commit/${sha}`);
-  assert.is(commitWebUrl("https://ghe.example.com/api/v3/", "acme/infra", sha), `https://ghe.example.com/acme/infra/commit/${sha}`);
-  assert.is(commitWebUrl("http://127.0.0.1:4000", "acme/infra", sha), `http://127.0.0.1:4000/acme/infra/commit/${sha}`);
-  assert.is(commitWebUrl("https://api.github.com", null, sha), null);
-  assert.is(commitWebUrl("https://api.github.com", "acme/infra", null), null);
-  assert.is(commitWebUrl("https://api.github.com", "acme/infra/../x", sha), null);
-  assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha.slice(0, 39)), null);
-  assert.is(commitWebUrl("https://api.github.com", "acme/infra", "javascript:alert(1)"), null);
-  assert.is(commitWebUrl("not a url", "acme/infra", sha), null);
-});
+rules(
+  "commitWebUrl: github.com for the public API, the server itself for GitHub Enterprise Server, nothing for bad input",
+  () => {
+    const sha = "0123456789abcdef0123456789abcdef01234567";
+    assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha), `https://github.com/acme/infra/commit/${sha}`);
+    assert.is(
+      commitWebUrl("https://ghe.example.com/api/v3", "acme/infra", sha),
+      `https://ghe.example.com/acme/infra/commit/${sha}`,
+    );
+    assert.is(
+      commitWebUrl("https://ghe.example.com/api/v3/", "acme/infra", sha),
+      `https://ghe.example.com/acme/infra/commit/${sha}`,
+    );
+    assert.is(
+      commitWebUrl("http://127.0.0.1:4000", "acme/infra", sha),
+      `http://127.0.0.1:4000/acme/infra/commit/${sha}`,
+    );
+    assert.is(commitWebUrl("https://api.github.com", null, sha), null);
+    assert.is(commitWebUrl("https://api.github.com", "acme/infra", null), null);
+    assert.is(commitWebUrl("https://api.github.com", "acme/infra/../x", sha), null);
+    assert.is(commitWebUrl("https://api.github.com", "acme/infra", sha.slice(0, 39)), null);
+    assert.is(commitWebUrl("https://api.github.com", "acme/infra", "javascript:alert(1)"), null);
+    assert.is(commitWebUrl("not a url", "acme/infra", sha), null);
+  },
+);
 
 rules.run();

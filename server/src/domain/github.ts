@@ -127,14 +127,21 @@ export function changedPathsOfPush(payload: {
   commits?: ReadonlyArray<{ added?: readonly string[]; removed?: readonly string[]; modified?: readonly string[] }>;
 }): string[] | null {
   const commits = payload.commits ?? [];
-  if (payload.created || payload.forced || commits.length === 0 || commits.length >= PUSH_PAYLOAD_COMMIT_LIMIT) return null;
+  if (payload.created || payload.forced || commits.length === 0 || commits.length >= PUSH_PAYLOAD_COMMIT_LIMIT)
+    return null;
   const paths = new Set<string>();
-  for (const commit of commits) for (const path of [...(commit.added ?? []), ...(commit.removed ?? []), ...(commit.modified ?? [])]) paths.add(path);
+  for (const commit of commits)
+    for (const path of [...(commit.added ?? []), ...(commit.removed ?? []), ...(commit.modified ?? [])])
+      paths.add(path);
   return [...paths];
 }
 
 /** Whether a push changed anything a workspace reads (true when the payload cannot tell). */
-export function pushConcernsWorkspace(changed: readonly string[] | null, workingDirectory: string, triggerPaths: readonly string[]): boolean {
+export function pushConcernsWorkspace(
+  changed: readonly string[] | null,
+  workingDirectory: string,
+  triggerPaths: readonly string[],
+): boolean {
   if (changed === null) return true;
   return changed.some((path) => pathTriggers(path, workingDirectory, triggerPaths));
 }
@@ -145,13 +152,18 @@ export function branchOfRef(ref: string): string | null {
 }
 
 /** A pull request from a fork: its head repository is not its base repository (or is gone). */
-export function isForkPullRequest(pullRequest: { head: { repo: { full_name: string } | null }; base: { repo: { full_name: string } } }): boolean {
+export function isForkPullRequest(pullRequest: {
+  head: { repo: { full_name: string } | null };
+  base: { repo: { full_name: string } };
+}): boolean {
   const head = pullRequest.head.repo?.full_name;
   return head === undefined || head.toLowerCase() !== pullRequest.base.repo.full_name.toLowerCase();
 }
 
 /** What the check run on GitHub says: its status and, once completed, its conclusion. */
-export type CheckRunState = { status: "queued" | "in_progress" } | { status: "completed"; conclusion: "success" | "action_required" | "failure" | "neutral" };
+export type CheckRunState =
+  | { status: "queued" | "in_progress" }
+  | { status: "completed"; conclusion: "success" | "action_required" | "failure" | "neutral" };
 
 /**
  * The check run state of a run: queued before anything ran, in progress while it plans, checks
@@ -190,9 +202,14 @@ export function checkRunStateKey(state: CheckRunState): string {
 }
 
 /** The check run's title and summary (Markdown): the run's status, plan counts and policy outcome. */
-export function checkRunOutput(run: Pick<Run, "id" | "kind" | "status" | "execution">): { title: string; summary: string } {
+export function checkRunOutput(run: Pick<Run, "id" | "kind" | "status" | "execution">): {
+  title: string;
+  summary: string;
+} {
   const x = run.execution;
-  const counts = x.planCounts ? `${x.planCounts.create} to add, ${x.planCounts.change} to change, ${x.planCounts.destroy} to destroy` : "plan not finished";
+  const counts = x.planCounts
+    ? `${x.planCounts.create} to add, ${x.planCounts.change} to change, ${x.planCounts.destroy} to destroy`
+    : "plan not finished";
   const policy = x.policyOutcome === null ? "not evaluated yet" : x.policyOutcome.replace(/_/g, " ");
   const title = x.planCounts ? `${run.status.replace(/_/g, " ")}: ${counts}` : run.status.replace(/_/g, " ");
   const summary = [
@@ -209,8 +226,18 @@ export function checkRunOutput(run: Pick<Run, "id" | "kind" | "status" | "execut
  * `https://api.github.com`, the server itself for a GitHub Enterprise Server (`https://host/api/v3`).
  * Null unless the repository is `owner/name` and the SHA a full hex object id.
  */
-export function commitWebUrl(apiUrl: string, repository: string | null | undefined, sha: string | null | undefined): string | null {
-  if (!repository || !sha || !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository) || !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)) return null;
+export function commitWebUrl(
+  apiUrl: string,
+  repository: string | null | undefined,
+  sha: string | null | undefined,
+): string | null {
+  if (
+    !repository ||
+    !sha ||
+    !/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/.test(repository) ||
+    !/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha)
+  )
+    return null;
   let web: URL;
   try {
     web = new URL(apiUrl);

@@ -34,7 +34,8 @@ ids("uses the agreed prefixes", () => {
     "ws",
   ]);
   // No prefix may be a prefix of another followed by a dash, or ids would be ambiguous.
-  for (const a of Object.values(ID_PREFIXES)) for (const b of Object.values(ID_PREFIXES)) if (a !== b) assert.not.ok(b.startsWith(`${a}-`));
+  for (const a of Object.values(ID_PREFIXES))
+    for (const b of Object.values(ID_PREFIXES)) if (a !== b) assert.not.ok(b.startsWith(`${a}-`));
 });
 
 ids("newId makes prefix-dash-16 lowercase alphanumerics for every kind", () => {

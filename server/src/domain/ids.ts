@@ -42,7 +42,9 @@ const SUFFIX_LENGTH = 16;
 // character is equally likely.
 const UNBIASED_LIMIT = 252;
 
-const PATTERNS = Object.fromEntries(Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}-[0-9a-z]{${SUFFIX_LENGTH}}$`)])) as Record<IdKind, RegExp>;
+const PATTERNS = Object.fromEntries(
+  Object.entries(ID_PREFIXES).map(([kind, prefix]) => [kind, new RegExp(`^${prefix}-[0-9a-z]{${SUFFIX_LENGTH}}$`)]),
+) as Record<IdKind, RegExp>;
 
 /** A new random id of the given kind: its prefix, a dash, 16 characters of [0-9a-z]. */
 export function newId<K extends IdKind>(kind: K): Id<K> {

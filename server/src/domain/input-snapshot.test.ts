@@ -3,7 +3,12 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { canonicalize, sha256Hex } from "./canonical-json.ts";
 import { newId } from "./ids.ts";
-import { buildInputSnapshot, INPUT_SNAPSHOT_FORMAT, type BuildInputSnapshotArgs, type SnapshotVariableInput } from "./input-snapshot.ts";
+import {
+  buildInputSnapshot,
+  INPUT_SNAPSHOT_FORMAT,
+  type BuildInputSnapshotArgs,
+  type SnapshotVariableInput,
+} from "./input-snapshot.ts";
 
 function recordingSeal(): { seal: (plaintext: string) => string; sealed: Map<string, string> } {
   const sealed = new Map<string, string>();
@@ -123,7 +128,10 @@ snapshot("digest is stable under variable order (property)", () => {
   fc.assert(
     fc.property(variableArbitrary, fc.boolean(), (variables, speculative) => {
       const forward = buildInputSnapshot(args({ variables, speculative }), deterministicSeal);
-      const backward = buildInputSnapshot(args({ variables: [...variables].reverse(), speculative }), deterministicSeal);
+      const backward = buildInputSnapshot(
+        args({ variables: [...variables].reverse(), speculative }),
+        deterministicSeal,
+      );
       assert.is(backward.inputDigest, forward.inputDigest);
       // Key order of the document object does not matter either.
       const reordered = Object.fromEntries(Object.entries(forward.document).reverse());
@@ -140,7 +148,9 @@ snapshot("no sensitive value ever appears in the canonical document (property)",
       const variables = generated.map((variable, index) => ({
         ...variable,
         key: variable.key.replaceAll("§", ""),
-        value: variable.sensitive ? `§${index}§${variable.value.replaceAll("§", "")}` : variable.value.replaceAll("§", ""),
+        value: variable.sensitive
+          ? `§${index}§${variable.value.replaceAll("§", "")}`
+          : variable.value.replaceAll("§", ""),
       }));
       fc.pre(new Set(variables.map((variable) => `${variable.category}/${variable.key}`)).size === variables.length);
       const text = canonicalize(buildInputSnapshot(args({ variables, speculative }), recordingSeal().seal).document);

@@ -49,7 +49,10 @@ export type SealSecret = (plaintext: string) => string;
  * Builds a run's input snapshot and its digest. Sensitive values are replaced by handles from
  * `seal`; a speculative snapshot leaves sensitive variables out entirely and never calls `seal`.
  */
-export function buildInputSnapshot(args: BuildInputSnapshotArgs, seal: SealSecret): { document: InputSnapshotDocument; inputDigest: string } {
+export function buildInputSnapshot(
+  args: BuildInputSnapshotArgs,
+  seal: SealSecret,
+): { document: InputSnapshotDocument; inputDigest: string } {
   const ordered = [...args.variables].sort(compareVariables);
   for (let index = 1; index < ordered.length; index += 1) {
     if (compareVariables(ordered[index - 1], ordered[index]) === 0) {

@@ -46,6 +46,8 @@ export interface AuthenticatedPrincipal extends PrincipalLike {
 }
 
 /** Whether the caller authenticated with a run token. */
-export function isRunPrincipal(principal: AuthenticatedPrincipal | null | undefined): principal is AuthenticatedPrincipal & { kind: "run"; run: RunScope } {
+export function isRunPrincipal(
+  principal: AuthenticatedPrincipal | null | undefined,
+): principal is AuthenticatedPrincipal & { kind: "run"; run: RunScope } {
   return principal?.kind === "run" && principal.run !== undefined;
 }

@@ -53,7 +53,8 @@ interface WorkspaceVariableBase {
 
 /** A workspace variable; a sensitive one is only ever held as ciphertext. */
 export type WorkspaceVariable =
-  (WorkspaceVariableBase & { sensitive: false; value: string; valueCiphertext: null }) | (WorkspaceVariableBase & { sensitive: true; value: null; valueCiphertext: string });
+  | (WorkspaceVariableBase & { sensitive: false; value: string; valueCiphertext: null })
+  | (WorkspaceVariableBase & { sensitive: true; value: null; valueCiphertext: string });
 
 /** The kinds of principal. */
 export type PrincipalKind = "api_token" | "bootstrap";

@@ -42,12 +42,18 @@ export const TERMINAL_REASON_SENTENCES: Readonly<Record<TerminalReasonCode, stri
   apply_interrupted: "The apply was interrupted; an operator must decide whether the infrastructure changed.",
   apply_uncertain: "The apply ended uncertainly; an operator must decide whether the infrastructure changed.",
   recovered: "An operator resolved this run's interrupted or uncertain apply.",
-  sandbox_memory_limit: "The plan or apply used more memory than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_MEMORY_MB).",
-  sandbox_process_limit: "The plan or apply started more processes and threads than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_PROCESSES).",
-  sandbox_file_size_limit: "The plan or apply wrote a file larger than its sandbox allows, so it failed (STACKSHIP_SANDBOX_FILE_SIZE_MB).",
-  sandbox_disk_limit: "The plan or apply wrote more to its work directory than its sandbox allows, so it failed (STACKSHIP_SANDBOX_DISK_MB).",
-  sandbox_cpu_limit: "The plan or apply used more CPU time than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_CPU_SECONDS).",
-  plan_credentials_required: "The plan could not start because the workspace has no cloud credentials it may use for this run.",
+  sandbox_memory_limit:
+    "The plan or apply used more memory than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_MEMORY_MB).",
+  sandbox_process_limit:
+    "The plan or apply started more processes and threads than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_PROCESSES).",
+  sandbox_file_size_limit:
+    "The plan or apply wrote a file larger than its sandbox allows, so it failed (STACKSHIP_SANDBOX_FILE_SIZE_MB).",
+  sandbox_disk_limit:
+    "The plan or apply wrote more to its work directory than its sandbox allows, so it failed (STACKSHIP_SANDBOX_DISK_MB).",
+  sandbox_cpu_limit:
+    "The plan or apply used more CPU time than its sandbox allows, so StackShip stopped it (STACKSHIP_SANDBOX_CPU_SECONDS).",
+  plan_credentials_required:
+    "The plan could not start because the workspace has no cloud credentials it may use for this run.",
 };
 
 /** Guidance for the two blocked terminal states, shown where the approval bar would be. */
@@ -168,9 +174,13 @@ export function failedPhase(run: Run): "plan" | "apply" | null {
  * The run's title: its own message, or a server-generated one for a trigger that recorded none.
  * A GitHub run's message is the one the pipeline generated (`GitHub <commit-sha>`), so it counts as generated.
  */
-export function reviewTitle(run: Pick<Run, "message" | "source">, commitSha: string | null): { title: string; generated: boolean } {
+export function reviewTitle(
+  run: Pick<Run, "message" | "source">,
+  commitSha: string | null,
+): { title: string; generated: boolean } {
   const github = run.source === "github_push" || run.source === "github_pull_request";
-  if (run.message.trim() !== "") return { title: run.message, generated: github && commitSha !== null && run.message === `GitHub ${commitSha}` };
+  if (run.message.trim() !== "")
+    return { title: run.message, generated: github && commitSha !== null && run.message === `GitHub ${commitSha}` };
   switch (run.source) {
     case "github_push":
     case "github_pull_request":
@@ -206,7 +216,10 @@ export function activeOverride(records: ReviewRecords, now: Date): ReviewPolicyO
 
 /** Whether the run waits on a soft policy failure (an override may still let it through). */
 export function waitsOnSoftFailure(run: Run): boolean {
-  return run.execution.policyOutcome === "soft_failed" && (run.status === "policy_soft_failed" || run.status === "awaiting_approval");
+  return (
+    run.execution.policyOutcome === "soft_failed" &&
+    (run.status === "policy_soft_failed" || run.status === "awaiting_approval")
+  );
 }
 
 /** The actions this caller may take now: the caller's permissions intersected with the run's state. */
@@ -215,11 +228,26 @@ export function availableActions(records: ReviewRecords, caller: ReviewCaller, n
   const x = run.execution;
   const actions: ReviewAction[] = [];
   const windowOpen = x.approvalExpiresAt === null || Date.parse(x.approvalExpiresAt) > now.getTime();
-  const policyAllows = x.policyOutcome === "skipped" || x.policyOutcome === "passed" || (x.policyOutcome === "soft_failed" && activeOverride(records, now) !== undefined);
-  if (caller.may("run:approve") && run.status === "awaiting_approval" && windowOpen && policyAllows && x.planDigest !== null) actions.push("approve");
+  const policyAllows =
+    x.policyOutcome === "skipped" ||
+    x.policyOutcome === "passed" ||
+    (x.policyOutcome === "soft_failed" && activeOverride(records, now) !== undefined);
+  if (
+    caller.may("run:approve") &&
+    run.status === "awaiting_approval" &&
+    windowOpen &&
+    policyAllows &&
+    x.planDigest !== null
+  )
+    actions.push("approve");
   if (caller.may("run:approve") && awaitsDecision(run.status)) actions.push("discard");
-  if (caller.may("run:cancel") && (isCancelable(run.status) || (run.status === "applying" && x.cancelRequestedAt === null))) actions.push("cancel");
-  if (caller.may("policy:override_soft") && waitsOnSoftFailure(run) && x.policyResultDigest !== null) actions.push("override");
+  if (
+    caller.may("run:cancel") &&
+    (isCancelable(run.status) || (run.status === "applying" && x.cancelRequestedAt === null))
+  )
+    actions.push("cancel");
+  if (caller.may("policy:override_soft") && waitsOnSoftFailure(run) && x.policyResultDigest !== null)
+    actions.push("override");
   if (caller.may("run:recover") && run.status === "needs_recovery") actions.push("recover");
   return actions;
 }
@@ -243,7 +271,10 @@ export function planStageStatus(records: ReviewRecords): ReviewStageStatus {
 }
 
 /** The policy stage's outcome (recorded on the run, else on the evaluation) and status. */
-export function policyStageStatus(records: ReviewRecords): { outcome: PolicyOutcome | null; status: ReviewStageStatus } {
+export function policyStageStatus(records: ReviewRecords): {
+  outcome: PolicyOutcome | null;
+  status: ReviewStageStatus;
+} {
   const { run, evaluation } = records;
   const x = run.execution;
   const outcome = x.policyOutcome ?? evaluation?.outcome ?? null;
@@ -258,7 +289,10 @@ export function policyStageStatus(records: ReviewRecords): { outcome: PolicyOutc
       return { outcome, status: "succeeded" };
     case "soft_failed":
       // Waiting on an override; once one was recorded the stage let the run through.
-      return { outcome, status: run.status === "policy_soft_failed" ? "waiting" : records.overrides.length > 0 ? "succeeded" : "failed" };
+      return {
+        outcome,
+        status: run.status === "policy_soft_failed" ? "waiting" : records.overrides.length > 0 ? "succeeded" : "failed",
+      };
     case "hard_failed":
     case "errored":
       return { outcome, status: "failed" };
@@ -266,7 +300,11 @@ export function policyStageStatus(records: ReviewRecords): { outcome: PolicyOutc
 }
 
 /** The approval stage: its state, its status, and whether the run ever reached approval. */
-export function approvalStageStatus(records: ReviewRecords): { state: ApprovalState; status: ReviewStageStatus; reached: boolean } {
+export function approvalStageStatus(records: ReviewRecords): {
+  state: ApprovalState;
+  status: ReviewStageStatus;
+  reached: boolean;
+} {
   const { run, decision } = records;
   const x = run.execution;
   // The approval window is opened (recorded) exactly when a plan became approvable.
@@ -275,7 +313,14 @@ export function approvalStageStatus(records: ReviewRecords): { state: ApprovalSt
   if (decision) state = decision.decision;
   else if (awaitsDecision(run.status)) state = "awaiting";
   else if (run.kind === "speculative" || run.status === "planned_and_finished") state = "not_required";
-  else if (reached || run.status === "discarded" || run.status === "expired" || run.status === "applying" || run.status === "applied" || run.status === "needs_recovery")
+  else if (
+    reached ||
+    run.status === "discarded" ||
+    run.status === "expired" ||
+    run.status === "applying" ||
+    run.status === "applied" ||
+    run.status === "needs_recovery"
+  )
     state = "not_recorded";
   else state = "not_reached";
   const status = ((): ReviewStageStatus => {
@@ -319,9 +364,12 @@ export function applyStageStatus(records: ReviewRecords): ReviewStageStatus {
 /** The state version the apply committed, or why there is none to show. */
 export function committedStateVersion(
   records: ReviewRecords,
-): { state: "committed"; version: ReviewStateVersion & { publishedAt: string } } | { state: "unavailable" | "not_recorded" } {
+):
+  | { state: "committed"; version: ReviewStateVersion & { publishedAt: string } }
+  | { state: "unavailable" | "not_recorded" } {
   const committed = records.stateVersions.find((v) => v.status === "finalized");
-  if (committed && committed.publishedAt !== null) return { state: "committed", version: { ...committed, publishedAt: committed.publishedAt } };
+  if (committed && committed.publishedAt !== null)
+    return { state: "committed", version: { ...committed, publishedAt: committed.publishedAt } };
   // The apply says it finished (or a version says it is committed) but its record does not resolve.
   if (committed || records.run.execution.applyStatus === "finished") return { state: "unavailable" };
   return { state: "not_recorded" };
@@ -330,12 +378,21 @@ export function committedStateVersion(
 /** Why a finished run ended: null while it has not, `not_recorded` when no reason was written. */
 export function terminalReasonOf(
   records: ReviewRecords,
-): null | { state: "not_recorded" } | { state: "recorded"; code: TerminalReasonCode; guidance: keyof typeof TERMINAL_GUIDANCE | null } {
+):
+  | null
+  | { state: "not_recorded" }
+  | { state: "recorded"; code: TerminalReasonCode; guidance: keyof typeof TERMINAL_GUIDANCE | null } {
   const { run } = records;
   if (!isTerminalRunStatus(run.status) && run.status !== "needs_recovery") return null;
-  const code: TerminalReasonCode | null = run.execution.statusReason ?? (run.status === "plan_credentials_required" ? "plan_credentials_required" : null);
+  const code: TerminalReasonCode | null =
+    run.execution.statusReason ?? (run.status === "plan_credentials_required" ? "plan_credentials_required" : null);
   if (code === null) return { state: "not_recorded" };
-  const guidance = run.status === "plan_credentials_required" ? "plan_credentials_required" : run.status === "expired" ? "expired" : null;
+  const guidance =
+    run.status === "plan_credentials_required"
+      ? "plan_credentials_required"
+      : run.status === "expired"
+        ? "expired"
+        : null;
   return { state: "recorded", code, guidance };
 }
 
@@ -346,7 +403,9 @@ export function terminalReasonOf(
 export function reviewDownloads(
   records: ReviewRecords,
   caller: ReviewCaller,
-): { state: "permitted"; items: { kind: ReviewDownloadKind; available: boolean }[] } | { state: "not_permitted" | "hidden" } {
+):
+  | { state: "permitted"; items: { kind: ReviewDownloadKind; available: boolean }[] }
+  | { state: "not_permitted" | "hidden" } {
   const items: { kind: ReviewDownloadKind; available: boolean }[] = [];
   if (caller.may("artifact:read")) {
     items.push({ kind: "redacted_plan", available: records.artifacts.includes("plan_diff") });
@@ -357,7 +416,8 @@ export function reviewDownloads(
   // Emergency state needs state:recover itself; run:recover alone never hands out state bytes.
   // What the endpoint serves: any state version this run uploaded bytes for (pending first, then
   // committed, then one a recovery discarded).
-  if (caller.may("state:recover")) items.push({ kind: "emergency_state", available: records.stateVersions.some((v) => v.uploaded) });
+  if (caller.may("state:recover"))
+    items.push({ kind: "emergency_state", available: records.stateVersions.some((v) => v.uploaded) });
   if (items.length > 0) return { state: "permitted", items };
   return { state: caller.mayDownloadSomewhere ? "not_permitted" : "hidden" };
 }

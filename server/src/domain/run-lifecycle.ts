@@ -1,5 +1,11 @@
 import { DomainError } from "./errors.ts";
-import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type RunKind, type RunStatus } from "./run.ts";
+import {
+  isTerminalRunStatus,
+  type ApplyPhaseStatus,
+  type PlanPhaseStatus,
+  type RunKind,
+  type RunStatus,
+} from "./run.ts";
 
 /**
  * The run state machine: one pure function from (run, event) to the next status. Every status
@@ -12,7 +18,13 @@ import { isTerminalRunStatus, type ApplyPhaseStatus, type PlanPhaseStatus, type 
  * classification too). A plan stopped this way ends errored; an apply still goes to
  * needs_recovery, since the provider may have changed something before it was stopped.
  */
-export const SANDBOX_LIMIT_REASONS = ["sandbox_memory_limit", "sandbox_process_limit", "sandbox_file_size_limit", "sandbox_disk_limit", "sandbox_cpu_limit"] as const;
+export const SANDBOX_LIMIT_REASONS = [
+  "sandbox_memory_limit",
+  "sandbox_process_limit",
+  "sandbox_file_size_limit",
+  "sandbox_disk_limit",
+  "sandbox_cpu_limit",
+] as const;
 export type SandboxLimitReason = (typeof SANDBOX_LIMIT_REASONS)[number];
 
 /** Why a run ended (or stopped) where it did; recorded with terminal and recovery statuses. */
@@ -101,7 +113,8 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
   switch (run.status) {
     case "pending":
       if (event.type === "plan_started") return { status: "planning", reason: null };
-      if (event.type === "plan_credentials_unavailable") return { status: "plan_credentials_required", reason: "plan_credentials_required" };
+      if (event.type === "plan_credentials_unavailable")
+        return { status: "plan_credentials_required", reason: "plan_credentials_required" };
       if (event.type === "cancel_requested") return { status: "canceled", reason: "canceled" };
       break;
     case "planning":
@@ -147,10 +160,15 @@ export function transition(run: LifecycleRun, event: RunEvent): Transition {
       if (event.type === "apply_finished") return { status: "applied", reason: "applied" };
       if (event.type === "apply_failed") return { status: "errored", reason: event.limit ?? "apply_failed" };
       // Never a guess: whatever the provider may have changed, an operator decides.
-      if (event.type === "apply_uncertain") return { status: "needs_recovery", reason: event.limit ?? (event.interrupted ? "apply_interrupted" : "apply_uncertain") };
+      if (event.type === "apply_uncertain")
+        return {
+          status: "needs_recovery",
+          reason: event.limit ?? (event.interrupted ? "apply_interrupted" : "apply_uncertain"),
+        };
       break;
     case "needs_recovery":
-      if (event.type === "recovery_resolved") return { status: event.stateCommitted ? "applied" : "errored", reason: "recovered" };
+      if (event.type === "recovery_resolved")
+        return { status: event.stateCommitted ? "applied" : "errored", reason: "recovered" };
       break;
     case "applied":
     case "planned_and_finished":
@@ -232,7 +250,9 @@ export const LIFECYCLE_FIELDS = [
 export function runChange(run: LifecycleRunState, event: RunEvent, context: RunChangeContext): RunChange {
   const next = transition(run, event);
   if (event.type === "apply_started" && run.applyStatus !== "pending") {
-    throw new DomainError("RUN_TRANSITION_INVALID", `The apply of this run is already ${run.applyStatus}.`, { meta: { status: run.status, event: event.type } });
+    throw new DomainError("RUN_TRANSITION_INVALID", `The apply of this run is already ${run.applyStatus}.`, {
+      meta: { status: run.status, event: event.type },
+    });
   }
   const now = context.now.toISOString();
   const patch: LifecyclePatch = { status: next.status };
@@ -248,7 +268,10 @@ export function runChange(run: LifecycleRunState, event: RunEvent, context: RunC
   if (applyStatus) patch.applyStatus = applyStatus;
   if (event.type === "policy_evaluated") {
     patch.policyOutcome = event.outcome;
-    if (awaitsDecision(next.status)) patch.approvalExpiresAt = new Date(context.now.getTime() + (context.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000).toISOString();
+    if (awaitsDecision(next.status))
+      patch.approvalExpiresAt = new Date(
+        context.now.getTime() + (context.approvalTtlSeconds ?? DEFAULT_APPROVAL_TTL_SECONDS) * 1000,
+      ).toISOString();
     // Nothing is left to approve.
     if (next.status === "planned_and_finished") patch.approvalExpiresAt = null;
   }

@@ -35,7 +35,15 @@ statuses("are the closed sets the architecture names", () => {
 
 statuses("isTerminalRunStatus is true exactly for the finished statuses", () => {
   const terminal = RUN_STATUSES.filter(isTerminalRunStatus);
-  assert.equal(terminal, ["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"]);
+  assert.equal(terminal, [
+    "applied",
+    "planned_and_finished",
+    "discarded",
+    "canceled",
+    "errored",
+    "expired",
+    "plan_credentials_required",
+  ]);
 });
 
 statuses("needs_recovery is not terminal: an operator must still resolve it", () => {
@@ -98,7 +106,10 @@ creation("uses the fixed details", () => {
     assert.unreachable();
   } catch (error) {
     assert.is((error as DomainError).detail, DESTROY_FORBIDDEN_DETAIL);
-    assert.is((error as DomainError).detail, "Destroy-mode runs are not supported. Remove the resources from the configuration and apply an ordinary plan instead.");
+    assert.is(
+      (error as DomainError).detail,
+      "Destroy-mode runs are not supported. Remove the resources from the configuration and apply an ordinary plan instead.",
+    );
   }
 });
 

@@ -6,10 +6,27 @@ export const RUN_KINDS = ["plan_and_apply", "speculative"] as const;
 export type RunKind = (typeof RUN_KINDS)[number];
 
 /** Statuses a run never leaves. */
-export const TERMINAL_RUN_STATUSES = ["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"] as const;
+export const TERMINAL_RUN_STATUSES = [
+  "applied",
+  "planned_and_finished",
+  "discarded",
+  "canceled",
+  "errored",
+  "expired",
+  "plan_credentials_required",
+] as const;
 
 /** Every status a run can be in (a closed set), the terminal ones among them. */
-export const RUN_STATUSES = ["pending", "planning", "policy_checking", "policy_soft_failed", "awaiting_approval", "applying", ...TERMINAL_RUN_STATUSES, "needs_recovery"] as const;
+export const RUN_STATUSES = [
+  "pending",
+  "planning",
+  "policy_checking",
+  "policy_soft_failed",
+  "awaiting_approval",
+  "applying",
+  ...TERMINAL_RUN_STATUSES,
+  "needs_recovery",
+] as const;
 /** A run status. */
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -56,7 +73,8 @@ export interface RunCreationRequest {
 export const AUTO_APPLY_FORBIDDEN_DETAIL =
   "StackShip never applies without an explicit human approval bound to the reviewed plan. Create the run without auto_apply, then approve it.";
 /** Detail of RUN_DESTROY_FORBIDDEN. */
-export const DESTROY_FORBIDDEN_DETAIL = "Destroy-mode runs are not supported. Remove the resources from the configuration and apply an ordinary plan instead.";
+export const DESTROY_FORBIDDEN_DETAIL =
+  "Destroy-mode runs are not supported. Remove the resources from the configuration and apply an ordinary plan instead.";
 
 /**
  * Refuses a run creation request before anything is written: auto-apply and destroy mode are

@@ -36,13 +36,16 @@ passwords("verify the right password and refuse a wrong one, a malformed hash an
   assert.not.ok(await verifyPassword("", DECOY_PASSWORD_HASH));
 });
 
-passwords("the decoy hash an unknown email is checked against costs what a real one does (same scrypt N, r, p, salt and key lengths)", async () => {
-  const real = (await hashPassword("any password at all")).split("$");
-  const decoy = DECOY_PASSWORD_HASH.split("$");
-  assert.equal(decoy.slice(0, 4), real.slice(0, 4));
-  assert.is(Buffer.from(decoy[4], "base64url").length, Buffer.from(real[4], "base64url").length);
-  assert.is(Buffer.from(decoy[5], "base64url").length, Buffer.from(real[5], "base64url").length);
-});
+passwords(
+  "the decoy hash an unknown email is checked against costs what a real one does (same scrypt N, r, p, salt and key lengths)",
+  async () => {
+    const real = (await hashPassword("any password at all")).split("$");
+    const decoy = DECOY_PASSWORD_HASH.split("$");
+    assert.equal(decoy.slice(0, 4), real.slice(0, 4));
+    assert.is(Buffer.from(decoy[4], "base64url").length, Buffer.from(real[4], "base64url").length);
+    assert.is(Buffer.from(decoy[5], "base64url").length, Buffer.from(real[5], "base64url").length);
+  },
+);
 
 passwords("salts every hash", async () => {
   assert.is.not(await hashPassword("same password!"), await hashPassword("same password!"));

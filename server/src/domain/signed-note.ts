@@ -20,7 +20,8 @@ export function isNoteKeyName(name: string): boolean {
 /** The raw 32 bytes of an Ed25519 public key. */
 export function rawEd25519PublicKey(key: KeyObject): Buffer {
   const der = key.export({ type: "spki", format: "der" });
-  if (der.length !== SPKI_PREFIX.length + 32 || !der.subarray(0, SPKI_PREFIX.length).equals(SPKI_PREFIX)) throw new TypeError("not an Ed25519 public key");
+  if (der.length !== SPKI_PREFIX.length + 32 || !der.subarray(0, SPKI_PREFIX.length).equals(SPKI_PREFIX))
+    throw new TypeError("not an Ed25519 public key");
   return der.subarray(SPKI_PREFIX.length);
 }
 
@@ -60,7 +61,8 @@ export function parseNoteVerifierKey(vkey: string): { name: string; rawPublicKey
 
 /** Signs `text` (non-empty, ending in a newline) as a note with one Ed25519 signature. */
 export function signNote(text: string, name: string, privateKey: KeyObject, rawPublicKey: Uint8Array): string {
-  if (!text.endsWith("\n") || text.includes("\n\n")) throw new TypeError("a note text ends with a newline and has no blank line");
+  if (!text.endsWith("\n") || text.includes("\n\n"))
+    throw new TypeError("a note text ends with a newline and has no blank line");
   if (!isNoteKeyName(name)) throw new TypeError(`not a note key name: ${JSON.stringify(name)}`);
   const signature = sign(null, Buffer.from(text, "utf8"), privateKey);
   return `${text}\n${EM_DASH} ${name} ${Buffer.concat([noteKeyHash(name, rawPublicKey), signature]).toString("base64")}\n`;
@@ -74,7 +76,8 @@ export function openNote(note: string, vkey: string): { ok: true; text: string }
   const key = parseNoteVerifierKey(vkey);
   if (key === undefined) return { ok: false, reason: "the verifier key is malformed" };
   const split = note.lastIndexOf("\n\n");
-  if (split < 0 || !note.endsWith("\n")) return { ok: false, reason: "not a signed note (no blank line before the signatures)" };
+  if (split < 0 || !note.endsWith("\n"))
+    return { ok: false, reason: "not a signed note (no blank line before the signatures)" };
   const text = note.slice(0, split + 1);
   const expectedHash = noteKeyHash(key.name, key.rawPublicKey);
   const publicKey = ed25519PublicKeyFromRaw(key.rawPublicKey);

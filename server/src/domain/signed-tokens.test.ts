@@ -9,8 +9,12 @@ const EXPIRES = new Date("2026-12-03T15:00:00.000Z");
 const BEFORE = new Date("2026-12-03T14:00:00.000Z");
 const PURPOSES: TokenPurpose[] = ["configuration-upload", "state-upload", "state-json-upload", "log-read"];
 
-const token = (purpose: TokenPurpose = "configuration-upload", claims: Record<string, string> = { cv: "cv-1" }, expiresAt = EXPIRES, key = KEY) =>
-  signToken(key, purpose, claims, expiresAt);
+const token = (
+  purpose: TokenPurpose = "configuration-upload",
+  claims: Record<string, string> = { cv: "cv-1" },
+  expiresAt = EXPIRES,
+  key = KEY,
+) => signToken(key, purpose, claims, expiresAt);
 
 test("a token verifies for its purpose with its key and gives back exactly the named claims", () => {
   assert.equal(verifyToken(KEY, "configuration-upload", token(), ["cv"], BEFORE), { cv: "cv-1" });
@@ -49,19 +53,43 @@ test("a tampered payload or signature is refused", () => {
   const [payload, signature] = t.split(".") as [string, string];
   const forged = Buffer.from(JSON.stringify({ cv: "cv-2", exp: EXPIRES.getTime() / 1000 })).toString("base64url");
   assert.is(verifyToken(KEY, "configuration-upload", `${forged}.${signature}`, ["cv"], BEFORE), null);
-  const extended = Buffer.from(JSON.stringify({ cv: "cv-1", exp: EXPIRES.getTime() / 1000 + 3600 })).toString("base64url");
+  const extended = Buffer.from(JSON.stringify({ cv: "cv-1", exp: EXPIRES.getTime() / 1000 + 3600 })).toString(
+    "base64url",
+  );
   assert.is(verifyToken(KEY, "configuration-upload", `${extended}.${signature}`, ["cv"], BEFORE), null);
   for (let i = 0; i < signature.length; i++) {
     const flipped = signature.slice(0, i) + (signature[i] === "A" ? "B" : "A") + signature.slice(i + 1);
-    assert.is(verifyToken(KEY, "configuration-upload", `${payload}.${flipped}`, ["cv"], BEFORE), null, `signature char ${i}`);
+    assert.is(
+      verifyToken(KEY, "configuration-upload", `${payload}.${flipped}`, ["cv"], BEFORE),
+      null,
+      `signature char ${i}`,
+    );
   }
-  for (const bad of ["", ".", payload, `${payload}.`, `.${signature}`, `${t}.x`, `${payload}.${signature.slice(1)}`, `${payload}.${signature}A`]) {
+  for (const bad of [
+    "",
+    ".",
+    payload,
+    `${payload}.`,
+    `.${signature}`,
+    `${t}.x`,
+    `${payload}.${signature.slice(1)}`,
+    `${payload}.${signature}A`,
+  ]) {
     assert.is(verifyToken(KEY, "configuration-upload", bad, ["cv"], BEFORE), null, bad);
   }
 });
 
 test("a token signed with another key is refused", () => {
-  assert.is(verifyToken(KEY, "configuration-upload", token("configuration-upload", { cv: "cv-1" }, EXPIRES, OTHER_KEY), ["cv"], BEFORE), null);
+  assert.is(
+    verifyToken(
+      KEY,
+      "configuration-upload",
+      token("configuration-upload", { cv: "cv-1" }, EXPIRES, OTHER_KEY),
+      ["cv"],
+      BEFORE,
+    ),
+    null,
+  );
   assert.is(verifyToken(OTHER_KEY, "configuration-upload", token(), ["cv"], BEFORE), null);
 });
 

@@ -33,7 +33,9 @@ function mac(key: Buffer, purpose: TokenPurpose, payload: string): Buffer {
 /** A token for `purpose` carrying `claims`, valid until `expiresAt` (floored to the second). */
 export function signToken(key: Buffer, purpose: TokenPurpose, claims: TokenClaims, expiresAt: Date): string {
   if ("exp" in claims) throw new Error("a token claim may not be named exp");
-  const payload = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(expiresAt.getTime() / 1000) })).toString("base64url");
+  const payload = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(expiresAt.getTime() / 1000) })).toString(
+    "base64url",
+  );
   return `${payload}.${mac(key, purpose, payload).toString("base64url")}`;
 }
 
@@ -42,19 +44,36 @@ export function signToken(key: Buffer, purpose: TokenPurpose, claims: TokenClaim
  * (malformed, tampered, signed with another key or for another purpose, or expired). Only the
  * claims named in `names` are returned, and each must be a string.
  */
-export function verifyToken<N extends string>(key: Buffer, purpose: TokenPurpose, token: string, names: readonly N[], now: Date): Record<N, string> | null {
+export function verifyToken<N extends string>(
+  key: Buffer,
+  purpose: TokenPurpose,
+  token: string,
+  names: readonly N[],
+  now: Date,
+): Record<N, string> | null {
   const [payload, signature, extra] = token.split(".");
   if (!payload || !signature || extra !== undefined) return null;
   const expected = mac(key, purpose, payload);
   const given = Buffer.from(signature, "base64url");
-  if (given.length !== expected.length || given.toString("base64url") !== signature || !timingSafeEqual(expected, given)) return null;
+  if (
+    given.length !== expected.length ||
+    given.toString("base64url") !== signature ||
+    !timingSafeEqual(expected, given)
+  )
+    return null;
   let parsed: Record<string, unknown> | null;
   try {
     parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Record<string, unknown> | null;
   } catch {
     return null;
   }
-  if (parsed === null || typeof parsed !== "object" || typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) return null;
+  if (
+    parsed === null ||
+    typeof parsed !== "object" ||
+    typeof parsed.exp !== "number" ||
+    parsed.exp * 1000 < now.getTime()
+  )
+    return null;
   const claims = {} as Record<N, string>;
   for (const name of names) {
     const value = parsed[name];

@@ -52,28 +52,82 @@ function invalid(fn: () => unknown, pointer: string) {
 }
 
 test("each provider takes exactly its own target members; audiences default per provider, generic must name one", () => {
-  assert.is(validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE }, phases: ["apply", "plan"] }).audience, "sts.amazonaws.com");
+  assert.is(
+    validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE }, phases: ["apply", "plan"] })
+      .audience,
+    "sts.amazonaws.com",
+  );
   const gcp = validateProfileContent({
     name: "g",
     provider: "gcp",
-    target: { workload_identity_provider: "projects/1/locations/global/workloadIdentityPools/pool/providers/prov", service_account: "stackship@p.iam.gserviceaccount.com" },
+    target: {
+      workload_identity_provider: "projects/1/locations/global/workloadIdentityPools/pool/providers/prov",
+      service_account: "stackship@p.iam.gserviceaccount.com",
+    },
     phases: ["plan"],
   });
   assert.is(gcp.audience, "//iam.googleapis.com/projects/1/locations/global/workloadIdentityPools/pool/providers/prov");
-  assert.is(validateProfileContent({ name: "z", provider: "azure", target: { client_id: "c", tenant_id: "t" }, phases: ["plan"] }).audience, "api://AzureADTokenExchange");
-  assert.is(validateProfileContent({ name: "x", provider: "generic", audience: "vault", target: {}, phases: ["plan"] }).audience, "vault");
+  assert.is(
+    validateProfileContent({
+      name: "z",
+      provider: "azure",
+      target: { client_id: "c", tenant_id: "t" },
+      phases: ["plan"],
+    }).audience,
+    "api://AzureADTokenExchange",
+  );
+  assert.is(
+    validateProfileContent({ name: "x", provider: "generic", audience: "vault", target: {}, phases: ["plan"] })
+      .audience,
+    "vault",
+  );
   // Phases come back in a fixed order.
-  assert.equal(validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE }, phases: ["speculative_plan", "apply", "plan"] }).phases, [
-    "plan",
-    "apply",
-    "speculative_plan",
-  ]);
-  invalid(() => validateProfileContent({ name: "x", provider: "generic", target: {}, phases: ["plan"] }), "/data/attributes/audience");
-  invalid(() => validateProfileContent({ name: "a", provider: "aws", target: {}, phases: ["plan"] }), "/data/attributes/target");
-  invalid(() => validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE, client_id: "c" }, phases: ["plan"] }), "/data/attributes/target/client_id");
-  invalid(() => validateProfileContent({ name: "z", provider: "azure", target: { client_id: "c" }, phases: ["plan"] }), "/data/attributes/target");
-  invalid(() => validateProfileContent({ name: "x", provider: "generic", audience: "v", target: { role_arn: ROLE }, phases: ["plan"] }), "/data/attributes/target/role_arn");
-  invalid(() => validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE }, phases: [] }), "/data/attributes/phases");
+  assert.equal(
+    validateProfileContent({
+      name: "a",
+      provider: "aws",
+      target: { role_arn: ROLE },
+      phases: ["speculative_plan", "apply", "plan"],
+    }).phases,
+    ["plan", "apply", "speculative_plan"],
+  );
+  invalid(
+    () => validateProfileContent({ name: "x", provider: "generic", target: {}, phases: ["plan"] }),
+    "/data/attributes/audience",
+  );
+  invalid(
+    () => validateProfileContent({ name: "a", provider: "aws", target: {}, phases: ["plan"] }),
+    "/data/attributes/target",
+  );
+  invalid(
+    () =>
+      validateProfileContent({
+        name: "a",
+        provider: "aws",
+        target: { role_arn: ROLE, client_id: "c" },
+        phases: ["plan"],
+      }),
+    "/data/attributes/target/client_id",
+  );
+  invalid(
+    () => validateProfileContent({ name: "z", provider: "azure", target: { client_id: "c" }, phases: ["plan"] }),
+    "/data/attributes/target",
+  );
+  invalid(
+    () =>
+      validateProfileContent({
+        name: "x",
+        provider: "generic",
+        audience: "v",
+        target: { role_arn: ROLE },
+        phases: ["plan"],
+      }),
+    "/data/attributes/target/role_arn",
+  );
+  invalid(
+    () => validateProfileContent({ name: "a", provider: "aws", target: { role_arn: ROLE }, phases: [] }),
+    "/data/attributes/phases",
+  );
 });
 
 test("verification holds only for the profile as it was verified", () => {
@@ -85,7 +139,10 @@ test("verification holds only for the profile as it was verified", () => {
   assert.not.ok(isVerified({ ...verified, name: "b" }));
   assert.not.ok(isVerified({ ...verified, verifiedAt: null }));
   // The phases' order is not a change.
-  assert.is(profileDigest({ ...verified, phases: ["plan", "apply"] }), profileDigest({ ...verified, phases: ["apply", "plan"] }));
+  assert.is(
+    profileDigest({ ...verified, phases: ["plan", "apply"] }),
+    profileDigest({ ...verified, phases: ["apply", "plan"] }),
+  );
 });
 
 test("which profiles serve which phase of which run", () => {
@@ -105,27 +162,58 @@ test("which profiles serve which phase of which run", () => {
   // A verified profile changed afterwards no longer serves speculative plans.
   assert.equal(profilesServing(speculative, "plan", [{ ...specVerified, audience: "changed" }]).refusal, "no_profile");
   // Same-repository pull request: only verified speculative_plan profiles.
-  const pull = { kind: "speculative" as const, source: "github_pull_request", commit: { sha: "a".repeat(40), fork: false } };
+  const pull = {
+    kind: "speculative" as const,
+    source: "github_pull_request",
+    commit: { sha: "a".repeat(40), fork: false },
+  };
   assert.equal(names(profilesServing(pull, "plan", all)), ["s-verified"]);
   // Fork pull requests get nothing, whatever is configured; so does a pull request whose fork flag was not recorded.
   const everything = profile("every", ["plan", "apply", "speculative_plan"], true);
-  assert.equal(profilesServing({ ...pull, commit: { sha: "a".repeat(40), fork: true } }, "plan", [everything]), { profiles: [], refusal: "fork_pull_request" });
-  assert.equal(profilesServing({ kind: "speculative", source: "github_pull_request", commit: null }, "plan", [everything]).refusal, "fork_pull_request");
-  assert.equal(profilesServing({ kind: "plan_and_apply", source: "github_push", commit: { sha: "b".repeat(40), fork: false } }, "plan", [everything]).profiles.length, 1);
+  assert.equal(profilesServing({ ...pull, commit: { sha: "a".repeat(40), fork: true } }, "plan", [everything]), {
+    profiles: [],
+    refusal: "fork_pull_request",
+  });
+  assert.equal(
+    profilesServing({ kind: "speculative", source: "github_pull_request", commit: null }, "plan", [everything]).refusal,
+    "fork_pull_request",
+  );
+  assert.equal(
+    profilesServing(
+      { kind: "plan_and_apply", source: "github_push", commit: { sha: "b".repeat(40), fork: false } },
+      "plan",
+      [everything],
+    ).profiles.length,
+    1,
+  );
   assert.ok(isForkRun({ kind: "plan_and_apply", source: "github_push", commit: { sha: "b".repeat(40), fork: true } }));
   assert.not.ok(isForkRun({ kind: "plan_and_apply", source: "api" }));
 });
 
 test("subject and claims name organization, project, workspace, phase, kind and source", () => {
-  const scope = { organizationId: "org-1", organizationName: "acme", projectId: "prj-1", projectName: "core", workspaceId: "ws-1", workspaceName: "app" };
+  const scope = {
+    organizationId: "org-1",
+    organizationName: "acme",
+    projectId: "prj-1",
+    projectName: "core",
+    workspaceId: "ws-1",
+    workspaceName: "app",
+  };
   assert.is(
     subjectOf(scope, "plan", "speculative"),
     "organization_id:org-1:project_id:prj-1:workspace_id:ws-1:run_phase:plan:run_kind:speculative:organization:acme:project:core:workspace:app",
   );
   // Same names, another workspace (renamed into the name, or re-created): another subject.
-  assert.is.not(subjectOf({ ...scope, workspaceId: "ws-2" }, "plan", "speculative"), subjectOf(scope, "plan", "speculative"));
+  assert.is.not(
+    subjectOf({ ...scope, workspaceId: "ws-2" }, "plan", "speculative"),
+    subjectOf(scope, "plan", "speculative"),
+  );
   // A name cannot imitate the ids, even under the recommended condition's wildcard: its colons are encoded.
-  const tricky = subjectOf({ ...scope, projectId: "prj-2", workspaceId: "ws-9", projectName: "x:workspace_id:ws-1:run_phase:apply:%" }, "apply", "plan_and_apply");
+  const tricky = subjectOf(
+    { ...scope, projectId: "prj-2", workspaceId: "ws-9", projectName: "x:workspace_id:ws-1:run_phase:apply:%" },
+    "apply",
+    "plan_and_apply",
+  );
   assert.is(
     tricky,
     "organization_id:org-1:project_id:prj-2:workspace_id:ws-9:run_phase:apply:run_kind:plan_and_apply:organization:acme:project:x%3Aworkspace_id%3Aws-1%3Arun_phase%3Aapply%3A%25:workspace:app",
@@ -151,7 +239,13 @@ test("subject and claims name organization, project, workspace, phase, kind and 
     federation_profile_id: p.id,
   });
   assert.is(
-    tokenClaims(scope, { id: "run-1", kind: "speculative", source: "github_pull_request", commit: { sha: "c".repeat(40), fork: false } }, "plan", p, "j").commit_sha,
+    tokenClaims(
+      scope,
+      { id: "run-1", kind: "speculative", source: "github_pull_request", commit: { sha: "c".repeat(40), fork: false } },
+      "plan",
+      p,
+      "j",
+    ).commit_sha,
     "c".repeat(40),
   );
   assert.is(sourceClaim({ kind: "speculative", source: "api" }), "api");
@@ -168,8 +262,18 @@ test("a token expires no later than the phase wall-clock limit", () => {
 
 test("key schedule: a rotated-in key is published before it signs; the old one stays until its last token expired", () => {
   const t = (s: string) => new Date(`2026-12-03T${s}.000Z`);
-  const k1: SigningKeySchedule = { kid: "k1", createdAt: t("10:00:00").toISOString(), signsFrom: t("10:00:00").toISOString(), lastTokenExpiresAt: t("12:30:00").toISOString() };
-  const k2: SigningKeySchedule = { kid: "k2", createdAt: t("11:00:00").toISOString(), signsFrom: t("12:00:00").toISOString(), lastTokenExpiresAt: null };
+  const k1: SigningKeySchedule = {
+    kid: "k1",
+    createdAt: t("10:00:00").toISOString(),
+    signsFrom: t("10:00:00").toISOString(),
+    lastTokenExpiresAt: t("12:30:00").toISOString(),
+  };
+  const k2: SigningKeySchedule = {
+    kid: "k2",
+    createdAt: t("11:00:00").toISOString(),
+    signsFrom: t("12:00:00").toISOString(),
+    lastTokenExpiresAt: null,
+  };
   const keys = [k1, k2];
   const kids = (list: SigningKeySchedule[]) => list.map((k) => k.kid).sort();
   // Before the lead is over: k1 signs, k2 is already published.
@@ -187,10 +291,13 @@ test("key schedule: a rotated-in key is published before it signs; the old one s
 });
 
 test("plan_credentials_required is entered only from pending, with its own reason, and is terminal", () => {
-  assert.equal(transition({ status: "pending", kind: "speculative", hasChanges: null }, { type: "plan_credentials_unavailable" }), {
-    status: "plan_credentials_required",
-    reason: "plan_credentials_required",
-  });
+  assert.equal(
+    transition({ status: "pending", kind: "speculative", hasChanges: null }, { type: "plan_credentials_unavailable" }),
+    {
+      status: "plan_credentials_required",
+      reason: "plan_credentials_required",
+    },
+  );
   assert.ok(RUN_REASONS.includes("plan_credentials_required"));
   for (const status of RUN_STATUSES.filter((s) => s !== "pending")) {
     assert.throws(

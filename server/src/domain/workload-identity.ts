@@ -93,16 +93,27 @@ export function validateProfileContent(input: {
   }
   const missing = wanted.filter((member) => !input.target[member]);
   if (missing.length > 0) {
-    throw new DomainError("FEDERATION_PROFILE_INVALID", `A ${input.provider} profile's target needs ${missing.join(" and ")}.`, { source: { pointer: "/data/attributes/target" } });
+    throw new DomainError(
+      "FEDERATION_PROFILE_INVALID",
+      `A ${input.provider} profile's target needs ${missing.join(" and ")}.`,
+      { source: { pointer: "/data/attributes/target" } },
+    );
   }
   const audience = input.audience ?? defaultAudience(input.provider, input.target);
   if (!audience) {
-    throw new DomainError("FEDERATION_PROFILE_INVALID", "A generic profile needs an audience: the value its relying party expects in the token's aud.", {
-      source: { pointer: "/data/attributes/audience" },
-    });
+    throw new DomainError(
+      "FEDERATION_PROFILE_INVALID",
+      "A generic profile needs an audience: the value its relying party expects in the token's aud.",
+      {
+        source: { pointer: "/data/attributes/audience" },
+      },
+    );
   }
   const phases = FEDERATION_PHASES.filter((phase) => input.phases.includes(phase));
-  if (phases.length === 0) throw new DomainError("FEDERATION_PROFILE_INVALID", "A profile serves at least one phase.", { source: { pointer: "/data/attributes/phases" } });
+  if (phases.length === 0)
+    throw new DomainError("FEDERATION_PROFILE_INVALID", "A profile serves at least one phase.", {
+      source: { pointer: "/data/attributes/phases" },
+    });
   const target: FederationTarget = {};
   for (const member of wanted) target[member] = input.target[member];
   return { name: input.name, provider: input.provider, audience, target, phases };
@@ -110,12 +121,22 @@ export function validateProfileContent(input: {
 
 /** The digest of what a profile says; verification is bound to it. */
 export function profileDigest(content: FederationProfileContent): string {
-  return sha256Hex(canonicalize({ name: content.name, provider: content.provider, audience: content.audience, target: content.target, phases: [...content.phases].sort() }));
+  return sha256Hex(
+    canonicalize({
+      name: content.name,
+      provider: content.provider,
+      audience: content.audience,
+      target: content.target,
+      phases: [...content.phases].sort(),
+    }),
+  );
 }
 
 /** Whether the profile is verified as it is now (a verification of an earlier version does not count). */
 export function isVerified(profile: FederationProfile): boolean {
-  return profile.verifiedAt !== null && profile.verifiedDigest !== null && profile.verifiedDigest === profileDigest(profile);
+  return (
+    profile.verifiedAt !== null && profile.verifiedDigest !== null && profile.verifiedDigest === profileDigest(profile)
+  );
 }
 
 /** Where a run came from, as far as credentials care; today's runs are `api` or `cli`. */
@@ -218,7 +239,13 @@ export interface TokenClaims {
 }
 
 /** The claims of one token (jti is the caller's random id). */
-export function tokenClaims(scope: TokenScope, run: RunOrigin & { id: string }, phase: "plan" | "apply", profile: FederationProfile, jti: string): TokenClaims {
+export function tokenClaims(
+  scope: TokenScope,
+  run: RunOrigin & { id: string },
+  phase: "plan" | "apply",
+  profile: FederationProfile,
+  jti: string,
+): TokenClaims {
   const claims: TokenClaims = {
     sub: subjectOf(scope, phase, run.kind),
     jti,
@@ -279,7 +306,9 @@ export interface SigningKeySchedule {
  * not sign yet is only published.
  */
 export function signingKeyAt<K extends SigningKeySchedule>(keys: readonly K[], now: Date): K | undefined {
-  return [...keys].filter((key) => Date.parse(key.signsFrom) <= now.getTime()).sort((a, b) => Date.parse(b.signsFrom) - Date.parse(a.signsFrom) || (b.kid < a.kid ? -1 : 1))[0];
+  return [...keys]
+    .filter((key) => Date.parse(key.signsFrom) <= now.getTime())
+    .sort((a, b) => Date.parse(b.signsFrom) - Date.parse(a.signsFrom) || (b.kid < a.kid ? -1 : 1))[0];
 }
 
 /**

@@ -29,7 +29,9 @@ export class GitHubTarballTooLarge extends Error {
 /** Thrown when GitHub's tarball redirect names another host or scheme than GitHub's own download hosts. */
 export class GitHubRedirectRefused extends Error {
   constructor(readonly location: string) {
-    super(`GitHub's tarball redirect goes to ${location.slice(0, 200)}, which is neither the GitHub API host nor its download host over the same scheme`);
+    super(
+      `GitHub's tarball redirect goes to ${location.slice(0, 200)}, which is neither the GitHub API host nor its download host over the same scheme`,
+    );
     this.name = "GitHubRedirectRefused";
   }
 }
@@ -90,7 +92,10 @@ export class GitHubAppClient {
         `STACKSHIP_GITHUB_PRIVATE_KEY is not a readable PEM private key (${error instanceof Error ? error.message : String(error)}); use the .pem file GitHub generated for the App`,
       );
     }
-    if (this.key.asymmetricKeyType !== "rsa") throw new Error("STACKSHIP_GITHUB_PRIVATE_KEY must be the App's RSA private key (GitHub signs App JWTs with RS256)");
+    if (this.key.asymmetricKeyType !== "rsa")
+      throw new Error(
+        "STACKSHIP_GITHUB_PRIVATE_KEY must be the App's RSA private key (GitHub signs App JWTs with RS256)",
+      );
   }
 
   /** The App's own JWT: iss = App id, issued a minute in the past against clock drift, 9 minutes long. */
@@ -108,10 +113,15 @@ export class GitHubAppClient {
   async installationToken(installationId: number): Promise<string> {
     const cached = this.tokens.get(installationId);
     if (cached && cached.expiresAt - 5 * 60_000 > this.clock().getTime()) return cached.token;
-    const response = await this.call(`/app/installations/${installationId}/access_tokens`, { method: "POST", headers: { Authorization: `Bearer ${await this.appJwt()}` } });
+    const response = await this.call(`/app/installations/${installationId}/access_tokens`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${await this.appJwt()}` },
+    });
     const body = (await response.json()) as { token?: unknown; expires_at?: unknown };
-    if (typeof body.token !== "string") throw new GitHubApiError(response.status, "GitHub answered an installation token request without a token");
-    const expiresAt = typeof body.expires_at === "string" ? Date.parse(body.expires_at) : this.clock().getTime() + 60 * 60_000;
+    if (typeof body.token !== "string")
+      throw new GitHubApiError(response.status, "GitHub answered an installation token request without a token");
+    const expiresAt =
+      typeof body.expires_at === "string" ? Date.parse(body.expires_at) : this.clock().getTime() + 60 * 60_000;
     this.tokens.set(installationId, { token: body.token, expiresAt });
     return body.token;
   }
@@ -122,10 +132,15 @@ export class GitHubAppClient {
    */
   async tarball(installationId: number, repository: string, sha: string, maxBytes: number): Promise<Buffer> {
     const token = await this.installationToken(installationId);
-    let response = await this.call(`/repos/${repository}/tarball/${sha}`, { headers: { Authorization: `Bearer ${token}` }, redirect: "manual" }, [200, 302, 301, 307, 308]);
+    let response = await this.call(
+      `/repos/${repository}/tarball/${sha}`,
+      { headers: { Authorization: `Bearer ${token}` }, redirect: "manual" },
+      [200, 302, 301, 307, 308],
+    );
     for (let hops = 0; response.status >= 300 && response.status < 400; hops++) {
       const location = response.headers.get("location");
-      if (!location || hops >= 3) throw new GitHubApiError(response.status, "GitHub's tarball redirect has no usable Location");
+      if (!location || hops >= 3)
+        throw new GitHubApiError(response.status, "GitHub's tarball redirect has no usable Location");
       await response.body?.cancel();
       let target: URL;
       try {
@@ -135,8 +150,12 @@ export class GitHubAppClient {
       }
       if (!tarballRedirectAllowed(this.settings.apiUrl, target)) throw new GitHubRedirectRefused(target.toString());
       // The download URL is pre-signed; the installation token is not sent to another host.
-      response = await this.fetchWithTimeout(target.toString(), { headers: { "User-Agent": USER_AGENT }, redirect: "manual" });
-      if (response.status >= 400) throw new GitHubApiError(response.status, `the tarball download answered ${response.status}`);
+      response = await this.fetchWithTimeout(target.toString(), {
+        headers: { "User-Agent": USER_AGENT },
+        redirect: "manual",
+      });
+      if (response.status >= 400)
+        throw new GitHubApiError(response.status, `the tarball download answered ${response.status}`);
     }
     const declared = Number(response.headers.get("content-length") ?? "0");
     if (declared > maxBytes) {
@@ -157,19 +176,29 @@ export class GitHubAppClient {
   async appPageUrl(): Promise<string> {
     const response = await this.call("/app", { headers: { Authorization: `Bearer ${await this.appJwt()}` } }, [200]);
     const body = (await response.json()) as { html_url?: unknown };
-    if (typeof body.html_url !== "string" || !/^https?:\/\//.test(body.html_url)) throw new GitHubApiError(response.status, "GitHub answered GET /app without an html_url");
+    if (typeof body.html_url !== "string" || !/^https?:\/\//.test(body.html_url))
+      throw new GitHubApiError(response.status, "GitHub answered GET /app without an html_url");
     return body.html_url;
   }
 
   /** The installation as the App sees it (GET /app/installations/{id} with the App's JWT); null when GitHub does not know it. */
   async appInstallation(installationId: number): Promise<AppInstallation | null> {
-    const response = await this.call(`/app/installations/${installationId}`, { headers: { Authorization: `Bearer ${await this.appJwt()}` } }, [200, 404]);
+    const response = await this.call(
+      `/app/installations/${installationId}`,
+      { headers: { Authorization: `Bearer ${await this.appJwt()}` } },
+      [200, 404],
+    );
     if (response.status === 404) {
       await response.body?.cancel();
       return null;
     }
-    const body = (await response.json()) as { id?: unknown; account?: { login?: unknown } | null; created_at?: unknown };
-    if (body.id !== installationId) throw new GitHubApiError(response.status, "GitHub answered an installation lookup with another installation");
+    const body = (await response.json()) as {
+      id?: unknown;
+      account?: { login?: unknown } | null;
+      created_at?: unknown;
+    };
+    if (body.id !== installationId)
+      throw new GitHubApiError(response.status, "GitHub answered an installation lookup with another installation");
     return {
       id: installationId,
       account: typeof body.account?.login === "string" ? body.account.login : null,
@@ -186,15 +215,21 @@ export class GitHubAppClient {
     try {
       token = await this.installationToken(installationId);
     } catch (error) {
-      if (error instanceof GitHubApiError && (error.status === 404 || error.status === 403 || error.status === 401)) return false;
+      if (error instanceof GitHubApiError && (error.status === 404 || error.status === 403 || error.status === 401))
+        return false;
       throw error;
     }
     const wanted = repository.toLowerCase();
     for (let page = 1; page <= 50; page++) {
-      const response = await this.call(`/installation/repositories?per_page=100&page=${page}`, { headers: { Authorization: `Bearer ${token}` } }, [200]);
+      const response = await this.call(
+        `/installation/repositories?per_page=100&page=${page}`,
+        { headers: { Authorization: `Bearer ${token}` } },
+        [200],
+      );
       const body = (await response.json()) as { total_count?: unknown; repositories?: Array<{ full_name?: unknown }> };
       const repositories = Array.isArray(body.repositories) ? body.repositories : [];
-      if (repositories.some((r) => typeof r.full_name === "string" && r.full_name.toLowerCase() === wanted)) return true;
+      if (repositories.some((r) => typeof r.full_name === "string" && r.full_name.toLowerCase() === wanted))
+        return true;
       const total = typeof body.total_count === "number" ? body.total_count : 0;
       if (repositories.length < 100 || page * 100 >= total) return false;
     }
@@ -205,19 +240,39 @@ export class GitHubAppClient {
   async createCheckRun(installationId: number, repository: string, body: CheckRunBody): Promise<number> {
     const response = await this.call(
       `/repos/${repository}/check-runs`,
-      { method: "POST", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) },
+      {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${await this.installationToken(installationId)}`,
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      },
       [201],
     );
     const created = (await response.json()) as { id?: unknown };
-    if (typeof created.id !== "number") throw new GitHubApiError(response.status, "GitHub answered a check run creation without an id");
+    if (typeof created.id !== "number")
+      throw new GitHubApiError(response.status, "GitHub answered a check run creation without an id");
     return created.id;
   }
 
   /** Updates a check run. */
-  async updateCheckRun(installationId: number, repository: string, checkRunId: number, body: CheckRunBody): Promise<void> {
+  async updateCheckRun(
+    installationId: number,
+    repository: string,
+    checkRunId: number,
+    body: CheckRunBody,
+  ): Promise<void> {
     const response = await this.call(
       `/repos/${repository}/check-runs/${checkRunId}`,
-      { method: "PATCH", headers: { Authorization: `Bearer ${await this.installationToken(installationId)}`, "Content-Type": "application/json" }, body: JSON.stringify(body) },
+      {
+        method: "PATCH",
+        headers: {
+          Authorization: `Bearer ${await this.installationToken(installationId)}`,
+          "Content-Type": "application/json",
+        },
+        body: JSON.stringify(body),
+      },
       [200],
     );
     await response.body?.cancel();
@@ -226,7 +281,12 @@ export class GitHubAppClient {
   private async call(path: string, init: RequestInit, ok: number[] = [200, 201]): Promise<Response> {
     const response = await this.fetchWithTimeout(`${this.settings.apiUrl}${path}`, {
       ...init,
-      headers: { Accept: "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28", "User-Agent": USER_AGENT, ...(init.headers as Record<string, string>) },
+      headers: {
+        Accept: "application/vnd.github+json",
+        "X-GitHub-Api-Version": "2022-11-28",
+        "User-Agent": USER_AGENT,
+        ...(init.headers as Record<string, string>),
+      },
     });
     if (!ok.includes(response.status)) {
       let message = `${init.method ?? "GET"} ${path} answered ${response.status}`;

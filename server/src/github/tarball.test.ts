@@ -25,7 +25,11 @@ function unpack(bytes: Buffer): { dir: string; files: string[] } {
 
 async function refusal(entries: TarInput[], outcome: string, workingDirectory = "") {
   try {
-    await configurationFromGitHubTarball(await buildTarGz(entries, "0123456789abcdef0123456789abcdef01234567"), workingDirectory, LIMITS);
+    await configurationFromGitHubTarball(
+      await buildTarGz(entries, "0123456789abcdef0123456789abcdef01234567"),
+      workingDirectory,
+      LIMITS,
+    );
   } catch (error) {
     assert.instance(error, TarballRefused);
     assert.is((error as TarballRefused).outcome, outcome, (error as Error).message);
@@ -36,38 +40,41 @@ async function refusal(entries: TarInput[], outcome: string, workingDirectory = 
 
 const tarball = suite("GitHub commit tarball → configuration");
 
-tarball("strips the top-level folder, keeps the tree (long names too) and a link inside it; GNU tar unpacks it", async () => {
-  const long = `modules/${"n".repeat(120)}/main.tf`;
-  const bytes = await configurationFromGitHubTarball(
-    await buildTarGz(
-      [
-        { name: `${TOP}/`, type: "directory" },
-        { name: `${TOP}/infra/`, type: "directory" },
-        { name: `${TOP}/infra/main.tf`, content: 'resource "terraform_data" "x" {}\n' },
-        { name: `${TOP}/infra/current.tf`, type: "symlink", linkname: "main.tf" },
-        { name: `${TOP}/infra/shared.tf`, type: "symlink", linkname: "../modules/shared.tf" },
-        { name: `${TOP}/modules/shared.tf`, content: "# shared\n" },
-        { name: `${TOP}/${long}`, content: "# long\n" },
-      ],
-      "0123456789abcdef0123456789abcdef01234567",
-    ),
-    "infra",
-    LIMITS,
-  );
-  const { dir, files } = unpack(bytes);
-  try {
-    assert.ok(files.includes("./infra/main.tf"), files.join(","));
-    assert.ok(files.includes(`./${long}`), files.join(","));
-    assert.not.ok(
-      files.some((f) => f.includes(TOP)),
-      "the top-level folder is stripped",
+tarball(
+  "strips the top-level folder, keeps the tree (long names too) and a link inside it; GNU tar unpacks it",
+  async () => {
+    const long = `modules/${"n".repeat(120)}/main.tf`;
+    const bytes = await configurationFromGitHubTarball(
+      await buildTarGz(
+        [
+          { name: `${TOP}/`, type: "directory" },
+          { name: `${TOP}/infra/`, type: "directory" },
+          { name: `${TOP}/infra/main.tf`, content: 'resource "terraform_data" "x" {}\n' },
+          { name: `${TOP}/infra/current.tf`, type: "symlink", linkname: "main.tf" },
+          { name: `${TOP}/infra/shared.tf`, type: "symlink", linkname: "../modules/shared.tf" },
+          { name: `${TOP}/modules/shared.tf`, content: "# shared\n" },
+          { name: `${TOP}/${long}`, content: "# long\n" },
+        ],
+        "0123456789abcdef0123456789abcdef01234567",
+      ),
+      "infra",
+      LIMITS,
     );
-    assert.is(readFileSync(join(dir, "infra/main.tf"), "utf8"), 'resource "terraform_data" "x" {}\n');
-    assert.is(readlinkSync(join(dir, "infra/shared.tf")), "../modules/shared.tf");
-  } finally {
-    rmSync(join(dir, ".."), { recursive: true, force: true });
-  }
-});
+    const { dir, files } = unpack(bytes);
+    try {
+      assert.ok(files.includes("./infra/main.tf"), files.join(","));
+      assert.ok(files.includes(`./${long}`), files.join(","));
+      assert.not.ok(
+        files.some((f) => f.includes(TOP)),
+        "the top-level folder is stripped",
+      );
+      assert.is(readFileSync(join(dir, "infra/main.tf"), "utf8"), 'resource "terraform_data" "x" {}\n');
+      assert.is(readlinkSync(join(dir, "infra/shared.tf")), "../modules/shared.tf");
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
+  },
+);
 
 tarball("refuses `..`, absolute paths, links leaving the tree, devices and a missing working directory", async () => {
   await refusal(
@@ -131,67 +138,76 @@ tarball("refuses `..`, absolute paths, links leaving the tree, devices and a mis
   );
 });
 
-tarball("the stripped archive goes through the upload inspection: what an upload may not hold, a commit may not either", async () => {
-  // A link that leaves the tree only through another link of the archive.
-  await refusal(
-    [
-      { name: `${TOP}/`, type: "directory" },
-      { name: `${TOP}/dir/`, type: "directory" },
-      { name: `${TOP}/dir/up`, type: "symlink", linkname: ".." },
-      { name: `${TOP}/x`, type: "symlink", linkname: "dir/up/.." },
-    ],
-    "tarball_link_escapes",
-  );
-  // Writing through a link of the archive.
-  await refusal(
-    [
-      { name: `${TOP}/`, type: "directory" },
-      { name: `${TOP}/modules`, type: "symlink", linkname: "infra" },
-      { name: `${TOP}/modules/main.tf`, content: "x" },
-    ],
-    "tarball_link_escapes",
-  );
-  // A hard link to a file the archive does not hold (inside the top-level folder).
-  await refusal(
-    [
-      { name: `${TOP}/`, type: "directory" },
-      { name: `${TOP}/hard`, type: "hardlink", linkname: `${TOP}/missing.tf` },
-    ],
-    "tarball_link_escapes",
-  );
-  // The same hard link to a file the archive holds earlier is kept, its target stripped too.
-  const bytes = await configurationFromGitHubTarball(
-    await buildTarGz([
-      { name: `${TOP}/`, type: "directory" },
-      { name: `${TOP}/main.tf`, content: "# main\n" },
-      { name: `${TOP}/hard.tf`, type: "hardlink", linkname: `${TOP}/main.tf` },
-    ]),
-    "",
-    LIMITS,
-  );
-  const { dir } = unpack(bytes);
-  try {
-    assert.is(readFileSync(join(dir, "hard.tf"), "utf8"), "# main\n");
-  } finally {
-    rmSync(join(dir, ".."), { recursive: true, force: true });
-  }
-});
+tarball(
+  "the stripped archive goes through the upload inspection: what an upload may not hold, a commit may not either",
+  async () => {
+    // A link that leaves the tree only through another link of the archive.
+    await refusal(
+      [
+        { name: `${TOP}/`, type: "directory" },
+        { name: `${TOP}/dir/`, type: "directory" },
+        { name: `${TOP}/dir/up`, type: "symlink", linkname: ".." },
+        { name: `${TOP}/x`, type: "symlink", linkname: "dir/up/.." },
+      ],
+      "tarball_link_escapes",
+    );
+    // Writing through a link of the archive.
+    await refusal(
+      [
+        { name: `${TOP}/`, type: "directory" },
+        { name: `${TOP}/modules`, type: "symlink", linkname: "infra" },
+        { name: `${TOP}/modules/main.tf`, content: "x" },
+      ],
+      "tarball_link_escapes",
+    );
+    // A hard link to a file the archive does not hold (inside the top-level folder).
+    await refusal(
+      [
+        { name: `${TOP}/`, type: "directory" },
+        { name: `${TOP}/hard`, type: "hardlink", linkname: `${TOP}/missing.tf` },
+      ],
+      "tarball_link_escapes",
+    );
+    // The same hard link to a file the archive holds earlier is kept, its target stripped too.
+    const bytes = await configurationFromGitHubTarball(
+      await buildTarGz([
+        { name: `${TOP}/`, type: "directory" },
+        { name: `${TOP}/main.tf`, content: "# main\n" },
+        { name: `${TOP}/hard.tf`, type: "hardlink", linkname: `${TOP}/main.tf` },
+      ]),
+      "",
+      LIMITS,
+    );
+    const { dir } = unpack(bytes);
+    try {
+      assert.is(readFileSync(join(dir, "hard.tf"), "utf8"), "# main\n");
+    } finally {
+      rmSync(join(dir, ".."), { recursive: true, force: true });
+    }
+  },
+);
 
-tarball("refuses a committed .terraform directory (tofu's working data: its providers would run as installed), like an upload", async () => {
-  const bytes = await buildTarGz([
-    { name: `${TOP}/`, type: "directory" },
-    { name: `${TOP}/main.tf`, content: "" },
-    { name: `${TOP}/.terraform.lock.hcl`, content: "" },
-    { name: `${TOP}/.terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0`, content: "#!/bin/sh\n" },
-  ]);
-  try {
-    await configurationFromGitHubTarball(bytes, "", LIMITS);
-    assert.unreachable("a .terraform directory must be refused");
-  } catch (error) {
-    assert.is((error as TarballRefused).outcome, "tarball_entry_unsupported");
-    assert.match((error as TarballRefused).detail, ".terraform/providers/registry.opentofu.org/hashicorp/random");
-  }
-});
+tarball(
+  "refuses a committed .terraform directory (tofu's working data: its providers would run as installed), like an upload",
+  async () => {
+    const bytes = await buildTarGz([
+      { name: `${TOP}/`, type: "directory" },
+      { name: `${TOP}/main.tf`, content: "" },
+      { name: `${TOP}/.terraform.lock.hcl`, content: "" },
+      {
+        name: `${TOP}/.terraform/providers/registry.opentofu.org/hashicorp/random/3.9.0/linux_amd64/terraform-provider-random_v3.9.0`,
+        content: "#!/bin/sh\n",
+      },
+    ]);
+    try {
+      await configurationFromGitHubTarball(bytes, "", LIMITS);
+      assert.unreachable("a .terraform directory must be refused");
+    } catch (error) {
+      assert.is((error as TarballRefused).outcome, "tarball_entry_unsupported");
+      assert.match((error as TarballRefused).detail, ".terraform/providers/registry.opentofu.org/hashicorp/random");
+    }
+  },
+);
 
 tarball("refuses a character device entry", async () => {
   const bytes = gunzipSync(
@@ -221,9 +237,15 @@ tarball("the size limit holds at exactly the limit and refuses one byte more (co
     { name: `${TOP}/`, type: "directory" },
     { name: `${TOP}/main.tf`, content: "x".repeat(10_000) },
   ]);
-  await configurationFromGitHubTarball(bytes, "", { maxBytes: bytes.length, maxUnpackedBytes: LIMITS.maxUnpackedBytes });
+  await configurationFromGitHubTarball(bytes, "", {
+    maxBytes: bytes.length,
+    maxUnpackedBytes: LIMITS.maxUnpackedBytes,
+  });
   try {
-    await configurationFromGitHubTarball(bytes, "", { maxBytes: bytes.length - 1, maxUnpackedBytes: LIMITS.maxUnpackedBytes });
+    await configurationFromGitHubTarball(bytes, "", {
+      maxBytes: bytes.length - 1,
+      maxUnpackedBytes: LIMITS.maxUnpackedBytes,
+    });
     assert.unreachable("over the compressed limit");
   } catch (error) {
     assert.is((error as TarballRefused).outcome, "tarball_too_large");

@@ -64,7 +64,8 @@ function paxRecords(data: Buffer): Record<string, string> {
     const space = data.indexOf(0x20, at);
     if (space === -1) break;
     const length = parseInt(data.subarray(at, space).toString("latin1"), 10);
-    if (!Number.isInteger(length) || length <= 0) throw new TarballRefused("tarball_invalid", "The tarball has a malformed pax header.");
+    if (!Number.isInteger(length) || length <= 0)
+      throw new TarballRefused("tarball_invalid", "The tarball has a malformed pax header.");
     const record = data.subarray(space + 1, at + length - 1).toString("utf8");
     const eq = record.indexOf("=");
     if (eq > 0) out[record.slice(0, eq)] = record.slice(eq + 1);
@@ -111,9 +112,28 @@ function readTar(tar: Buffer): TarEntry[] {
     const linkname = pax.linkpath ?? longLink ?? cString(header.subarray(157, 257));
     pax = {};
     longName = longLink = null;
-    const type = flag === "0" || flag === "\0" || flag === "7" ? "file" : flag === "5" ? "directory" : flag === "2" ? "symlink" : flag === "1" ? "hardlink" : null;
-    if (type === null) throw new TarballRefused("tarball_entry_unsupported", `The tarball holds '${name}', which is not a file, directory or link (type '${flag}').`);
-    entries.push({ name, type, mode: octal(header.subarray(100, 108)) & 0o777, linkname, data: type === "file" ? data : Buffer.alloc(0) });
+    const type =
+      flag === "0" || flag === "\0" || flag === "7"
+        ? "file"
+        : flag === "5"
+          ? "directory"
+          : flag === "2"
+            ? "symlink"
+            : flag === "1"
+              ? "hardlink"
+              : null;
+    if (type === null)
+      throw new TarballRefused(
+        "tarball_entry_unsupported",
+        `The tarball holds '${name}', which is not a file, directory or link (type '${flag}').`,
+      );
+    entries.push({
+      name,
+      type,
+      mode: octal(header.subarray(100, 108)) & 0o777,
+      linkname,
+      data: type === "file" ? data : Buffer.alloc(0),
+    });
   }
   return entries;
 }
@@ -127,14 +147,23 @@ function header(name: string, entry: Pick<TarEntry, "type" | "mode" | "linkname"
     const records = [`path=${name}`, ...(entry.linkname ? [`linkpath=${entry.linkname}`] : [])].map((kv) => {
       const body = ` ${kv}\n`;
       let length = Buffer.byteLength(body) + 1;
-      while (String(length).length + Buffer.byteLength(body) !== length) length = String(length).length + Buffer.byteLength(body);
+      while (String(length).length + Buffer.byteLength(body) !== length)
+        length = String(length).length + Buffer.byteLength(body);
       return `${length}${body}`;
     });
     const data = Buffer.from(records.join(""), "utf8");
     blocks.push(rawHeader("PaxHeader", 0o644, data.length, "x", ""), pad(data));
   }
   const flag = entry.type === "file" ? "0" : entry.type === "directory" ? "5" : entry.type === "symlink" ? "2" : "1";
-  blocks.push(rawHeader(nameBytes.length > 100 ? nameBytes.subarray(0, 100).toString("latin1") : name, entry.mode, size, flag, linkBytes.length > 100 ? "" : entry.linkname));
+  blocks.push(
+    rawHeader(
+      nameBytes.length > 100 ? nameBytes.subarray(0, 100).toString("latin1") : name,
+      entry.mode,
+      size,
+      flag,
+      linkBytes.length > 100 ? "" : entry.linkname,
+    ),
+  );
   return blocks;
 }
 
@@ -184,14 +213,25 @@ const OUTCOMES: Record<RefusalKind, TarballRefused["outcome"]> = {
  * archive. `workingDirectory` must exist in the commit (a directory); the whole tree is kept so
  * that modules the configuration reaches with `../` are there.
  */
-export async function configurationFromGitHubTarball(bytes: Buffer, workingDirectory: string, limits: TarballLimits): Promise<Buffer> {
-  if (bytes.length > limits.maxBytes) throw new TarballRefused("tarball_too_large", `The commit's tarball is ${bytes.length} bytes, over the limit of ${limits.maxBytes}.`);
+export async function configurationFromGitHubTarball(
+  bytes: Buffer,
+  workingDirectory: string,
+  limits: TarballLimits,
+): Promise<Buffer> {
+  if (bytes.length > limits.maxBytes)
+    throw new TarballRefused(
+      "tarball_too_large",
+      `The commit's tarball is ${bytes.length} bytes, over the limit of ${limits.maxBytes}.`,
+    );
   let tar: Buffer;
   try {
     tar = await gunzipAsync(bytes, { maxOutputLength: limits.maxUnpackedBytes });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ERR_BUFFER_TOO_LARGE")
-      throw new TarballRefused("tarball_too_large", `The commit's tarball unpacks to more than ${limits.maxUnpackedBytes} bytes.`);
+      throw new TarballRefused(
+        "tarball_too_large",
+        `The commit's tarball unpacks to more than ${limits.maxUnpackedBytes} bytes.`,
+      );
     throw new TarballRefused("tarball_invalid", "The commit's tarball is not gzip-compressed.");
   }
   const entries = readTar(tar);
@@ -200,7 +240,8 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
   // A name outside the top-level folder is kept as it is: the inspection refuses it if it is
   // absolute or goes through `..`, and it is refused as out of place otherwise.
   const prefix = top === "" || top === "." || top === ".." ? null : `${top}/`;
-  const strip = (path: string) => (prefix !== null && (path.startsWith(prefix) || path === top) ? path.slice(prefix.length) : null);
+  const strip = (path: string) =>
+    prefix !== null && (path.startsWith(prefix) || path === top) ? path.slice(prefix.length) : null;
   const out: Buffer[] = [];
   const dir = workingDirectory.replace(/^\/+|\/+$/g, "");
   let workingDirectoryFound = dir === "";
@@ -213,7 +254,11 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
     const linkname = entry.type === "hardlink" ? (strip(entry.linkname) ?? entry.linkname) : entry.linkname;
     if (entry.type === "directory" && name === dir) workingDirectoryFound = true;
     if (dir !== "" && name.startsWith(`${dir}/`)) workingDirectoryFound = true;
-    const kept = { type: entry.type, mode: entry.type === "directory" ? 0o755 : entry.mode & 0o111 ? 0o755 : 0o644, linkname };
+    const kept = {
+      type: entry.type,
+      mode: entry.type === "directory" ? 0o755 : entry.mode & 0o111 ? 0o755 : 0o644,
+      linkname,
+    };
     out.push(...header(entry.type === "directory" ? `${name}/` : name, kept, entry.data.length));
     if (entry.data.length > 0) out.push(pad(entry.data));
   }
@@ -224,11 +269,23 @@ export async function configurationFromGitHubTarball(bytes: Buffer, workingDirec
     inspector.push(configuration);
     inspector.finish();
   } catch (error) {
-    if (error instanceof UploadRefusal) throw new TarballRefused(OUTCOMES[error.kind], `The commit's tarball cannot be a configuration: ${error.message}.`);
+    if (error instanceof UploadRefusal)
+      throw new TarballRefused(
+        OUTCOMES[error.kind],
+        `The commit's tarball cannot be a configuration: ${error.message}.`,
+      );
     throw error;
   }
-  if (outside !== null) throw new TarballRefused("tarball_invalid", `The tarball's entries are not all under one top-level folder ('${outside}').`);
-  if (!workingDirectoryFound) throw new TarballRefused("working_directory_missing", `The commit has no directory '${dir}' (the workspace's working directory).`);
+  if (outside !== null)
+    throw new TarballRefused(
+      "tarball_invalid",
+      `The tarball's entries are not all under one top-level folder ('${outside}').`,
+    );
+  if (!workingDirectoryFound)
+    throw new TarballRefused(
+      "working_directory_missing",
+      `The commit has no directory '${dir}' (the workspace's working directory).`,
+    );
   return gzipAsync(configuration);
 }
 
@@ -250,8 +307,23 @@ export async function buildTarGz(entries: readonly TarInput[], globalComment?: s
     out.push(rawHeader("pax_global_header", 0o666, data.length, "g", ""), pad(data));
   }
   for (const entry of entries) {
-    const data = entry.content === undefined ? Buffer.alloc(0) : Buffer.isBuffer(entry.content) ? entry.content : Buffer.from(entry.content);
-    out.push(...header(entry.name, { type: entry.type ?? "file", mode: entry.type === "directory" ? 0o755 : 0o644, linkname: entry.linkname ?? "" }, data.length));
+    const data =
+      entry.content === undefined
+        ? Buffer.alloc(0)
+        : Buffer.isBuffer(entry.content)
+          ? entry.content
+          : Buffer.from(entry.content);
+    out.push(
+      ...header(
+        entry.name,
+        {
+          type: entry.type ?? "file",
+          mode: entry.type === "directory" ? 0o755 : 0o644,
+          linkname: entry.linkname ?? "",
+        },
+        data.length,
+      ),
+    );
     if (data.length > 0) out.push(pad(data));
   }
   out.push(Buffer.alloc(1024));

@@ -23,7 +23,13 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 test("a response error is logged with the request's logger (its request id), else with the server's", async () => {
   const server = capture();
-  const app = buildApp({ config: { validateResponses: false, publicUrl: null, trustedProxies: [] }, logger: server.logger } as unknown as Services, []);
+  const app = buildApp(
+    {
+      config: { validateResponses: false, publicUrl: null, trustedProxies: [] },
+      logger: server.logger,
+    } as unknown as Services,
+    [],
+  );
   const request = server.logger.child({ request_id: "req-0001" });
   const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
   const context = { state: { log: request } } as unknown as Koa.Context;

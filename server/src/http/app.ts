@@ -61,7 +61,12 @@ export interface SurfaceBinding {
   /** Where unmatched requests under this prefix get this surface's error shape. */
   prefix: string;
   /** Told when a raw body (x-stackship-raw-body) was refused as too large, before the error goes out (e.g. to audit it). */
-  rawBodyRefused?: (operationId: string, headers: Readonly<Record<string, string | string[] | undefined>>, services: Services, limit: number) => Promise<void>;
+  rawBodyRefused?: (
+    operationId: string,
+    headers: Readonly<Record<string, string | string[] | undefined>>,
+    services: Services,
+    limit: number,
+  ) => Promise<void>;
 }
 
 const JSON_BODY_LIMIT = 1024 * 1024;
@@ -79,7 +84,12 @@ function baseUrlOf(ctx: Koa.Context, services: Services, principal: Authenticate
   return services.config.publicUrl ?? `${ctx.protocol}://${ctx.host}`;
 }
 
-async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor, surface: SurfaceBinding, services: Services): Promise<unknown> {
+async function readRequestBody(
+  ctx: Koa.Context,
+  op: OperationDescriptor,
+  surface: SurfaceBinding,
+  services: Services,
+): Promise<unknown> {
   if (!op.requestBody) return undefined;
   const rawBody = op.requestBody.raw;
   if (rawBody) {
@@ -87,7 +97,10 @@ async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor, surfac
     let tooLarge = false;
     const bytes = await readBody(ctx, rawBody.maxBytes, () => {
       tooLarge = true;
-      return new DomainError(rawBody.tooLargeCode as DomainError["code"], `The request body exceeds the limit of ${rawBody.maxBytes} bytes.`);
+      return new DomainError(
+        rawBody.tooLargeCode as DomainError["code"],
+        `The request body exceeds the limit of ${rawBody.maxBytes} bytes.`,
+      );
     }).catch(async (error: unknown) => {
       if (tooLarge) await surface.rawBodyRefused?.(op.operationId, ctx.headers, services, rawBody.maxBytes);
       throw error;
@@ -95,19 +108,38 @@ async function readRequestBody(ctx: Koa.Context, op: OperationDescriptor, surfac
     return new Uint8Array(bytes);
   }
   if (op.requestBody.contentType === "application/octet-stream") {
-    const raw = await readBody(ctx, UPLOAD_LIMIT, () => new DomainError("CONFIGURATION_UPLOAD_TOO_LARGE", `The upload exceeds the limit of ${UPLOAD_LIMIT} bytes (64 MiB).`));
+    const raw = await readBody(
+      ctx,
+      UPLOAD_LIMIT,
+      () =>
+        new DomainError(
+          "CONFIGURATION_UPLOAD_TOO_LARGE",
+          `The upload exceeds the limit of ${UPLOAD_LIMIT} bytes (64 MiB).`,
+        ),
+    );
     return new Uint8Array(raw);
   }
-  const raw = await readBody(ctx, JSON_BODY_LIMIT, () => new DomainError("REQUEST_INVALID", `The request body exceeds ${JSON_BODY_LIMIT} bytes.`));
+  const raw = await readBody(
+    ctx,
+    JSON_BODY_LIMIT,
+    () => new DomainError("REQUEST_INVALID", `The request body exceeds ${JSON_BODY_LIMIT} bytes.`),
+  );
   const body = parseJson(raw);
   if (body === undefined && op.requestBody.required) {
-    throw new DomainError("DOCUMENT_INVALID", "This operation needs a JSON:API request document.", { source: { pointer: "" } });
+    throw new DomainError("DOCUMENT_INVALID", "This operation needs a JSON:API request document.", {
+      source: { pointer: "" },
+    });
   }
   if (body !== undefined && op.requestBody.validate) validateDocument(op.requestBody.validate, body);
   return body;
 }
 
-function bindOperation(router: Router<RequestState>, surface: SurfaceBinding, op: OperationDescriptor, services: Services) {
+function bindOperation(
+  router: Router<RequestState>,
+  surface: SurfaceBinding,
+  op: OperationDescriptor,
+  services: Services,
+) {
   const handler = surface.handlers[op.operationId];
   if (!handler) throw new Error(`no handler for ${surface.name} operation ${op.operationId}`);
   router.register(koaPath(op.path), [op.method], async (ctx) => {
@@ -133,7 +165,11 @@ function bindOperation(router: Router<RequestState>, surface: SurfaceBinding, op
         headers: ctx.headers,
         services,
         log: ctx.state.log,
-        clientAddress: clientAddressOf(ctx.req.socket.remoteAddress, ctx.headers["x-forwarded-for"], services.config.trustedProxies),
+        clientAddress: clientAddressOf(
+          ctx.req.socket.remoteAddress,
+          ctx.headers["x-forwarded-for"],
+          services.config.trustedProxies,
+        ),
         secureConnection: (ctx.req.socket as { encrypted?: boolean }).encrypted === true,
         presentedSessionCookie: surface.name === "v1" ? (ctx.cookies.get(SESSION_COOKIE) ?? null) : null,
       },
@@ -141,8 +177,13 @@ function bindOperation(router: Router<RequestState>, surface: SurfaceBinding, op
     const response = op.responses[result.status];
     if (!response) throw new Error(`${op.operationId} returned undeclared status ${result.status}`);
     if (services.config.validateResponses && response.validate && !response.validate(result.body)) {
-      ctx.state.log.error({ operationId: op.operationId, errors: response.validate.errors }, "response violates the spec");
-      throw new Error(`${op.operationId} ${result.status} response violates the spec: ${JSON.stringify(response.validate.errors)}`);
+      ctx.state.log.error(
+        { operationId: op.operationId, errors: response.validate.errors },
+        "response violates the spec",
+      );
+      throw new Error(
+        `${op.operationId} ${result.status} response violates the spec: ${JSON.stringify(response.validate.errors)}`,
+      );
     }
     for (const [name, value] of Object.entries(result.headers ?? {})) ctx.set(name, value);
     ctx.status = result.status;
@@ -150,7 +191,11 @@ function bindOperation(router: Router<RequestState>, surface: SurfaceBinding, op
       ctx.type = response.contentType;
       // Raw bytes (an application/octet-stream response) are sent exactly as they are.
       if (result.body instanceof Readable) sendStream(ctx, result.body);
-      else ctx.body = result.body instanceof Uint8Array ? Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength) : JSON.stringify(result.body);
+      else
+        ctx.body =
+          result.body instanceof Uint8Array
+            ? Buffer.from(result.body.buffer, result.body.byteOffset, result.body.byteLength)
+            : JSON.stringify(result.body);
     }
   });
 }
@@ -223,7 +268,8 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
   app.on("error", (error: NodeJS.ErrnoException, ctx?: Koa.Context) => {
     // The request's own logger (request-id.ts puts it in ctx.state), so the line carries its request id.
     const log = (ctx?.state as Partial<RequestState> | undefined)?.log ?? services.logger;
-    if (CLIENT_WENT_AWAY.has(error.code ?? "")) log.debug({ err: error.message }, "the client went away before the response was complete");
+    if (CLIENT_WENT_AWAY.has(error.code ?? ""))
+      log.debug({ err: error.message }, "the client went away before the response was complete");
     else log.error({ err: error }, "response failed");
   });
   app.use(requestId(services.logger));
@@ -238,7 +284,9 @@ export function buildApp(services: Services, surfaces: SurfaceBinding[]): Koa {
     if (services.config.dashboardDir && serveDashboard(ctx, services.config.dashboardDir)) return;
     const surface = surfaces.find((s) => ctx.path.startsWith(s.prefix));
     ctx.state.renderError = surface?.renderError ?? renderV1Error;
-    const methods = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))].filter((m) => m !== "HEAD");
+    const methods = [...new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods))].filter(
+      (m) => m !== "HEAD",
+    );
     if (methods.length > 0) {
       // RFC 9110 §15.5.6: a 405 names the methods the resource does allow.
       ctx.set("Allow", methods.join(", "));

@@ -35,7 +35,11 @@ function isTrusted(list: BlockList, address: string): boolean {
 }
 
 /** The address a request is attributed to (see above); `peer` is the socket's remote address. */
-export function clientAddressOf(peer: string | undefined, forwardedFor: string | string[] | undefined, trustedProxies: readonly string[]): string {
+export function clientAddressOf(
+  peer: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  trustedProxies: readonly string[],
+): string {
   const direct = normalize(peer ?? "unknown");
   if (trustedProxies.length === 0 || forwardedFor === undefined) return direct;
   const list = trustedList(trustedProxies);

@@ -30,7 +30,11 @@ const ROUTES = [
 /** Content-hashed bundles as esbuild names them: `app-ABCD1234.js`, `.css`, and their source maps. */
 const ASSET = /^\/assets\/([A-Za-z0-9_-]+-[A-Z0-9]{8}\.(js|css)(\.map)?)$/;
 
-const TYPES: Record<string, string> = { js: "text/javascript; charset=utf-8", css: "text/css; charset=utf-8", map: "application/json; charset=utf-8" };
+const TYPES: Record<string, string> = {
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  map: "application/json; charset=utf-8",
+};
 
 /** Whether `path` is a dashboard page URL (answered with index.html). */
 export function isDashboardRoute(path: string): boolean {

@@ -46,12 +46,18 @@ export async function authorizeOperation(
       return;
     case "session":
       if (principal.kind !== "user" || !principal.session) {
-        throw new DomainError("SESSION_REQUIRED", "This needs a signed-in dashboard session (POST /v1/auth/sessions), not an API token.");
+        throw new DomainError(
+          "SESSION_REQUIRED",
+          "This needs a signed-in dashboard session (POST /v1/auth/sessions), not an API token.",
+        );
       }
       return;
     case "site:admin":
       if (!principal.siteAdmin) {
-        throw new DomainError("FORBIDDEN", "Only a deployment administrator (STACKSHIP_BOOTSTRAP_TOKEN, or a user created as site admin) may do this.");
+        throw new DomainError(
+          "FORBIDDEN",
+          "Only a deployment administrator (STACKSHIP_BOOTSTRAP_TOKEN, or a user created as site admin) may do this.",
+        );
       }
       return;
     default: {
@@ -70,7 +76,10 @@ export async function authorizeOperation(
             `${op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => pathValue(path[name], name))} does not exist, or this caller may not see it.`,
           );
         }
-        throw new DomainError("FORBIDDEN", `This ${principal.kind === "user" ? "account" : "token"} lacks the '${permission}' permission.`);
+        throw new DomainError(
+          "FORBIDDEN",
+          `This ${principal.kind === "user" ? "account" : "token"} lacks the '${permission}' permission.`,
+        );
       }
     }
   }

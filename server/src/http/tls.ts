@@ -27,7 +27,12 @@ export interface LocalTls {
 }
 
 /** Where system CA bundles usually live; the first that exists goes into the combined bundle. */
-const SYSTEM_BUNDLES = ["/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/ca-bundle.pem", "/etc/ssl/cert.pem"];
+const SYSTEM_BUNDLES = [
+  "/etc/ssl/certs/ca-certificates.crt",
+  "/etc/pki/tls/certs/ca-bundle.crt",
+  "/etc/ssl/ca-bundle.pem",
+  "/etc/ssl/cert.pem",
+];
 
 function openssl(args: string[]): void {
   execFileSync("openssl", args, { stdio: ["ignore", "ignore", "pipe"] });
@@ -76,7 +81,20 @@ export function ensureLocalTls(dataDir: string): LocalTls {
       "-addext",
       "keyUsage=critical,keyCertSign,cRLSign",
     ]);
-    openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", keyFile, "-out", csrFile, "-subj", "/CN=localhost"]);
+    openssl([
+      "req",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-keyout",
+      keyFile,
+      "-out",
+      csrFile,
+      "-subj",
+      "/CN=localhost",
+    ]);
     writeFileSync(
       extFile,
       "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n",
@@ -107,7 +125,16 @@ export function ensureLocalTls(dataDir: string): LocalTls {
   const ca = readFileSync(caFile, "utf8");
   const system = systemCaBundle();
   writeFileSync(bundleFile, `${system ? readFileSync(system, "utf8").trimEnd() + "\n" : ""}${ca}`, { mode: 0o600 });
-  return { dir, caFile, bundleFile, certFile, keyFile, cert: readFileSync(certFile), key: readFileSync(keyFile), created };
+  return {
+    dir,
+    caFile,
+    bundleFile,
+    certFile,
+    keyFile,
+    cert: readFileSync(certFile),
+    key: readFileSync(keyFile),
+    created,
+  };
 }
 
 /** STACKSHIP_HTTPS_PORT: a port (default 8443), or `off` to serve HTTP only. */
@@ -116,6 +143,7 @@ export function httpsPortFrom(env: NodeJS.ProcessEnv): number | null {
   if (value === "off") return null;
   if (value === undefined || value === "") return 8443;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`STACKSHIP_HTTPS_PORT must be a port number (0-65535) or 'off', got '${value}'`);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new Error(`STACKSHIP_HTTPS_PORT must be a port number (0-65535) or 'off', got '${value}'`);
   return n;
 }

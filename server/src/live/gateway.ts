@@ -42,9 +42,15 @@ function cookieValue(header: string | undefined, name: string): string | undefin
  * The connection closes after the response. A request body is not supported here (Node stopped
  * parsing the connection at the upgrade): such a request is answered 400.
  */
-function serveAsPlainRequest(server: HttpServer | HttpsServer, req: IncomingMessage, socket: Duplex, head: Buffer): void {
+function serveAsPlainRequest(
+  server: HttpServer | HttpsServer,
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
   socket.on("error", () => socket.destroy());
-  const hasBody = head.length > 0 || Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
+  const hasBody =
+    head.length > 0 || Number(req.headers["content-length"] ?? 0) > 0 || req.headers["transfer-encoding"] !== undefined;
   if (hasBody) {
     socket.end("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
     return;
@@ -69,12 +75,23 @@ function serveAsPlainRequest(server: HttpServer | HttpsServer, req: IncomingMess
  */
 export class LiveGateway {
   readonly hub: LiveHub;
-  private readonly wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 4096, clientTracking: true });
-  private readonly sessions = new WeakMap<object, { secret: string; alive: boolean; target: AuthorizationTarget; userId: string }>();
+  private readonly wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 4096,
+    clientTracking: true,
+  });
+  private readonly sessions = new WeakMap<
+    object,
+    { secret: string; alive: boolean; target: AuthorizationTarget; userId: string }
+  >();
   private readonly heartbeat: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
   private beating = false;
-  private readonly servers = new Map<HttpServer | HttpsServer, (req: IncomingMessage, socket: Duplex, head: Buffer) => void>();
+  private readonly servers = new Map<
+    HttpServer | HttpsServer,
+    (req: IncomingMessage, socket: Duplex, head: Buffer) => void
+  >();
   /**
    * Open (and opening) sockets per session id. Kept in memory: a socket lives in exactly one API
    * process and dies with it, so a count in the database would outlive crashed processes and
@@ -116,10 +133,14 @@ export class LiveGateway {
       const open = this.openPerSession.get(sessionId) ?? 0;
       const limit = this.services.config.liveSocketsPerSession;
       if (open >= limit) {
-        throw new DomainError("LIVE_SOCKET_LIMIT", `This session already has ${open} live sockets open (the limit is ${limit}); close one (another tab's) and connect again.`, {
-          retryAfterSeconds: LIVE_SOCKET_RETRY_SECONDS,
-          meta: { limit, retry_after_seconds: LIVE_SOCKET_RETRY_SECONDS },
-        });
+        throw new DomainError(
+          "LIVE_SOCKET_LIMIT",
+          `This session already has ${open} live sockets open (the limit is ${limit}); close one (another tab's) and connect again.`,
+          {
+            retryAfterSeconds: LIVE_SOCKET_RETRY_SECONDS,
+            meta: { limit, retry_after_seconds: LIVE_SOCKET_RETRY_SECONDS },
+          },
+        );
       }
       this.openPerSession.set(sessionId, open + 1);
       // The TCP socket's close is the one event every path ends with (refused handshake, client
@@ -145,10 +166,17 @@ export class LiveGateway {
   }
 
   /** The checks of the handshake, in order: path, Origin, session, the run and its status. */
-  private async admit(req: IncomingMessage, socket: Duplex): Promise<{ runId: string; secret: string; target: AuthorizationTarget; sessionId: string; userId: string }> {
+  private async admit(
+    req: IncomingMessage,
+    socket: Duplex,
+  ): Promise<{ runId: string; secret: string; target: AuthorizationTarget; sessionId: string; userId: string }> {
     const url = new URL(req.url ?? "/", "http://x");
     const match = LIVE_PATH.exec(url.pathname);
-    if (!match) throw new DomainError("NOT_FOUND", `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`);
+    if (!match)
+      throw new DomainError(
+        "NOT_FOUND",
+        `No WebSocket at ${url.pathname}; live run events are at /live/runs/{run_id}.`,
+      );
     let runId: string;
     try {
       runId = decodeURIComponent(match[1]);
@@ -158,18 +186,36 @@ export class LiveGateway {
     const origin = req.headers.origin;
     const ownOrigin = `${(socket as { encrypted?: boolean }).encrypted ? "https" : "http"}://${req.headers.host ?? ""}`;
     if (!origin)
-      throw new DomainError("FORBIDDEN", "The live WebSocket needs an Origin header naming this server or an allowed dashboard origin.", { source: { header: "Origin" } });
+      throw new DomainError(
+        "FORBIDDEN",
+        "The live WebSocket needs an Origin header naming this server or an allowed dashboard origin.",
+        { source: { header: "Origin" } },
+      );
     if (!isAllowedOrigin(origin, ownOrigin, this.services.config)) {
-      throw new DomainError("FORBIDDEN", `The live WebSocket does not accept connections from origin ${origin}.`, { source: { header: "Origin" } });
+      throw new DomainError("FORBIDDEN", `The live WebSocket does not accept connections from origin ${origin}.`, {
+        source: { header: "Origin" },
+      });
     }
     const secret = cookieValue(req.headers.cookie, SESSION_COOKIE);
     if (secret === undefined) {
-      throw new DomainError("UNAUTHENTICATED", "The live WebSocket needs a dashboard session: sign in (POST /v1/auth/sessions) and send its cookie.", {
-        source: { header: "Cookie" },
-      });
+      throw new DomainError(
+        "UNAUTHENTICATED",
+        "The live WebSocket needs a dashboard session: sign in (POST /v1/auth/sessions) and send its cookie.",
+        {
+          source: { header: "Cookie" },
+        },
+      );
     }
     const principal = await sessionPrincipal(this.services, secret, this.services.clock());
-    const ctx: RequestContext = { principal, requestId: "", baseUrl: "", querystring: "", headers: {}, services: this.services, log: this.services.logger };
+    const ctx: RequestContext = {
+      principal,
+      requestId: "",
+      baseUrl: "",
+      querystring: "",
+      headers: {},
+      services: this.services,
+      log: this.services.logger,
+    };
     const run = await loadRun(ctx, runId, "run:read");
     if (isTerminalRunStatus(run.status)) {
       throw new DomainError(
@@ -193,11 +239,16 @@ export class LiveGateway {
   private refuse(socket: Duplex, error: unknown, requestId: string): void {
     if (socket.destroyed) return;
     let status = 500;
-    let body: unknown = { errors: [{ status: "500", title: "Internal server error", meta: { request_id: requestId } }] };
+    let body: unknown = {
+      errors: [{ status: "500", title: "Internal server error", meta: { request_id: requestId } }],
+    };
     if (error instanceof DomainError) ({ status, body } = renderV1Error(error, requestId));
     else this.services.logger.error({ err: error, requestId }, "live: upgrade failed");
     const text = JSON.stringify(body);
-    const retryAfter = error instanceof DomainError && error.retryAfterSeconds !== undefined ? `Retry-After: ${error.retryAfterSeconds}\r\n` : "";
+    const retryAfter =
+      error instanceof DomainError && error.retryAfterSeconds !== undefined
+        ? `Retry-After: ${error.retryAfterSeconds}\r\n`
+        : "";
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ""}\r\n` +
         `Content-Type: ${JSON_API}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nCache-Control: no-store\r\n${retryAfter}Connection: close\r\n\r\n${text}`,
@@ -272,7 +323,8 @@ export class LiveGateway {
         continue;
       }
       if (!principal) ws.close(LIVE_CLOSE.SESSION_ENDED, "the session ended; sign in again");
-      else if (!isAllowed(principal, "run:read", entry.target)) ws.close(LIVE_CLOSE.SESSION_ENDED, "this session may no longer read the run");
+      else if (!isAllowed(principal, "run:read", entry.target))
+        ws.close(LIVE_CLOSE.SESSION_ENDED, "this session may no longer read the run");
     }
   }
 

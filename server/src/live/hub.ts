@@ -3,7 +3,13 @@ import { isTerminalRunStatus } from "../domain/run.ts";
 import type { Run } from "../domain/records.ts";
 import type { Services } from "../commands/services.ts";
 import type { LogPhase, LogPosition, RunChangeFeed, RunChangeNotice } from "../store/index.ts";
-import { LIVE_CLOSE, type LiveLogMessage, type LiveMessage, type LiveRunMessage, type LiveRunState } from "./messages.ts";
+import {
+  LIVE_CLOSE,
+  type LiveLogMessage,
+  type LiveMessage,
+  type LiveRunMessage,
+  type LiveRunState,
+} from "./messages.ts";
 
 const PHASES: readonly LogPhase[] = ["plan", "policy", "apply"];
 /** Chunks read per query while catching up from the database. */
@@ -153,7 +159,10 @@ class RunChannel {
   }
 
   private async load(): Promise<void> {
-    const [positions, run] = await Promise.all([this.stores.logs.positions(this.runId), this.stores.runs.getById(this.runId)]);
+    const [positions, run] = await Promise.all([
+      this.stores.logs.positions(this.runId),
+      this.stores.runs.getById(this.runId),
+    ]);
     if (!run) throw new Error(`run ${this.runId} disappeared`);
     this.positions = positions;
     this.state = stateOf(run);
@@ -178,7 +187,10 @@ class RunChannel {
         }),
       ) as Record<LogPhase, { next_seq: number; next_offset: number; complete: boolean }>;
       this.ready.add(ws);
-      this.sendTo(ws, JSON.stringify({ type: "hello", version: 1, run_id: this.runId, run: this.state, logs } satisfies LiveMessage));
+      this.sendTo(
+        ws,
+        JSON.stringify({ type: "hello", version: 1, run_id: this.runId, run: this.state, logs } satisfies LiveMessage),
+      );
       if (this.state.terminal) this.end(LIVE_CLOSE.RUN_ENDED, `run ${this.state.status}`);
     });
   }
@@ -190,7 +202,8 @@ class RunChannel {
         if (this.ended || !this.positions) return;
         const position = this.positions[notice.phase];
         if (notice.seq < position.nextSeq) return;
-        if (notice.seq === position.nextSeq && notice.text !== undefined) this.deliver(notice.phase, { seq: notice.seq, text: notice.text, final: notice.final });
+        if (notice.seq === position.nextSeq && notice.text !== undefined)
+          this.deliver(notice.phase, { seq: notice.seq, text: notice.text, final: notice.final });
         else await this.catchUp(notice.phase);
       });
     } else {
@@ -210,7 +223,12 @@ class RunChannel {
   private async catchUp(phase: LogPhase): Promise<void> {
     if (!this.positions) return;
     for (;;) {
-      const chunks = await this.stores.logs.chunksFrom(this.runId, phase, this.positions[phase].nextSeq, CATCH_UP_BATCH);
+      const chunks = await this.stores.logs.chunksFrom(
+        this.runId,
+        phase,
+        this.positions[phase].nextSeq,
+        CATCH_UP_BATCH,
+      );
       for (const chunk of chunks) this.deliver(phase, chunk);
       if (chunks.length < CATCH_UP_BATCH || this.ended) return;
     }

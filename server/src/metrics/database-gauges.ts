@@ -31,7 +31,9 @@ export async function renderMetrics(stores?: Stores, now: Date = new Date()): Pr
     const [counts, queue] = await Promise.all([stores.runs.countByStatus(), stores.jobs.queueSummary()]);
     for (const status of RUN_STATUSES) runsByStatus.set({ status }, counts.get(status) ?? 0);
     queueDepth.set(queue.depth);
-    queueOldestAge.set(queue.oldestQueuedAt ? Math.max(0, (now.getTime() - Date.parse(queue.oldestQueuedAt)) / 1000) : 0);
+    queueOldestAge.set(
+      queue.oldestQueuedAt ? Math.max(0, (now.getTime() - Date.parse(queue.oldestQueuedAt)) / 1000) : 0,
+    );
   }
   return registry.metrics();
 }

@@ -11,12 +11,20 @@ export async function serveRunnerMetrics(host: string, port: number): Promise<{ 
   const server = createServer((request, response) => {
     const path = (request.url ?? "/").split("?")[0];
     if (path !== "/metrics" || (request.method !== "GET" && request.method !== "HEAD")) {
-      response.writeHead(404, { "Content-Type": "text/plain; charset=utf-8" }).end("Only GET /metrics is served here.\n");
+      response
+        .writeHead(404, { "Content-Type": "text/plain; charset=utf-8" })
+        .end("Only GET /metrics is served here.\n");
       return;
     }
     renderMetrics().then(
-      (text) => response.writeHead(200, { "Content-Type": METRICS_CONTENT_TYPE }).end(request.method === "HEAD" ? undefined : text),
-      () => response.writeHead(500, { "Content-Type": "text/plain; charset=utf-8" }).end("The metrics could not be collected.\n"),
+      (text) =>
+        response
+          .writeHead(200, { "Content-Type": METRICS_CONTENT_TYPE })
+          .end(request.method === "HEAD" ? undefined : text),
+      () =>
+        response
+          .writeHead(500, { "Content-Type": "text/plain; charset=utf-8" })
+          .end("The metrics could not be collected.\n"),
     );
   });
   await new Promise<void>((resolve, reject) => {

@@ -16,14 +16,22 @@ async function listen(server: net.Server): Promise<number> {
   return (server.address() as AddressInfo).port;
 }
 
-function send(socketPath: string, method: string, urlPath: string, options: { body?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+function send(
+  socketPath: string,
+  method: string,
+  urlPath: string,
+  options: { body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ socketPath, method, path: urlPath, headers: { host: "127.0.0.1:7480", ...options.headers }, agent: false }, (response) => {
-      let body = "";
-      response.setEncoding("utf8");
-      response.on("data", (chunk) => (body += chunk));
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-    });
+    const request = http.request(
+      { socketPath, method, path: urlPath, headers: { host: "127.0.0.1:7480", ...options.headers }, agent: false },
+      (response) => {
+        let body = "";
+        response.setEncoding("utf8");
+        response.on("data", (chunk) => (body += chunk));
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      },
+    );
     request.on("error", reject);
     request.end(options.body);
   });
@@ -114,7 +122,9 @@ test("forwards only the operations a run token may call: everything else is 403 
   const port = await listen(api);
   const channel = await openApiChannel({ socketPath: path.join(dir, "api.sock"), target: { host: "127.0.0.1", port } });
   try {
-    const body = JSON.stringify({ data: { type: "sessions", attributes: { email: "someone@example.com", password: "guess" } } });
+    const body = JSON.stringify({
+      data: { type: "sessions", attributes: { email: "someone@example.com", password: "guess" } },
+    });
     const refused = [
       ["POST", "/v1/auth/sessions"],
       ["POST", "/v1/auth/sessions/"],
@@ -130,7 +140,8 @@ test("forwards only the operations a run token may call: everything else is 403 
     for (const [method, urlPath] of refused) {
       const answer = await send(channel.socketPath, method, urlPath, { body: method === "POST" ? body : undefined });
       assert.is(answer.status, 403, `${method} ${urlPath}`);
-      if (method !== "HEAD") assert.is((JSON.parse(answer.body) as { errors: Array<{ code: string }> }).errors[0].code, "FORBIDDEN");
+      if (method !== "HEAD")
+        assert.is((JSON.parse(answer.body) as { errors: Array<{ code: string }> }).errors[0].code, "FORBIDDEN");
     }
     // An absolute-form target is refused too (the API would see another path than the one checked).
     const client = net.connect({ path: channel.socketPath });
@@ -139,7 +150,9 @@ test("forwards only the operations a run token may call: everything else is 403 
       client.on("data", (chunk) => (text += chunk.toString()));
       client.on("close", () => resolve(text));
       client.on("error", () => resolve(text));
-      client.write("POST http://127.0.0.1:7480/v1/auth/sessions HTTP/1.1\r\nHost: 127.0.0.1:7480\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+      client.write(
+        "POST http://127.0.0.1:7480/v1/auth/sessions HTTP/1.1\r\nHost: 127.0.0.1:7480\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+      );
     });
     assert.match(absolute, /^HTTP\/1\.1 403 /);
     assert.equal(seen, [], "no refused request reached the API");
@@ -157,7 +170,10 @@ test("forwards only the operations a run token may call: everything else is 403 
       ["PUT", "/api/v2/uploads/state-versions-json/tok"],
     ];
     for (const [method, urlPath] of allowed) {
-      const answer = await send(channel.socketPath, method, `${urlPath}?q=1`, { body: method === "GET" ? undefined : "{}", headers: { "X-Forwarded-For": "203.0.113.9" } });
+      const answer = await send(channel.socketPath, method, `${urlPath}?q=1`, {
+        body: method === "GET" ? undefined : "{}",
+        headers: { "X-Forwarded-For": "203.0.113.9" },
+      });
       assert.is(answer.status, 200, `${method} ${urlPath}`);
       assert.is(answer.body, "api");
     }

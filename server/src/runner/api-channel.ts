@@ -56,10 +56,18 @@ export interface ApiChannel {
  * Unauthenticated operations the sandboxed tofu needs: service discovery, ping, and the state
  * uploads its run token's signed upload URLs name.
  */
-const CLI_UNAUTHENTICATED: ReadonlySet<string> = new Set(["getDiscovery", "ping", "uploadStateVersion", "uploadStateVersionJson"]);
+const CLI_UNAUTHENTICATED: ReadonlySet<string> = new Set([
+  "getDiscovery",
+  "ping",
+  "uploadStateVersion",
+  "uploadStateVersionJson",
+]);
 
 /** Whether a run token may call the operation: marked for run tokens, or needing only what a run token holds. */
-export function runTokenOperation(surface: "tfe" | "v1", op: Pick<OperationDescriptor, "operationId" | "permission" | "runToken">): boolean {
+export function runTokenOperation(
+  surface: "tfe" | "v1",
+  op: Pick<OperationDescriptor, "operationId" | "permission" | "runToken">,
+): boolean {
   if (op.runToken) return true;
   if (op.permission === "none") return surface === "tfe" && CLI_UNAUTHENTICATED.has(op.operationId);
   return (RUN_TOKEN_PERMISSIONS as readonly string[]).includes(op.permission);
@@ -81,14 +89,15 @@ function templatePattern(path: string): string {
     .join("");
 }
 
-const ROUTES: readonly Route[] = [...tfeOperations.map((op) => ({ surface: "tfe" as const, op })), ...v1Operations.map((op) => ({ surface: "v1" as const, op }))].map(
-  ({ surface, op }) => ({
-    method: op.method,
-    exact: new RegExp(`^${templatePattern(op.path)}$`),
-    loose: new RegExp(`^${templatePattern(op.path)}/?$`, "i"),
-    allowed: runTokenOperation(surface, op),
-  }),
-);
+const ROUTES: readonly Route[] = [
+  ...tfeOperations.map((op) => ({ surface: "tfe" as const, op })),
+  ...v1Operations.map((op) => ({ surface: "v1" as const, op })),
+].map(({ surface, op }) => ({
+  method: op.method,
+  exact: new RegExp(`^${templatePattern(op.path)}$`),
+  loose: new RegExp(`^${templatePattern(op.path)}/?$`, "i"),
+  allowed: runTokenOperation(surface, op),
+}));
 
 /**
  * Whether the channel forwards a request: its path names an operation a run token may call, and
@@ -124,14 +133,16 @@ const NOT_FORWARDED = new Set([
 function forwardedHeaders(raw: string[]): Record<string, string | string[]> {
   const named = new Set<string>();
   for (let i = 0; i < raw.length; i += 2) {
-    if (raw[i].toLowerCase() === "connection") for (const token of raw[i + 1].split(",")) named.add(token.trim().toLowerCase());
+    if (raw[i].toLowerCase() === "connection")
+      for (const token of raw[i + 1].split(",")) named.add(token.trim().toLowerCase());
   }
   const headers: Record<string, string | string[]> = {};
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
     if (NOT_FORWARDED.has(name) || named.has(name)) continue;
     const existing = headers[name];
-    headers[name] = existing === undefined ? raw[i + 1] : [...(Array.isArray(existing) ? existing : [existing]), raw[i + 1]];
+    headers[name] =
+      existing === undefined ? raw[i + 1] : [...(Array.isArray(existing) ? existing : [existing]), raw[i + 1]];
   }
   return headers;
 }
@@ -173,7 +184,14 @@ export async function openApiChannel(options: ApiChannelOptions): Promise<ApiCha
       refuse(res, method, url?.pathname ?? rawUrl.slice(0, 200));
       return;
     }
-    const upstream = http.request({ host: target.host, port: target.port, method, path: url.pathname + url.search, headers: forwardedHeaders(req.rawHeaders), agent });
+    const upstream = http.request({
+      host: target.host,
+      port: target.port,
+      method,
+      path: url.pathname + url.search,
+      headers: forwardedHeaders(req.rawHeaders),
+      agent,
+    });
     // A failure on either side ends both: the client inside then sees a reset, as it would for a
     // refused TCP connection.
     upstream.on("error", () => res.destroy());

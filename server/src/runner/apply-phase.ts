@@ -50,7 +50,8 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     x.policyOutcome === "passed" ||
     (x.policyOutcome === "soft_failed" &&
       x.policyResultDigest !== null &&
-      (await services.stores.policyResults.findActiveOverride(run.id, x.policyResultDigest, services.clock())) !== undefined);
+      (await services.stores.policyResults.findActiveOverride(run.id, x.policyResultDigest, services.clock())) !==
+        undefined);
   const stale =
     !policyHolds ||
     !review ||
@@ -64,7 +65,10 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
     review.dependencyBundleDigest !== x.dependencyBundleDigest ||
     fence === null ||
     fence !== x.workspaceLockFence;
-  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, [], { maxBytes: services.config.phaseLogMaxBytes, json: run.structuredRunOutput });
+  const log = new PhaseLog(services.stores, run.id, "apply", services.clock, [], {
+    maxBytes: services.config.phaseLogMaxBytes,
+    json: run.structuredRunOutput,
+  });
   if (stale) {
     log.write(
       policyHolds
@@ -89,10 +93,16 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
       readPlanJson(services, run),
       workspaceSecretValues(services, run.workspaceId),
     ]);
-    secretValues = sensitiveValueSet({ variables: [...inputs.secrets, ...workspaceSecrets], priorState, plan: JSON.parse(planJson.toString("utf8")) });
+    secretValues = sensitiveValueSet({
+      variables: [...inputs.secrets, ...workspaceSecrets],
+      priorState,
+      plan: JSON.parse(planJson.toString("utf8")),
+    });
   } catch (error) {
     services.logger.warn({ runId: run.id, err: error }, "the apply's sensitive values could not be determined");
-    log.write("StackShip could not read the plan or the workspace's current state, so it cannot tell which values are sensitive; nothing was applied.\n");
+    log.write(
+      "StackShip could not read the plan or the workspace's current state, so it cannot tell which values are sensitive; nothing was applied.\n",
+    );
     await log.close();
     const failed = await moveRun(services, run.id, { type: "apply_failed" });
     await releaseRun(services, failed ?? run);
@@ -112,17 +122,25 @@ export async function executeApply(ctx: ExecutionContext, runId: string, signal:
   if (!started) return "done";
   const { secret } = await mintRunToken(services, run, "apply", ctx.phaseTimeoutMs + 60_000);
   // A provisioner may print the token; the log is viewer-readable.
-  const sanitizedLog = new PhaseLog(services.stores, run.id, "apply", services.clock, new ValueMatcher([...secretValues, secret]), {
-    maxBytes: services.config.phaseLogMaxBytes,
-    json: run.structuredRunOutput,
-  });
+  const sanitizedLog = new PhaseLog(
+    services.stores,
+    run.id,
+    "apply",
+    services.clock,
+    new ValueMatcher([...secretValues, secret]),
+    {
+      maxBytes: services.config.phaseLogMaxBytes,
+      json: run.structuredRunOutput,
+    },
+  );
   let result: SandboxResult;
   try {
     const files = (async () => {
       const files = sandboxFiles(await readRunConfiguration(services, run), secret, inputs);
       const plan = await runArtifact(services, run, "plan");
       // The saved plan must be the one the approval bound (its digest is the run's).
-      if (!plan || plan.sha256 !== x.planDigest) throw new Error(`run ${run.id}: its saved plan is missing or is not the approved one`);
+      if (!plan || plan.sha256 !== x.planDigest)
+        throw new Error(`run ${run.id}: its saved plan is missing or is not the approved one`);
       files["plan.tfplan"] = await services.artifacts.read(plan, run.workspaceId);
       if (x.dependencyLockFile !== null) files["lock.hcl"] = x.dependencyLockFile;
       return files;

@@ -52,7 +52,10 @@ export class CancelWatch {
         interrupt();
       }
     } catch (error) {
-      this.services.logger.warn({ err: error }, "could not read the cancel requests of the runs in flight; trying again");
+      this.services.logger.warn(
+        { err: error },
+        "could not read the cancel requests of the runs in flight; trying again",
+      );
     } finally {
       this.polling = false;
     }

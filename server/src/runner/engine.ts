@@ -125,7 +125,11 @@ export class RunnerEngine {
         // Several slots, all busy: more work is likely queued, so the next sandbox boots during this
         // attempt (with one slot its boot would only compete with that slot's attempt).
         refillOnTake: () => this.options.concurrency > 1 && this.running.size >= this.options.concurrency,
-        onError: (error) => this.services.logger.warn({ err: error, runner: this.runnerId }, "a warm sandbox could not be started; plans start their own"),
+        onError: (error) =>
+          this.services.logger.warn(
+            { err: error, runner: this.runnerId },
+            "a warm sandbox could not be started; plans start their own",
+          ),
       });
       this.warm.start();
     }
@@ -141,7 +145,11 @@ export class RunnerEngine {
     this.cancelWatch = new CancelWatch(
       this.services,
       () => [...this.running.values()].map(({ job, abort }) => ({ runId: job.runId, interrupt: () => abort.abort() })),
-      (runId) => this.services.logger.info({ runner: this.runnerId, run_id: runId }, "cancel requested: interrupting the attempt"),
+      (runId) =>
+        this.services.logger.info(
+          { runner: this.runnerId, run_id: runId },
+          "cancel requested: interrupting the attempt",
+        ),
     );
     this.cancelWatch.start();
     void this.tick();
@@ -151,7 +159,10 @@ export class RunnerEngine {
   private async executeDispatched(runJobId: string): Promise<void> {
     if (this.stopped) {
       // Handed over while this runner shuts down: back to the queue for another runner (the run_jobs row is still queued).
-      await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+      await this.services.stores.jobs.dispatch(
+        runJobId,
+        new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString(),
+      );
       return;
     }
     let job: RunJob | undefined;
@@ -160,7 +171,10 @@ export class RunnerEngine {
       if (!job) {
         const current = await this.services.stores.jobs.getById(runJobId);
         if (current?.status === "queued") {
-          await this.services.stores.jobs.dispatch(runJobId, new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString());
+          await this.services.stores.jobs.dispatch(
+            runJobId,
+            new Date(this.services.clock().getTime() + this.options.busyRetryMs).toISOString(),
+          );
         }
         return;
       }
@@ -168,7 +182,10 @@ export class RunnerEngine {
       // The database went away (graphile-worker's job fails and is not tried again): the sweeps
       // hand the run_jobs row over again once it is back.
       this.undispatched.add(runJobId);
-      this.services.logger.warn({ err: error, runner: this.runnerId, job_id: runJobId }, "a job handed over could not be claimed; dispatched again at the next sweep");
+      this.services.logger.warn(
+        { err: error, runner: this.runnerId, job_id: runJobId },
+        "a job handed over could not be claimed; dispatched again at the next sweep",
+      );
       return;
     }
     const abort = new AbortController();
@@ -197,7 +214,8 @@ export class RunnerEngine {
     const describe = () => [...this.running.values()].map(({ job }) => ({ runId: job.runId, phase: job.phase }));
     const inFlight = describe();
     const deadline = Date.now() + graceMs;
-    while (this.running.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
+    while (this.running.size > 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, Math.min(50, Math.max(1, deadline - Date.now()))));
     const interrupted = describe();
     const reason = new RunnerShutdown(signalName, Math.round(graceMs / 1000));
     for (const { abort } of this.running.values()) abort.abort(reason);
@@ -286,15 +304,28 @@ export class RunnerEngine {
   }
 
   private async execute(job: RunJob, signal: AbortSignal): Promise<void> {
-    const log = this.services.logger.child({ runner: this.runnerId, run_id: job.runId, phase: job.phase, job_id: job.id });
-    const context: ExecutionContext = { ...this.context, runnerId: this.runnerId, jobId: job.id, warmPlanSandboxes: this.warm ?? undefined };
+    const log = this.services.logger.child({
+      runner: this.runnerId,
+      run_id: job.runId,
+      phase: job.phase,
+      job_id: job.id,
+    });
+    const context: ExecutionContext = {
+      ...this.context,
+      runnerId: this.runnerId,
+      jobId: job.id,
+      warmPlanSandboxes: this.warm ?? undefined,
+    };
     try {
       log.info("phase started");
       const outcome = await timePhase(this.services, this.runnerId, job, () =>
         job.phase === "plan" ? executePlan(context, job.runId, signal) : executeApply(context, job.runId, signal),
       );
       if (outcome === "retry_later") {
-        await this.services.stores.jobs.requeue(job.id, new Date(this.services.clock().getTime() + this.options.busyRetryMs));
+        await this.services.stores.jobs.requeue(
+          job.id,
+          new Date(this.services.clock().getTime() + this.options.busyRetryMs),
+        );
         log.info("workspace busy; phase requeued");
         return;
       }
@@ -322,7 +353,8 @@ export class RunnerEngine {
       await this.services.stores.jobs.heartbeat(this.runnerId, now);
       for (const { job } of this.running.values()) {
         for (const attempt of await this.services.stores.attempts.listByRun(job.runId)) {
-          if (attempt.status === "running" && attempt.runnerId === this.runnerId) await this.services.stores.attempts.heartbeat(attempt.id, now);
+          if (attempt.status === "running" && attempt.runnerId === this.runnerId)
+            await this.services.stores.attempts.heartbeat(attempt.id, now);
         }
       }
     } catch (error) {
@@ -337,7 +369,8 @@ export class RunnerEngine {
    * MAX_PLAN_ATTEMPTS; a lost apply is never guessed at: the run goes to needs_recovery and keeps the lock.
    */
   async sweep(): Promise<void> {
-    for (const { job, classification, reason } of [...this.unsettled.values()]) await this.settle(job, classification, reason);
+    for (const { job, classification, reason } of [...this.unsettled.values()])
+      await this.settle(job, classification, reason);
     const now = this.services.clock();
     for (const id of [...this.undispatched]) {
       const current = await this.services.stores.jobs.getById(id);
@@ -358,7 +391,10 @@ export class RunnerEngine {
     }
     this.orphanSuspects = suspects;
     if (this.graphile) await this.claimOverdue(now);
-    for (const run of await this.services.stores.runs.listApprovalExpired(now, ["awaiting_approval", "policy_soft_failed"])) {
+    for (const run of await this.services.stores.runs.listApprovalExpired(now, [
+      "awaiting_approval",
+      "policy_soft_failed",
+    ])) {
       await expireApproval(this.services, run, now);
     }
   }

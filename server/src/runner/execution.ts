@@ -91,7 +91,10 @@ export function planSandboxShape(ctx: Pick<ExecutionContext, "api" | "toolsDir" 
   return {
     api: ctx.api,
     limits: ctx.sandboxLimits,
-    readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }, ...planDiffBinds()],
+    readOnlyBinds: [
+      { source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR },
+      ...planDiffBinds(),
+    ],
     planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
     readOnlyInputDir: PLAN_STATE_DIR,
   };
@@ -167,16 +170,24 @@ export async function readRunConfiguration(services: Services, run: Run): Promis
   if (!configurationVersion || !configuration || !workspace || !organization) {
     throw new Error(`run ${run.id}: its configuration or workspace is missing`);
   }
-  if (configurationVersion.configDigest !== run.configDigest) throw new Error(`run ${run.id}: configuration digest changed`);
+  if (configurationVersion.configDigest !== run.configDigest)
+    throw new Error(`run ${run.id}: configuration digest changed`);
   const tarball = await services.artifacts.read(configuration, run.workspaceId);
   return { tarball, organizationName: organization.name, workspaceName: workspace.name };
 }
 
-export function sandboxFiles(configuration: RunConfiguration, token: string, inputs: Materialized): Record<string, string | Uint8Array> {
+export function sandboxFiles(
+  configuration: RunConfiguration,
+  token: string,
+  inputs: Materialized,
+): Record<string, string | Uint8Array> {
   return {
     [CONFIG_ARCHIVE]: configuration.tarball,
     "cli.tfrc": cliConfig(token),
-    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(configuration.organizationName, configuration.workspaceName),
+    [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: cloudOverride(
+      configuration.organizationName,
+      configuration.workspaceName,
+    ),
     [`${STAGED_DIR}/${TFVARS_FILE}`]: tfvars(inputs.terraform),
     ...inputs.files,
   };
@@ -194,7 +205,8 @@ const LIMIT_REASONS: Readonly<Record<SandboxLimitKind, SandboxLimitReason>> = {
 /** What the log says when a limit stopped the attempt (the review says it too, by its reason). */
 export const LIMIT_LOG_LINES: Readonly<Record<SandboxLimitKind, string>> = {
   memory: "StackShip stopped this attempt: its sandbox used more memory than allowed (STACKSHIP_SANDBOX_MEMORY_MB).",
-  processes: "StackShip stopped this attempt: its sandbox reached its limit on processes and threads (STACKSHIP_SANDBOX_PROCESSES).",
+  processes:
+    "StackShip stopped this attempt: its sandbox reached its limit on processes and threads (STACKSHIP_SANDBOX_PROCESSES).",
   file_size: "This attempt failed on a file larger than its sandbox allows (STACKSHIP_SANDBOX_FILE_SIZE_MB).",
   disk: "This attempt failed: its sandbox's work directory is full (STACKSHIP_SANDBOX_DISK_MB).",
   cpu: "StackShip stopped this attempt: its sandbox used more CPU time than allowed (STACKSHIP_SANDBOX_CPU_SECONDS).",
@@ -214,7 +226,9 @@ export class RunnerShutdown extends Error {
     readonly signalName: string,
     readonly graceSeconds: number,
   ) {
-    super(`the runner process received ${signalName} and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS (${graceSeconds} s)`);
+    super(
+      `the runner process received ${signalName} and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS (${graceSeconds} s)`,
+    );
   }
 }
 
@@ -260,7 +274,11 @@ export async function runPhaseSandbox(
       const shape: SandboxShape =
         phase === "plan"
           ? planSandboxShape(ctx)
-          : { api: ctx.api, limits: ctx.sandboxLimits, readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }] };
+          : {
+              api: ctx.api,
+              limits: ctx.sandboxLimits,
+              readOnlyBinds: [{ source: ctx.toolsDir ?? join(REPO_ROOT, ".tools"), target: SANDBOX_TOOLS_DIR }],
+            };
       sandbox = await startSandbox({ ...shape, sandboxId, name });
     } else {
       // Recorded before the handoff: nothing of the run is in the sandbox yet.
@@ -280,7 +298,16 @@ export async function runPhaseSandbox(
   const workingDirectory = run.sourceWorkingDirectory ?? workspace?.workingDirectory ?? "";
   const result = await sandbox.run(
     {
-      argv: ["sh", "-c", phaseScript({ phase, workingDirectory, json: run.structuredRunOutput, generateConfig: run.allowConfigGeneration === true })],
+      argv: [
+        "sh",
+        "-c",
+        phaseScript({
+          phase,
+          workingDirectory,
+          json: run.structuredRunOutput,
+          generateConfig: run.allowConfigGeneration === true,
+        }),
+      ],
       unpack: phaseUnpack(workingDirectory),
       files: handedOver,
       env: {

@@ -19,7 +19,12 @@ export interface GitHubWorkerOptions {
   staleAfterMs: number;
 }
 
-export const DEFAULT_GITHUB_WORKER_OPTIONS: GitHubWorkerOptions = { pollIntervalMs: 250, maxAttempts: 6, backoffBaseMs: 5_000, staleAfterMs: 10 * 60_000 };
+export const DEFAULT_GITHUB_WORKER_OPTIONS: GitHubWorkerOptions = {
+  pollIntervalMs: 250,
+  maxAttempts: 6,
+  backoffBaseMs: 5_000,
+  staleAfterMs: 10 * 60_000,
+};
 
 /**
  * The GitHub pipeline's jobs: verified deliveries queued by the webhook (claimed compare-and-set
@@ -92,7 +97,10 @@ export class GitHubWorker {
         const now = this.services.clock();
         if (now.getTime() - this.lastStaleSweep >= 30_000) {
           this.lastStaleSweep = now.getTime();
-          await this.services.stores.github.releaseStaleDeliveries(new Date(now.getTime() - this.options.staleAfterMs), now);
+          await this.services.stores.github.releaseStaleDeliveries(
+            new Date(now.getTime() - this.options.staleAfterMs),
+            now,
+          );
         }
         for (;;) {
           if (this.stopped) break;
@@ -100,7 +108,9 @@ export class GitHubWorker {
           if (!delivery) break;
           await this.runDelivery(delivery);
         }
-        if (!this.stopped) for (const check of await this.services.stores.github.dueCheckRuns(this.services.clock(), 25)) await syncCheckRun(this.services, check);
+        if (!this.stopped)
+          for (const check of await this.services.stores.github.dueCheckRuns(this.services.clock(), 25))
+            await syncCheckRun(this.services, check);
       } catch (error) {
         this.services.logger.error({ err: error, worker: this.workerId }, "GitHub worker pass failed");
       } finally {
@@ -112,7 +122,11 @@ export class GitHubWorker {
   }
 
   private async runDelivery(delivery: GitHubDelivery): Promise<void> {
-    const log = this.services.logger.child({ delivery_id: delivery.id, event: delivery.event, attempt: delivery.attempts });
+    const log = this.services.logger.child({
+      delivery_id: delivery.id,
+      event: delivery.event,
+      attempt: delivery.attempts,
+    });
     try {
       const result = await processDelivery(this.services, delivery);
       await finishDelivery(this.services, delivery, result);

@@ -41,13 +41,21 @@ export async function migrateGraphileWorker(db: Database): Promise<void> {
 /** Starts a graphile-worker runner that hands each run-phase job to `execute`. */
 export function startGraphileRunner(
   db: Database,
-  options: { concurrency: number; execute: (runJobId: string) => Promise<void>; log: (message: string, meta?: unknown) => void },
+  options: {
+    concurrency: number;
+    execute: (runJobId: string) => Promise<void>;
+    log: (message: string, meta?: unknown) => void;
+  },
 ): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const runPhase = async (payload: unknown) => {
     const runJobId = (payload as { run_job_id?: unknown })?.run_job_id;
     if (typeof runJobId === "string") await options.execute(runJobId);
   };
-  return startGraphileTasks(db, { concurrency: options.concurrency, log: options.log, tasks: { [RUN_PHASE_TASK]: runPhase } });
+  return startGraphileTasks(db, {
+    concurrency: options.concurrency,
+    log: options.log,
+    tasks: { [RUN_PHASE_TASK]: runPhase },
+  });
 }
 
 /** A graphile-worker runner that is started again when it dies (its database went away), until stopped. */
@@ -69,10 +77,16 @@ export function restartDelayMs(attempt: number): number {
  */
 export async function startGraphileTasks(
   db: Database,
-  options: { concurrency: number; tasks: Record<string, (payload: unknown) => Promise<void>>; log: (message: string, meta?: unknown) => void },
+  options: {
+    concurrency: number;
+    tasks: Record<string, (payload: unknown) => Promise<void>>;
+    log: (message: string, meta?: unknown) => void;
+  },
 ): Promise<{ runner: SupervisedRunner; pool: pg.Pool }> {
   const pool = poolFor(db, options.concurrency + 2);
-  const taskList = Object.fromEntries(Object.entries(options.tasks).map(([name, fn]): [string, Task] => [name, async (payload) => fn(payload)]));
+  const taskList = Object.fromEntries(
+    Object.entries(options.tasks).map(([name, fn]): [string, Task] => [name, async (payload) => fn(payload)]),
+  );
   const start = () =>
     run({
       pgPool: pool,
@@ -99,7 +113,10 @@ export async function startGraphileTasks(
       (error: unknown) => {
         if (stopped || current !== runner) return;
         current = null;
-        options.log(`graphile-worker stopped (${(error as Error)?.message ?? String(error)}); starting it again`, error);
+        options.log(
+          `graphile-worker stopped (${(error as Error)?.message ?? String(error)}); starting it again`,
+          error,
+        );
         restarting = restart();
       },
     );
@@ -126,7 +143,10 @@ export async function startGraphileTasks(
         options.log("graphile-worker running again");
         return;
       } catch (error) {
-        options.log(`graphile-worker could not start again (attempt ${attempt}): ${(error as Error)?.message ?? String(error)}`, error);
+        options.log(
+          `graphile-worker could not start again (attempt ${attempt}): ${(error as Error)?.message ?? String(error)}`,
+          error,
+        );
       }
     }
   };

@@ -9,7 +9,12 @@ import { redactByValue } from "../domain/plan-diff/redacted-plan.mjs";
  * variable a speculative run's snapshot leaves out, copied into the prior state). Null when the
  * plan JSON cannot be built into one, or the result still holds a sensitive value.
  */
-export function hostPlanDiff(planJson: unknown, runId: string, secrets: readonly string[], matcher: ValueMatcher): Buffer | null {
+export function hostPlanDiff(
+  planJson: unknown,
+  runId: string,
+  secrets: readonly string[],
+  matcher: ValueMatcher,
+): Buffer | null {
   try {
     const built = Buffer.from(buildPlanDiff(planJson, { runId, knownSecrets: [...secrets] }).json, "utf8");
     return isPlanDiffArtifactOf(built, runId, matcher) ? built : null;
@@ -41,7 +46,8 @@ export function hostRedactedPlan(bytes: Buffer, matcher: ValueMatcher): Buffer |
   if (document === null || typeof document !== "object" || Array.isArray(document)) return null;
   const d = document as Record<string, unknown>;
   if (typeof d.plan_format_version !== "string" || typeof d.provider_format_version !== "string") return null;
-  if (d.provider_schemas === null || typeof d.provider_schemas !== "object" || Array.isArray(d.provider_schemas)) return null;
+  if (d.provider_schemas === null || typeof d.provider_schemas !== "object" || Array.isArray(d.provider_schemas))
+    return null;
   if (!matcher.contains(text)) return bytes;
   const again = Buffer.from(JSON.stringify(redactByValue(d, matcher)), "utf8");
   return matcher.contains(again.toString("utf8")) ? null : again;

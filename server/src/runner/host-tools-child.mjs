@@ -16,9 +16,14 @@ readline
       return;
     }
     const { id, command, args } = request;
-    execFile(String(command), Array.isArray(args) ? args.map(String) : [], { env: { PATH } }, (error, _stdout, stderr) => {
-      const message = error ? String(stderr).trim() || error.message : undefined;
-      process.stdout.write(`${JSON.stringify({ id, ok: !error, message })}\n`);
-    });
+    execFile(
+      String(command),
+      Array.isArray(args) ? args.map(String) : [],
+      { env: { PATH } },
+      (error, _stdout, stderr) => {
+        const message = error ? String(stderr).trim() || error.message : undefined;
+        process.stdout.write(`${JSON.stringify({ id, ok: !error, message })}\n`);
+      },
+    );
   })
   .on("close", () => process.exit(0));

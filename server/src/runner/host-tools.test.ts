@@ -20,7 +20,9 @@ test("a tool that exits 0 resolves; one that fails rejects with its command line
 });
 
 test("many requests at once each get their own answer", async () => {
-  const outcomes = await Promise.allSettled(Array.from({ length: 24 }, (_, i) => runHostTool("sh", ["-c", `sleep 0.0${i % 5}; exit ${i % 3 === 0 ? 1 : 0}`])));
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: 24 }, (_, i) => runHostTool("sh", ["-c", `sleep 0.0${i % 5}; exit ${i % 3 === 0 ? 1 : 0}`])),
+  );
   assert.equal(
     outcomes.map((o) => o.status),
     Array.from({ length: 24 }, (_, i) => (i % 3 === 0 ? "rejected" : "fulfilled")),
@@ -30,7 +32,9 @@ test("many requests at once each get their own answer", async () => {
 test("a process that used the helper exits on its own once nothing runs", async () => {
   const module = fileURLToPath(new URL("./host-tools.ts", import.meta.url));
   const script = `import(${JSON.stringify(module)}).then((m) => m.runHostTool("true", [])).then(() => console.log("done"))`;
-  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], { timeout: 20_000 });
+  const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "-e", script], {
+    timeout: 20_000,
+  });
   assert.is(stdout.trim(), "done");
 });
 

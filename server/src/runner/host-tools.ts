@@ -78,7 +78,8 @@ class HostTools {
     const ended = () => {
       if (this.child !== child) return;
       this.child = undefined;
-      for (const request of this.pending.values()) request.reject(new Error(`${request.label}: the host tools helper ended`));
+      for (const request of this.pending.values())
+        request.reject(new Error(`${request.label}: the host tools helper ended`));
       this.pending.clear();
     };
     child.once("error", ended);

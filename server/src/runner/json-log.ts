@@ -40,19 +40,35 @@ interface UiLine {
   "@message": string;
   "@level": string;
   type?: string;
-  diagnostic?: { severity?: string; summary?: string; detail?: string; range?: { filename?: string; start?: { line?: number } }; address?: string };
+  diagnostic?: {
+    severity?: string;
+    summary?: string;
+    detail?: string;
+    range?: { filename?: string; start?: { line?: number } };
+    address?: string;
+  };
   outputs?: Record<string, { sensitive?: boolean; value?: unknown }>;
   hook?: { resource?: { addr?: string }; provisioner?: string; output?: string };
 }
 
 function isUiLine(value: unknown): value is UiLine {
-  return typeof value === "object" && value !== null && typeof (value as UiLine)["@message"] === "string" && typeof (value as UiLine)["@level"] === "string";
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    typeof (value as UiLine)["@message"] === "string" &&
+    typeof (value as UiLine)["@level"] === "string"
+  );
 }
 
 /** tofu's human form of a provisioner's output line (`terraform_data.a (local-exec): text`); the `@message` has a colon after the address. */
 function renderProvisionProgress(line: UiLine): string {
   const hook = line.hook;
-  if (typeof hook?.resource?.addr !== "string" || typeof hook.provisioner !== "string" || typeof hook.output !== "string") return line["@message"];
+  if (
+    typeof hook?.resource?.addr !== "string" ||
+    typeof hook.provisioner !== "string" ||
+    typeof hook.output !== "string"
+  )
+    return line["@message"];
   return `${hook.resource.addr} (${hook.provisioner}): ${hook.output}`;
 }
 
@@ -61,7 +77,8 @@ function renderDiagnostic(line: UiLine): string {
   if (!d) return line["@message"];
   const parts = [`\n${d.severity === "warning" ? "Warning" : "Error"}: ${d.summary ?? ""}`];
   if (d.address) parts.push(`\n  with ${d.address},`);
-  if (d.range?.filename) parts.push(`\n  on ${d.range.filename}${d.range.start?.line ? ` line ${d.range.start.line}` : ""}:`);
+  if (d.range?.filename)
+    parts.push(`\n  on ${d.range.filename}${d.range.start?.line ? ` line ${d.range.start.line}` : ""}:`);
   if (d.detail) parts.push(`\n\n${d.detail}`);
   return parts.join("");
 }
@@ -71,7 +88,10 @@ function renderOutputs(line: UiLine): string | null {
   if (outputs.length === 0) return null;
   const rendered = outputs
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, output]) => `${name} = ${output.sensitive ? "(sensitive value)" : "value" in output ? JSON.stringify(output.value) : "(known after apply)"}`);
+    .map(
+      ([name, output]) =>
+        `${name} = ${output.sensitive ? "(sensitive value)" : "value" in output ? JSON.stringify(output.value) : "(known after apply)"}`,
+    );
   return `\nOutputs:\n\n${rendered.join("\n")}`;
 }
 

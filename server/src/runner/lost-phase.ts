@@ -19,7 +19,12 @@ export const MAX_PLAN_ATTEMPTS = 3;
  * every step is compare-and-set, so a retry after a refused write (or two runners sweeping the
  * same job) changes nothing twice.
  */
-export async function endLostPhase(services: Services, job: RunJob, classification: string, reason: string): Promise<void> {
+export async function endLostPhase(
+  services: Services,
+  job: RunJob,
+  classification: string,
+  reason: string,
+): Promise<void> {
   const now = services.clock();
   const attempts = await services.stores.attempts.listByRun(job.runId);
   let running = 0;
@@ -36,7 +41,13 @@ export async function endLostPhase(services: Services, job: RunJob, classificati
   if (!run) return;
   if (job.phase === "plan" && run.status === "pending") {
     // The runner died before the plan started: nothing ran, so the plan is simply queued again.
-    await services.stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "plan", serial: job.serial, now });
+    await services.stores.jobs.enqueue({
+      runId: run.id,
+      workspaceId: run.workspaceId,
+      phase: "plan",
+      serial: job.serial,
+      now,
+    });
     services.jobQueued?.();
   } else if (job.phase === "plan" && run.status === "planning") {
     const planAttempts = attempts.filter((attempt) => attempt.phase === "plan").length;
@@ -51,16 +62,31 @@ export async function endLostPhase(services: Services, job: RunJob, classificati
         { type: "plan_requeued" },
         {
           now,
-          alongside: (stores, current) => stores.jobs.enqueue({ runId: current.id, workspaceId: current.workspaceId, phase: "plan", serial: job.serial, now }),
+          alongside: (stores, current) =>
+            stores.jobs.enqueue({
+              runId: current.id,
+              workspaceId: current.workspaceId,
+              phase: "plan",
+              serial: job.serial,
+              now,
+            }),
         },
       );
       if (!requeued) return;
       services.jobQueued?.();
-      await services.stores.logs.append(run.id, "plan", `\n[StackShip: the runner planning this run was lost (${reason}); the plan runs again from the start.]\n`, false, now);
+      await services.stores.logs.append(
+        run.id,
+        "plan",
+        `\n[StackShip: the runner planning this run was lost (${reason}); the plan runs again from the start.]\n`,
+        false,
+        now,
+      );
       return;
     }
     const why =
-      classification === "runner_lost" ? `its runner was lost ${planAttempts} times (${reason}); it is not tried again` : `StackShip could not record the plan: ${reason}`;
+      classification === "runner_lost"
+        ? `its runner was lost ${planAttempts} times (${reason}); it is not tried again`
+        : `StackShip could not record the plan: ${reason}`;
     // The reason goes to the plan log (else empty or cut short: the held log never reached the database) first, then the run ends.
     if (!(await services.stores.logs.positions(run.id)).plan.complete) {
       await services.stores.logs.append(run.id, "plan", `\nThe plan ended: ${why}.\n`, true, now);
@@ -69,7 +95,11 @@ export async function endLostPhase(services: Services, job: RunJob, classificati
     if (ended) await releaseRun(services, ended);
   } else if (job.phase === "plan" && run.status === "policy_checking") {
     // Lost between the plan and the policy result: the policy stage ends errored (never a pass).
-    await endPolicyStageErrored(services, run, classification === "runner_lost" ? `its runner was lost (${reason})` : reason);
+    await endPolicyStageErrored(
+      services,
+      run,
+      classification === "runner_lost" ? `its runner was lost (${reason})` : reason,
+    );
   } else if (job.phase === "apply" && run.status === "applying") {
     await moveRun(services, run.id, { type: "apply_uncertain", interrupted: true }, { now });
     // The apply's outcome (needs recovery) is attested like one that ended in its sandbox.

@@ -70,7 +70,10 @@ test("a held structured plan log shows tofu's own rendering of the plan where it
   const { stores, logs } = recordingStores();
   const log = new PhaseLog(stores, "run-1", "plan", () => new Date(), [], { hold: true, json: true });
   log.write(planLines);
-  log.release([CANARY], `\n\nOpenTofu will perform the following actions:\n\n  # a will be created\n  + id = "${CANARY}"\n\nPlan: 1 to add, 0 to change, 0 to destroy.`);
+  log.release(
+    [CANARY],
+    `\n\nOpenTofu will perform the following actions:\n\n  # a will be created\n  + id = "${CANARY}"\n\nPlan: 1 to add, 0 to change, 0 to destroy.`,
+  );
   await log.close();
   assert.is(
     logs.plan,

@@ -68,7 +68,8 @@ class LogCap {
 
   /** Drops held output older than the newest `tail` bytes. */
   private keepNewest(): void {
-    while (this.held.length > 0 && this.heldBytes - this.held[0].length >= this.tail) this.heldBytes -= this.held.shift()!.length;
+    while (this.held.length > 0 && this.heldBytes - this.held[0].length >= this.tail)
+      this.heldBytes -= this.held.shift()!.length;
     const excess = this.heldBytes - this.tail;
     if (excess > 0) {
       this.held[0] = this.held[0].subarray(excess);
@@ -115,7 +116,10 @@ export class PhaseLog {
     if (!options.hold) this.sanitizer = new LogSanitizer(secrets);
     this.cap = new LogCap(options.maxBytes ?? DEFAULT_PHASE_LOG_MAX_BYTES);
     if (options.json && phase !== "policy") {
-      this.json = new PhaseLog(stores, runId, phase === "plan" ? "plan_json" : "apply_json", clock, secrets, { hold: options.hold, maxBytes: options.maxBytes });
+      this.json = new PhaseLog(stores, runId, phase === "plan" ? "plan_json" : "apply_json", clock, secrets, {
+        hold: options.hold,
+        maxBytes: options.maxBytes,
+      });
       this.renderer = new JsonLogRenderer(phase === "plan" && options.hold === true);
     }
   }
@@ -160,7 +164,12 @@ export class PhaseLog {
       // The plan's rendering where its lines came: tofu's own, else their `@message` lines. From
       // here on, the plan's lines (none are left once tofu exited) render where they come.
       this.renderer.planSection = false;
-      if (this.planAt !== null) this.held.splice(this.planAt, 0, stripAnsi(humanPlan !== undefined ? withBlankLineBefore(humanPlan) : this.renderer.section));
+      if (this.planAt !== null)
+        this.held.splice(
+          this.planAt,
+          0,
+          stripAnsi(humanPlan !== undefined ? withBlankLineBefore(humanPlan) : this.renderer.section),
+        );
       else if (this.renderer.section.length > 0) this.held.push(this.renderer.section);
       this.renderer.section = "";
     }
@@ -186,7 +195,9 @@ export class PhaseLog {
     // Handled at once: a timer's flush failing (a full disk, a lost database) must not become an
     // unhandled rejection, which ends the process; close() reports it to the phase instead.
     this.writes = this.writes
-      .then(() => (this.failure ? undefined : this.stores.logs.append(this.runId, this.phase, text, final, this.clock())))
+      .then(() =>
+        this.failure ? undefined : this.stores.logs.append(this.runId, this.phase, text, final, this.clock()),
+      )
       .catch((error: unknown) => {
         this.failure ??= { error };
       });

@@ -7,7 +7,12 @@ import type { Services } from "../commands/services.ts";
  * the status its attempt on this runner ended with (succeeded, failed, interrupted, …),
  * `requeued` when the workspace was busy, `error` when the phase threw.
  */
-export async function timePhase<T>(services: Services, runnerId: string, job: RunJob, execute: () => Promise<T>): Promise<T> {
+export async function timePhase<T>(
+  services: Services,
+  runnerId: string,
+  job: RunJob,
+  execute: () => Promise<T>,
+): Promise<T> {
   const started = performance.now();
   let outcome = "error";
   try {
@@ -20,7 +25,9 @@ export async function timePhase<T>(services: Services, runnerId: string, job: Ru
 }
 
 async function attemptOutcome(services: Services, runnerId: string, job: RunJob): Promise<string> {
-  const attempts = (await services.stores.attempts.listByRun(job.runId)).filter((attempt) => attempt.phase === job.phase && attempt.runnerId === runnerId);
+  const attempts = (await services.stores.attempts.listByRun(job.runId)).filter(
+    (attempt) => attempt.phase === job.phase && attempt.runnerId === runnerId,
+  );
   // No attempt: the phase ended before one started (e.g. the run was canceled while queued).
   return attempts.at(-1)?.status ?? "skipped";
 }

@@ -8,9 +8,23 @@ const change = (actions: string[]) => ({ address: "x", change: { actions } });
 
 summary("counts creates, updates and deletes; a replace counts as create and destroy", () => {
   const plan = {
-    resource_changes: [change(["create"]), change(["update"]), change(["delete"]), change(["delete", "create"]), change(["create", "delete"]), change(["no-op"]), change(["read"])],
+    resource_changes: [
+      change(["create"]),
+      change(["update"]),
+      change(["delete"]),
+      change(["delete", "create"]),
+      change(["create", "delete"]),
+      change(["no-op"]),
+      change(["read"]),
+    ],
   };
-  assert.equal(summarizePlan(plan), { counts: { create: 3, change: 1, destroy: 3 }, hasChanges: true, errored: false, imports: 0, generatedConfiguration: false });
+  assert.equal(summarizePlan(plan), {
+    counts: { create: 3, change: 1, destroy: 3 },
+    hasChanges: true,
+    errored: false,
+    imports: 0,
+    generatedConfiguration: false,
+  });
 });
 
 summary("a plan with only no-op and read changes has no changes", () => {
@@ -32,23 +46,36 @@ summary("forget is a change but not a destroy; forget-create counts the create",
     imports: 0,
     generatedConfiguration: false,
   });
-  assert.equal(summarizePlan({ resource_changes: [change(["forget", "create"])] }).counts, { create: 1, change: 0, destroy: 0 });
+  assert.equal(summarizePlan({ resource_changes: [change(["forget", "create"])] }).counts, {
+    create: 1,
+    change: 0,
+    destroy: 0,
+  });
 });
 
-summary("a no-op that imports or moves a resource is a change (OpenTofu's Changes.Empty); one that does neither is not", () => {
-  const importing = { address: "x", change: { actions: ["no-op"], importing: { id: "i-1" } } };
-  assert.equal(summarizePlan({ resource_changes: [importing] }), {
-    counts: { create: 0, change: 0, destroy: 0 },
-    hasChanges: true,
-    errored: false,
-    imports: 1,
-    generatedConfiguration: false,
-  });
-  const moved = { address: "b", previous_address: "a", change: { actions: ["no-op"] } };
-  assert.ok(summarizePlan({ resource_changes: [moved] }).hasChanges);
-  assert.not.ok(summarizePlan({ resource_changes: [{ address: "b", previous_address: "b", change: { actions: ["no-op"] } }] }).hasChanges);
-  assert.not.ok(summarizePlan({ resource_changes: [{ address: "b", change: { actions: ["no-op"], importing: null } }] }).hasChanges);
-});
+summary(
+  "a no-op that imports or moves a resource is a change (OpenTofu's Changes.Empty); one that does neither is not",
+  () => {
+    const importing = { address: "x", change: { actions: ["no-op"], importing: { id: "i-1" } } };
+    assert.equal(summarizePlan({ resource_changes: [importing] }), {
+      counts: { create: 0, change: 0, destroy: 0 },
+      hasChanges: true,
+      errored: false,
+      imports: 1,
+      generatedConfiguration: false,
+    });
+    const moved = { address: "b", previous_address: "a", change: { actions: ["no-op"] } };
+    assert.ok(summarizePlan({ resource_changes: [moved] }).hasChanges);
+    assert.not.ok(
+      summarizePlan({ resource_changes: [{ address: "b", previous_address: "b", change: { actions: ["no-op"] } }] })
+        .hasChanges,
+    );
+    assert.not.ok(
+      summarizePlan({ resource_changes: [{ address: "b", change: { actions: ["no-op"], importing: null } }] })
+        .hasChanges,
+    );
+  },
+);
 
 summary("an unknown action list is counted as a change (fail closed)", () => {
   assert.equal(summarizePlan({ resource_changes: [change(["teleport"])] }).counts.change, 1);

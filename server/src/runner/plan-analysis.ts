@@ -31,7 +31,8 @@ export function summarizePlan(planJson: unknown): PlanSummary {
   for (const entry of changes) {
     const change = (entry as { change?: { importing?: unknown; generated_config?: unknown } })?.change;
     if (change?.importing && typeof change.importing === "object") imports++;
-    if (typeof change?.generated_config === "string" && change.generated_config.length > 0) generatedConfiguration = true;
+    if (typeof change?.generated_config === "string" && change.generated_config.length > 0)
+      generatedConfiguration = true;
     const { address, previous_address: previous } = entry as { address?: unknown; previous_address?: unknown };
     if (typeof previous === "string" && previous !== address) moves++;
     const actions = (entry as { change?: { actions?: unknown } })?.change?.actions;
@@ -65,7 +66,10 @@ export function summarizePlan(planJson: unknown): PlanSummary {
         counts.change++;
     }
   }
-  const outputs = plan.output_changes && typeof plan.output_changes === "object" ? Object.values(plan.output_changes as Record<string, unknown>) : [];
+  const outputs =
+    plan.output_changes && typeof plan.output_changes === "object"
+      ? Object.values(plan.output_changes as Record<string, unknown>)
+      : [];
   const outputsChange = outputs.some((change) => {
     const actions = (change as { actions?: unknown })?.actions;
     return !(Array.isArray(actions) && actions.length === 1 && actions[0] === "no-op");

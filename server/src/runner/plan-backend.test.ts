@@ -17,9 +17,19 @@ function localPlan(dir: string): Buffer {
     path.join(dir, "main.tf"),
     'terraform {\n  backend "local" {\n    path = "state/terraform.tfstate"\n  }\n}\nresource "terraform_data" "a" {\n  input = "one"\n}\noutput "o" {\n  value = "x"\n}\n',
   );
-  const env = { PATH: process.env.PATH ?? "", HOME: dir, TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1", TF_CLI_CONFIG_FILE: "/dev/null" };
+  const env = {
+    PATH: process.env.PATH ?? "",
+    HOME: dir,
+    TF_IN_AUTOMATION: "1",
+    CHECKPOINT_DISABLE: "1",
+    TF_CLI_CONFIG_FILE: "/dev/null",
+  };
   execFileSync(tofu, ["init", "-input=false", "-no-color"], { cwd: dir, env, stdio: "ignore" });
-  execFileSync(tofu, ["plan", "-input=false", "-no-color", "-lock=false", "-out=plan.tfplan"], { cwd: dir, env, stdio: "ignore" });
+  execFileSync(tofu, ["plan", "-input=false", "-no-color", "-lock=false", "-out=plan.tfplan"], {
+    cwd: dir,
+    env,
+    stdio: "ignore",
+  });
   return readFileSync(path.join(dir, "plan.tfplan"));
 }
 
@@ -29,7 +39,8 @@ function tfplanEntry(zip: Buffer): Buffer {
     const size = zip.readUInt32LE(at + 18);
     const nameLength = zip.readUInt16LE(at + 26);
     const start = at + 30 + nameLength + zip.readUInt16LE(at + 28);
-    if (zip.subarray(at + 30, at + 30 + nameLength).toString() === "tfplan") return inflateRawSync(zip.subarray(start, start + size));
+    if (zip.subarray(at + 30, at + 30 + nameLength).toString() === "tfplan")
+      return inflateRawSync(zip.subarray(start, start + size));
     at = start + size;
   }
   throw new Error("no tfplan entry");
@@ -42,7 +53,10 @@ backend("tofu reads the rewritten plan exactly as before; it records the cloud b
     const rewritten = withCloudBackend(original, "acme", "app");
     writeFileSync(path.join(dir, "rewritten.tfplan"), rewritten);
     const show = (file: string) =>
-      execFileSync(tofu, ["show", "-json", file], { cwd: dir, env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: "/dev/null" } }).toString();
+      execFileSync(tofu, ["show", "-json", file], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", HOME: dir, TF_CLI_CONFIG_FILE: "/dev/null" },
+      }).toString();
     assert.is(show("rewritten.tfplan"), show("plan.tfplan"));
     const tfplan = tfplanEntry(rewritten);
     const message = cloudBackendMessage("acme", "app");

@@ -12,7 +12,9 @@ import { SANDBOX_STACKSHIP_HOSTNAME } from "./tofu-files.ts";
  * copied byte for byte, and the other fields of the plan message too.
  */
 export function withCloudBackend(planFile: Buffer, organization: string, workspace: string): Buffer {
-  return rewriteZipEntry(planFile, "tfplan", (tfplan) => replaceField(tfplan, PLAN_BACKEND_FIELD, cloudBackendMessage(organization, workspace)));
+  return rewriteZipEntry(planFile, "tfplan", (tfplan) =>
+    replaceField(tfplan, PLAN_BACKEND_FIELD, cloudBackendMessage(organization, workspace)),
+  );
 }
 
 /** `Backend backend = 13;` of `message Plan` (opentofu internal/plans/internal/planproto/planfile.proto). */
@@ -36,7 +38,8 @@ function msgpackString(value: string): Buffer {
   const bytes = Buffer.from(value, "utf8");
   if (bytes.length < 32) return Buffer.concat([Buffer.from([0xa0 | bytes.length]), bytes]);
   if (bytes.length < 0x100) return Buffer.concat([Buffer.from([0xd9, bytes.length]), bytes]);
-  if (bytes.length < 0x10000) return Buffer.concat([Buffer.from([0xda, bytes.length >> 8, bytes.length & 0xff]), bytes]);
+  if (bytes.length < 0x10000)
+    return Buffer.concat([Buffer.from([0xda, bytes.length >> 8, bytes.length & 0xff]), bytes]);
   throw new Error("a backend setting is too long");
 }
 
@@ -44,7 +47,10 @@ function msgpackString(value: string): Buffer {
 function msgpackObject(attributes: Record<string, Buffer | null>): Buffer {
   const names = Object.keys(attributes).sort();
   if (names.length > 15) throw new Error("too many attributes");
-  return Buffer.concat([Buffer.from([0x80 | names.length]), ...names.flatMap((name) => [msgpackString(name), attributes[name] ?? Buffer.from([0xc0])])]);
+  return Buffer.concat([
+    Buffer.from([0x80 | names.length]),
+    ...names.flatMap((name) => [msgpackString(name), attributes[name] ?? Buffer.from([0xc0])]),
+  ]);
 }
 
 /** The `Backend` message of the `cloud` block (internal/cloud/backend.go `ConfigSchema`). */
@@ -55,7 +61,11 @@ export function cloudBackendMessage(organization: string, workspace: string): Bu
     token: null,
     workspaces: msgpackObject({ name: msgpackString(workspace), project: null, tags: null }),
   });
-  return Buffer.concat([lengthDelimited(1, Buffer.from("cloud")), lengthDelimited(2, lengthDelimited(1, config)), lengthDelimited(3, Buffer.from(workspace, "utf8"))]);
+  return Buffer.concat([
+    lengthDelimited(1, Buffer.from("cloud")),
+    lengthDelimited(2, lengthDelimited(1, config)),
+    lengthDelimited(3, Buffer.from(workspace, "utf8")),
+  ]);
 }
 
 function readVarint(buffer: Buffer, at: number): [number, number] {
@@ -124,7 +134,8 @@ function readZip(zip: Buffer): ZipEntry[] {
     const extraLength = zip.readUInt16LE(at + 30);
     const commentLength = zip.readUInt16LE(at + 32);
     const localOffset = zip.readUInt32LE(at + 42);
-    if (compressedSize === 0xffffffff || localOffset === 0xffffffff) throw new Error("zip64 plan files are not supported");
+    if (compressedSize === 0xffffffff || localOffset === 0xffffffff)
+      throw new Error("zip64 plan files are not supported");
     if (method !== 0 && method !== 8) throw new Error(`the plan file uses zip compression method ${method}`);
     const name = zip.subarray(at + 46, at + 46 + nameLength);
     if (zip.readUInt32LE(localOffset) !== 0x04034b50) throw new Error("the plan file's zip entry is damaged");
@@ -206,6 +217,12 @@ function rewriteZipEntry(zip: Buffer, name: string, rewrite: (contents: Buffer) 
   const entries = readZip(zip);
   const { entry, contents } = findEntry(entries, name);
   const rewritten = rewrite(contents);
-  const replaced: ZipEntry = { ...entry, method: 8, data: deflateRawSync(rewritten), crc: crc32(rewritten), uncompressedSize: rewritten.length };
+  const replaced: ZipEntry = {
+    ...entry,
+    method: 8,
+    data: deflateRawSync(rewritten),
+    crc: crc32(rewritten),
+    uncompressedSize: rewritten.length,
+  };
   return writeZip(entries.map((e) => (e === entry ? replaced : e)));
 }

@@ -46,19 +46,22 @@ reader("messages and artifacts (binary, with newlines inside) in order, whatever
   }
 });
 
-reader("an artifact whose bytes do not have its header's SHA-256, one over the limit, or a malformed header: an error, and nothing after it is read", () => {
-  const bytes = Buffer.from("real");
-  const cases: [string, Buffer][] = [
-    ["digest", Buffer.concat([header("plan.json", bytes, { sha256: sha(Buffer.from("forged")) }), bytes])],
-    ["limit", Buffer.concat([header("plan.json", Buffer.alloc(2000)), Buffer.alloc(2000)])],
-    ["name", Buffer.concat([header("../plan.json", bytes), bytes])],
-    ["size", Buffer.concat([header("plan.json", bytes, { size: -1 }), bytes])],
-  ];
-  for (const [label, frame] of cases) {
-    const { items, errors } = read(Buffer.concat([frame, Buffer.from('{"type":"exit","code":0}\n')]), 5);
-    assert.is(errors.length, 1, label);
-    assert.equal(items, [], label);
-  }
-});
+reader(
+  "an artifact whose bytes do not have its header's SHA-256, one over the limit, or a malformed header: an error, and nothing after it is read",
+  () => {
+    const bytes = Buffer.from("real");
+    const cases: [string, Buffer][] = [
+      ["digest", Buffer.concat([header("plan.json", bytes, { sha256: sha(Buffer.from("forged")) }), bytes])],
+      ["limit", Buffer.concat([header("plan.json", Buffer.alloc(2000)), Buffer.alloc(2000)])],
+      ["name", Buffer.concat([header("../plan.json", bytes), bytes])],
+      ["size", Buffer.concat([header("plan.json", bytes, { size: -1 }), bytes])],
+    ];
+    for (const [label, frame] of cases) {
+      const { items, errors } = read(Buffer.concat([frame, Buffer.from('{"type":"exit","code":0}\n')]), 5);
+      assert.is(errors.length, 1, label);
+      assert.equal(items, [], label);
+    }
+  },
+);
 
 reader.run();

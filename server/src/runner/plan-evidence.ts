@@ -42,7 +42,8 @@ export const EVIDENCE_PLAN_REDACTED = "plan-redacted.json";
 export const EVIDENCE_PLAN_HUMAN = "plan.txt";
 
 /** A JSON message of the launcher, or one artifact whose bytes followed its header. */
-export type ControlItem = { kind: "message"; message: Record<string, unknown> } | { kind: "artifact"; name: string; bytes: Buffer };
+export type ControlItem =
+  { kind: "message"; message: Record<string, unknown> } | { kind: "artifact"; name: string; bytes: Buffer };
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -90,7 +91,14 @@ export class ControlReader {
         this.onItem({ kind: "message", message: m });
         continue;
       }
-      if (typeof m.name !== "string" || !NAME.test(m.name) || typeof m.size !== "number" || !Number.isSafeInteger(m.size) || m.size < 0 || typeof m.sha256 !== "string") {
+      if (
+        typeof m.name !== "string" ||
+        !NAME.test(m.name) ||
+        typeof m.size !== "number" ||
+        !Number.isSafeInteger(m.size) ||
+        m.size < 0 ||
+        typeof m.sha256 !== "string"
+      ) {
         this.fail("a malformed artifact header");
         return;
       }

@@ -7,7 +7,11 @@ import { runArtifact, writeRunArtifact } from "../commands/run-artifacts.ts";
 // GET /api/v2/plans/{id}/json-output can stream it without holding it in memory.
 
 /** Stores a run's plan JSON and records its ref. */
-export async function storePlanJson(services: Services, run: Run, planJson: Uint8Array | AsyncIterable<Uint8Array>): Promise<ArtifactRef> {
+export async function storePlanJson(
+  services: Services,
+  run: Run,
+  planJson: Uint8Array | AsyncIterable<Uint8Array>,
+): Promise<ArtifactRef> {
   return writeRunArtifact(services, run, "plan_json", planJson);
 }
 

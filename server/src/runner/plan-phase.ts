@@ -32,7 +32,13 @@ import { policyStage } from "./policy-stage.ts";
 import { writeRunArtifact } from "../commands/run-artifacts.ts";
 import { loadPlanState, localBackendOverride, planForApply, type PlanState } from "./plan-state.ts";
 import { CLOUD_OVERRIDE_FILE, STAGED_DIR } from "./tofu-files.ts";
-import { EVIDENCE_PLAN, EVIDENCE_PLAN_DIFF, EVIDENCE_PLAN_HUMAN, EVIDENCE_PLAN_JSON, EVIDENCE_PLAN_REDACTED } from "./plan-evidence.ts";
+import {
+  EVIDENCE_PLAN,
+  EVIDENCE_PLAN_DIFF,
+  EVIDENCE_PLAN_HUMAN,
+  EVIDENCE_PLAN_JSON,
+  EVIDENCE_PLAN_REDACTED,
+} from "./plan-evidence.ts";
 import type { ArtifactRef } from "../domain/artifacts.ts";
 
 const now = () => performance.timeOrigin + performance.now();
@@ -65,7 +71,11 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     run.id,
     { type: "plan_started" },
     {
-      facts: { workspaceLockFence: fence, predecessorStateVersionId: state?.stateVersionId ?? null, predecessorStateDigest: state?.digest ?? null },
+      facts: {
+        workspaceLockFence: fence,
+        predecessorStateVersionId: state?.stateVersionId ?? null,
+        predecessorStateDigest: state?.digest ?? null,
+      },
     },
   );
   if (!started) {
@@ -85,8 +95,13 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   try {
     planState = await loadPlanState(services, run);
   } catch (error) {
-    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues, { maxBytes: services.config.phaseLogMaxBytes, json: run.structuredRunOutput });
-    log.write(`StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`);
+    const log = new PhaseLog(services.stores, run.id, "plan", services.clock, secretValues, {
+      maxBytes: services.config.phaseLogMaxBytes,
+      json: run.structuredRunOutput,
+    });
+    log.write(
+      `StackShip could not verify the workspace's current state (${(error as Error).message}); the plan did not run.\n`,
+    );
     await log.close();
     services.logger.warn({ runId: run.id, err: error }, "the prior state could not be read for redaction");
     await failPlan(services, run);
@@ -120,13 +135,29 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   try {
     // Read while the sandbox is taken (or starts).
     // The plan's backend is the read-only local state (plan-state.ts), not the apply's `cloud` block.
-    const files = configuration.then((configuration) => ({ ...sandboxFiles(configuration, secret, inputs), [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride() }));
-    files.catch(() => {});
-    ({ result, warm } = await runPhaseSandbox(ctx, run, attempt, "plan", files, inputs, log, signal, [], planState, (name, bytes) => {
-      // The saved plan, then its JSON: stored while the launcher builds the plan changes.
-      arrived[name] = bytes;
-      if (name === EVIDENCE_PLAN_JSON && arrived[EVIDENCE_PLAN] && early === undefined) early = storePlanEarly(services, run, planState, arrived[EVIDENCE_PLAN], bytes);
+    const files = configuration.then((configuration) => ({
+      ...sandboxFiles(configuration, secret, inputs),
+      [`${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`]: localBackendOverride(),
     }));
+    files.catch(() => {});
+    ({ result, warm } = await runPhaseSandbox(
+      ctx,
+      run,
+      attempt,
+      "plan",
+      files,
+      inputs,
+      log,
+      signal,
+      [],
+      planState,
+      (name, bytes) => {
+        // The saved plan, then its JSON: stored while the launcher builds the plan changes.
+        arrived[name] = bytes;
+        if (name === EVIDENCE_PLAN_JSON && arrived[EVIDENCE_PLAN] && early === undefined)
+          early = storePlanEarly(services, run, planState, arrived[EVIDENCE_PLAN], bytes);
+      },
+    ));
   } catch (error) {
     log.write(`\nStackShip could not run the plan: ${(error as Error).message}\n`);
     await log.close();
@@ -140,7 +171,8 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   const planJsonBytes = result.artifacts[EVIDENCE_PLAN_JSON];
   // What was stored early counts only if the evidence of the exit report is exactly that.
   const stored = await early;
-  const reused = stored && planFile?.equals(stored.planFile) && planJsonBytes?.equals(stored.planJsonBytes) ? stored : undefined;
+  const reused =
+    stored && planFile?.equals(stored.planFile) && planJsonBytes?.equals(stored.planJsonBytes) ? stored : undefined;
   // The phase's whole set of sensitive values, now that the plan exists; the held log goes out
   // redacted with it (without a plan: with the values known before it).
   let planJson: unknown = reused?.planJson;
@@ -149,7 +181,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   } catch {
     planJson = undefined;
   }
-  const secrets = planJson === undefined ? knownBeforePlan : sensitiveValueSet({ variables: secretValues, priorState, plan: planJson });
+  const secrets =
+    planJson === undefined
+      ? knownBeforePlan
+      : sensitiveValueSet({ variables: secretValues, priorState, plan: planJson });
   const matcher = new ValueMatcher(secrets);
   // With structured output, tofu's own rendering of the saved plan (never evidence: only log text, redacted).
   log.release(matcher, result.artifacts[EVIDENCE_PLAN_HUMAN]?.toString("utf8"));
@@ -157,7 +192,12 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     if (result.error) log.write(`\n${result.error}\n`);
     if (result.limit !== null) log.write(`\n${LIMIT_LOG_LINES[result.limit]}\n`);
     await log.close();
-    await services.stores.attempts.finish(attempt.id, result.interrupted ? "interrupted" : "failed", classification, services.clock());
+    await services.stores.attempts.finish(
+      attempt.id,
+      result.interrupted ? "interrupted" : "failed",
+      classification,
+      services.clock(),
+    );
     await failPlan(services, run, limitReason(result));
     return "done";
   }
@@ -190,13 +230,17 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
       "the plan's redacted plan changes were refused (built from another plan JSON than the one stored, not this run's, too large, or holding a sensitive value); they are unavailable",
     );
   // Then the host builds them itself from the plan JSON it stores, with the whole set of values.
-  const planDiffStored = planDiffValid && planDiffBytes ? planDiffBytes : hostPlanDiff(planJson, run.id, secrets, matcher);
+  const planDiffStored =
+    planDiffValid && planDiffBytes ? planDiffBytes : hostPlanDiff(planJson, run.id, secrets, matcher);
   // The redacted plan the CLI renders (json-output-redacted), built by the launcher when the run
   // has structured output or the plan imports; re-checked against the whole set (host-plan-diff.ts).
   const redactedBytes = result.artifacts[EVIDENCE_PLAN_REDACTED];
   const redactedStored = redactedBytes ? hostRedactedPlan(redactedBytes, matcher) : null;
   if (redactedBytes && !redactedStored)
-    services.logger.warn({ runId: run.id }, "the plan's redacted plan for the CLI was refused (not such a document, or too large); it is unavailable");
+    services.logger.warn(
+      { runId: run.id },
+      "the plan's redacted plan for the CLI was refused (not such a document, or too large); it is unavailable",
+    );
   // Independent objects: written concurrently.
   const [planArtifact, planJsonArtifact, planDiffArtifact] = await Promise.all([
     reused ? reused.planArtifact : writeRunArtifact(services, run, "plan", planFile),
@@ -209,7 +253,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
   if (!(await services.stores.attempts.finish(attempt.id, "succeeded", classification, services.clock()))) {
     // A sweep declared this attempt lost meanwhile (this runner stopped heartbeating) and the run
     // was planned again or failed: this attempt's plan is never bound, and the run is not ours to release.
-    services.logger.warn({ runId: run.id, attempt: attempt.id }, "the plan finished after its attempt was declared lost; its result is not recorded");
+    services.logger.warn(
+      { runId: run.id, attempt: attempt.id },
+      "the plan finished after its attempt was declared lost; its result is not recorded",
+    );
     return "done";
   }
 
@@ -227,7 +274,10 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
         // Recorded with the saved plan's: the approval binds all three (run-decisions.ts).
         planJsonDigest: planJsonArtifact.sha256,
         planDiffDigest: planDiffArtifact?.sha256 ?? null,
-        dependencyBundleDigest: dependencyBundleDigest(result.artifacts["lock.hcl"] ?? null, result.artifacts["modules.json"] ?? null),
+        dependencyBundleDigest: dependencyBundleDigest(
+          result.artifacts["lock.hcl"] ?? null,
+          result.artifacts["modules.json"] ?? null,
+        ),
         // The lock file travels with the plan: the apply must use exactly these providers.
         dependencyLockFile: result.artifacts["lock.hcl"]?.toString("utf8") ?? null,
       },
@@ -238,7 +288,16 @@ export async function executePlan(ctx: ExecutionContext, runId: string, signal: 
     return "done";
   }
   await policyStage(ctx, planned, planJsonBytes, matcher);
-  ctx.onAttemptTimings?.({ runId: run.id, phase: "plan", warm, phaseStartedAt, attemptStartedAt, sandbox: result.timings, storedAt, finishedAt: now() });
+  ctx.onAttemptTimings?.({
+    runId: run.id,
+    phase: "plan",
+    warm,
+    phaseStartedAt,
+    attemptStartedAt,
+    sandbox: result.timings,
+    storedAt,
+    finishedAt: now(),
+  });
   return "done";
 }
 
@@ -262,13 +321,22 @@ interface StoredPlan {
  * executePlan uses it only when the evidence of the exit report is byte for byte this; otherwise
  * (or on any error here) it does all of this again itself.
  */
-async function storePlanEarly(services: Services, run: Run, planState: PlanState, planFile: Buffer, planJsonBytes: Buffer): Promise<StoredPlan | undefined> {
+async function storePlanEarly(
+  services: Services,
+  run: Run,
+  planState: PlanState,
+  planFile: Buffer,
+  planJsonBytes: Buffer,
+): Promise<StoredPlan | undefined> {
   try {
     const planJson: unknown = JSON.parse(planJsonBytes.toString("utf8"));
     const summary = summarizePlan(planJson);
     if (summary.errored) return undefined;
     const forApply = await planForApply(services, run, planFile, planState);
-    const [planArtifact, planJsonArtifact] = await Promise.all([writeRunArtifact(services, run, "plan", forApply), storePlanJson(services, run, planJsonBytes)]);
+    const [planArtifact, planJsonArtifact] = await Promise.all([
+      writeRunArtifact(services, run, "plan", forApply),
+      storePlanJson(services, run, planJsonBytes),
+    ]);
     return { planFile, planJsonBytes, planJson, summary, forApply, planArtifact, planJsonArtifact };
   } catch {
     return undefined;

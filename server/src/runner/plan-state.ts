@@ -55,21 +55,24 @@ export async function loadPlanState(services: Services, run: Run): Promise<PlanS
   }
   const version = await services.stores.stateVersions.getById(id);
   if (!version || version.workspaceId !== run.workspaceId) throw new PlanStateError(`state version ${id} is missing`);
-  if (version.sha256 === null || version.sha256 !== digest) throw new PlanStateError(`state version ${id} does not have the digest the run recorded`);
+  if (version.sha256 === null || version.sha256 !== digest)
+    throw new PlanStateError(`state version ${id} does not have the digest the run recorded`);
   let bytes: Buffer;
   try {
     bytes = await readStateBytes(services, version);
   } catch (error) {
     throw new PlanStateError(`state version ${id} could not be read intact (${(error as Error).message})`);
   }
-  if (createHash("sha256").update(bytes).digest("hex") !== digest) throw new PlanStateError(`state version ${id} does not match its recorded digest`);
+  if (createHash("sha256").update(bytes).digest("hex") !== digest)
+    throw new PlanStateError(`state version ${id} does not match its recorded digest`);
   let parsed: { serial?: unknown; lineage?: unknown } | null;
   try {
     parsed = JSON.parse(bytes.toString("utf8")) as { serial?: unknown; lineage?: unknown } | null;
   } catch {
     throw new PlanStateError(`state version ${id} is not a state file`);
   }
-  if (parsed?.serial !== version.serial || parsed?.lineage !== version.lineage) throw new PlanStateError(`state version ${id} does not have the serial and lineage it records`);
+  if (parsed?.serial !== version.serial || parsed?.lineage !== version.lineage)
+    throw new PlanStateError(`state version ${id} does not have the serial and lineage it records`);
   return { priorState: parsed, file: bytes };
 }
 
@@ -80,14 +83,22 @@ export async function loadPlanState(services: Services, run: Run): Promise<PlanS
  * lineage of the state handed over (serial 0 and no lineage for none): a configuration cannot
  * plan against a state of its own choosing.
  */
-export async function planForApply(services: Services, run: Run, planFile: Buffer, handedOver: PlanState): Promise<Buffer> {
+export async function planForApply(
+  services: Services,
+  run: Run,
+  planFile: Buffer,
+  handedOver: PlanState,
+): Promise<Buffer> {
   const workspace = await services.stores.workspaces.getById(run.workspaceId);
   const organization = workspace && (await services.stores.organizations.getById(workspace.organizationId));
   if (!workspace || !organization) throw new Error(`run ${run.id}: its workspace is missing`);
   const expected = handedOver.priorState as { serial?: unknown; lineage?: unknown } | undefined;
   let prior: { serial?: unknown; lineage?: unknown } | null;
   try {
-    prior = JSON.parse(planFileEntry(planFile, "tfstate").toString("utf8")) as { serial?: unknown; lineage?: unknown } | null;
+    prior = JSON.parse(planFileEntry(planFile, "tfstate").toString("utf8")) as {
+      serial?: unknown;
+      lineage?: unknown;
+    } | null;
   } catch (error) {
     throw new Error(`the plan's prior state could not be read (${(error as Error).message})`);
   }

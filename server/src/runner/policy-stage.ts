@@ -2,7 +2,15 @@ import { join } from "node:path";
 import { moveRun, releaseRun } from "../commands/run-transitions.ts";
 import { REPO_ROOT } from "../config.ts";
 import { canonicalize, sha256Hex } from "../domain/canonical-json.ts";
-import { outcomeOf, parseViolations, policyResultDigest, sortFindings, MAX_FINDING_TEXT, type PinnedPolicySetVersion, type PolicyFinding } from "../domain/policy/index.ts";
+import {
+  outcomeOf,
+  parseViolations,
+  policyResultDigest,
+  sortFindings,
+  MAX_FINDING_TEXT,
+  type PinnedPolicySetVersion,
+  type PolicyFinding,
+} from "../domain/policy/index.ts";
 import type { PolicyOutcome } from "../domain/run-lifecycle.ts";
 import type { Run } from "../domain/records.ts";
 import type { Services } from "../commands/services.ts";
@@ -76,7 +84,9 @@ function evaluationScript(policies: readonly ScheduledPolicy[]): string {
   const lines = ["mkdir -p out", "opa version > out/version.txt 2>&1"];
   for (const p of policies) {
     const query = shellQuote(`data.${p.package}.violations`);
-    lines.push(`opa eval --format json -d policies/${p.index}.rego -i plan.json ${query} > out/${p.index}.json 2> out/${p.index}.err; echo $? > out/${p.index}.rc`);
+    lines.push(
+      `opa eval --format json -d policies/${p.index}.rego -i plan.json ${query} > out/${p.index}.json 2> out/${p.index}.err; echo $? > out/${p.index}.rc`,
+    );
   }
   lines.push("exit 0");
   return lines.join("\n");
@@ -99,9 +109,13 @@ function clip(text: string): string {
 /** Why one policy's evaluation failed, from OPA's JSON errors or its stderr. */
 function opaErrorText(stdout: string, stderr: string): string {
   try {
-    const parsed = JSON.parse(stdout) as { errors?: Array<{ message?: string; code?: string; location?: { row?: number } }> };
+    const parsed = JSON.parse(stdout) as {
+      errors?: Array<{ message?: string; code?: string; location?: { row?: number } }>;
+    };
     if (Array.isArray(parsed.errors) && parsed.errors.length > 0) {
-      return parsed.errors.map((e) => `${e.code ?? "error"}${e.location?.row ? ` (line ${e.location.row})` : ""}: ${e.message ?? ""}`).join("; ");
+      return parsed.errors
+        .map((e) => `${e.code ?? "error"}${e.location?.row ? ` (line ${e.location.row})` : ""}: ${e.message ?? ""}`)
+        .join("; ");
     }
   } catch {
     // not JSON: use stderr
@@ -119,10 +133,18 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
   const { stores, run, log } = options;
   // One matcher for every finding and error of the evaluation.
   const secrets = options.secrets instanceof ValueMatcher ? options.secrets : new ValueMatcher(options.secrets);
-  const applicable = await stores.policySets.applicableVersions({ organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId });
+  const applicable = await stores.policySets.applicableVersions({
+    organizationId: run.organizationId,
+    projectId: run.projectId,
+    workspaceId: run.workspaceId,
+  });
   if (applicable.length === 0) return null;
 
-  const pinned: PinnedPolicySetVersion[] = applicable.map(({ set, version }) => ({ policySetId: set.id, version: version.version, digest: version.digest }));
+  const pinned: PinnedPolicySetVersion[] = applicable.map(({ set, version }) => ({
+    policySetId: set.id,
+    version: version.version,
+    digest: version.digest,
+  }));
   const scheduled: ScheduledPolicy[] = [];
   for (const { set, version } of applicable) {
     for (const policy of version.policies) {
@@ -141,7 +163,8 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
   log(
     `Evaluating ${scheduled.length} ${scheduled.length === 1 ? "policy" : "policies"} from ${applicable.length} policy ${applicable.length === 1 ? "set" : "sets"} with OPA in a fresh sandbox.\n`,
   );
-  for (const { set, version } of applicable) log(`  policy set ${set.name} version ${version.version} (${version.digest})\n`);
+  for (const { set, version } of applicable)
+    log(`  policy set ${set.name} version ${version.version} (${version.digest})\n`);
 
   const files: Record<string, string | Uint8Array> = { "plan.json": options.planJson };
   const collect = ["out/version.txt"];
@@ -152,7 +175,9 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
 
   const errored = (opa: { version: string | null; buildCommit: string | null }, reason: string): PolicyStageResult => {
     const error = clip(sanitizeText(secrets, reason));
-    log(`\nThe policy evaluation errored: ${error}\nAn errored policy stage blocks the run; it is never treated as a pass.\n`);
+    log(
+      `\nThe policy evaluation errored: ${error}\nAn errored policy stage blocks the run; it is never treated as a pass.\n`,
+    );
     const result = { outcome: "errored" as const, policySetVersions: pinned, findings: [], opaVersion: opa.version };
     return { ...result, resultDigest: policyResultDigest(result), opaBuildCommit: opa.buildCommit, error };
   };
@@ -173,14 +198,24 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
       onOutput: (chunk) => log(chunk.toString("utf8")),
     });
   } catch (error) {
-    return errored({ version: null, buildCommit: null }, `the policy sandbox could not run: ${(error as Error).message}`);
+    return errored(
+      { version: null, buildCommit: null },
+      `the policy sandbox could not run: ${(error as Error).message}`,
+    );
   }
   const text = (name: string) => sandbox.files[name]?.toString("utf8") ?? null;
   const opa = parseOpaVersion(text("out/version.txt") ?? "");
   if (sandbox.error || sandbox.timedOut || sandbox.interrupted || sandbox.exitCode !== 0) {
-    return errored(opa, sandbox.error ?? (sandbox.timedOut ? "the policy evaluation ran out of time" : `the policy sandbox ended with ${sandbox.exitCode ?? sandbox.signal}`));
+    return errored(
+      opa,
+      sandbox.error ??
+        (sandbox.timedOut
+          ? "the policy evaluation ran out of time"
+          : `the policy sandbox ended with ${sandbox.exitCode ?? sandbox.signal}`),
+    );
   }
-  if (opa.version === null) return errored(opa, `OPA did not report its version: ${text("out/version.txt") ?? "no output"}`);
+  if (opa.version === null)
+    return errored(opa, `OPA did not report its version: ${text("out/version.txt") ?? "no output"}`);
   log(`OPA ${opa.version}${opa.buildCommit ? ` (build ${opa.buildCommit})` : ""}\n`);
 
   const findings: PolicyFinding[] = [];
@@ -200,7 +235,9 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
     } catch (error) {
       return errored(opa, `${label} breaks the policy contract: ${(error as Error).message}`);
     }
-    log(`${label} (${p.enforcementLevel}): ${violations.length === 0 ? "no findings" : `${violations.length} ${violations.length === 1 ? "finding" : "findings"}`}\n`);
+    log(
+      `${label} (${p.enforcementLevel}): ${violations.length === 0 ? "no findings" : `${violations.length} ${violations.length === 1 ? "finding" : "findings"}`}\n`,
+    );
     for (const v of violations) {
       findings.push({
         policySetId: p.policySetId,
@@ -214,7 +251,8 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
     }
   }
   const sorted = sortFindings(findings);
-  for (const f of sorted) log(`  [${f.enforcementLevel}] ${f.title}${f.address ? ` (${f.address})` : ""}: ${f.message}\n`);
+  for (const f of sorted)
+    log(`  [${f.enforcementLevel}] ${f.title}${f.address ? ` (${f.address})` : ""}: ${f.message}\n`);
   const outcome = outcomeOf(sorted, false);
   log(`Policy outcome: ${outcome}\n`);
   const result = { outcome, policySetVersions: pinned, findings: sorted, opaVersion: opa.version };
@@ -223,7 +261,9 @@ export async function evaluateRunPolicies(options: PolicyStageOptions): Promise<
 
 /** The OPA-less policy stage result used while no policy set applies. */
 function skippedPolicyDigest(): string {
-  return sha256Hex(canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }));
+  return sha256Hex(
+    canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }),
+  );
 }
 
 /**
@@ -231,9 +271,16 @@ function skippedPolicyDigest(): string {
  * sandbox against the plan JSON, or `skipped` when no policy set applies. The result, its
  * sanitized findings and the run's move happen in one transaction.
  */
-export async function policyStage(ctx: ExecutionContext, run: Run, storedPlanJson: Buffer, secrets: ValueMatcher): Promise<void> {
+export async function policyStage(
+  ctx: ExecutionContext,
+  run: Run,
+  storedPlanJson: Buffer,
+  secrets: ValueMatcher,
+): Promise<void> {
   const { services } = ctx;
-  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets, { maxBytes: services.config.phaseLogMaxBytes });
+  const log = new PhaseLog(services.stores, run.id, "policy", services.clock, secrets, {
+    maxBytes: services.config.phaseLogMaxBytes,
+  });
   let result: PolicyStageResult | null;
   try {
     // The plan JSON exactly as stored (its digest is the run's), without reading it back.
@@ -269,7 +316,12 @@ export async function endPolicyStageErrored(services: Services, run: Run, reason
   const position = (await services.stores.logs.positions(run.id)).policy;
   if (!position.complete) await services.stores.logs.append(run.id, "policy", `\n${message}\n`, true, services.clock());
   const failed = { outcome: "errored" as const, policySetVersions: [], findings: [], opaVersion: null };
-  await recordPolicyStage(services, run, { ...failed, resultDigest: policyResultDigest(failed), opaBuildCommit: null, error: message });
+  await recordPolicyStage(services, run, {
+    ...failed,
+    resultDigest: policyResultDigest(failed),
+    opaBuildCommit: null,
+    error: message,
+  });
 }
 
 /** Records the stage's result (null: skipped) with the run's move, in one transaction, and releases a run that ended. */

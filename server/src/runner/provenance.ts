@@ -5,7 +5,12 @@ import { join } from "node:path";
 import { REPO_ROOT } from "../config.ts";
 import type { AttemptProvenance } from "../domain/records.ts";
 import type { ExecutionContext } from "./execution.ts";
-import { DEFAULT_SANDBOX_LIMITS, DEFAULT_SECCOMP_FILTER, SANDBOX_BASE_PROFILE, SANDBOX_SOURCE_FILES } from "./sandbox.ts";
+import {
+  DEFAULT_SANDBOX_LIMITS,
+  DEFAULT_SECCOMP_FILTER,
+  SANDBOX_BASE_PROFILE,
+  SANDBOX_SOURCE_FILES,
+} from "./sandbox.ts";
 
 /**
  * What an attempt runs on, recorded when it starts (run_attempts.provenance) and shown by the
@@ -18,7 +23,12 @@ const sha256 = (data: Buffer | string) => createHash("sha256").update(data).dige
 
 function git(args: string[]): string | null {
   try {
-    const out = execFileSync("git", args, { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"], timeout: 5000 }).trim();
+    const out = execFileSync("git", args, {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+      timeout: 5000,
+    }).trim();
     return out === "" ? null : out;
   } catch {
     return null;
@@ -37,7 +47,9 @@ let build: { buildSha: string | null; runnerRelease: string | null; jobEngineBui
 
 function jobEngineBuild(): string | null {
   try {
-    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/graphile-worker/package.json"), "utf8")) as { version?: string };
+    const { version } = JSON.parse(
+      readFileSync(join(REPO_ROOT, "node_modules/graphile-worker/package.json"), "utf8"),
+    ) as { version?: string };
     return version ? `graphile-worker@${version}` : null;
   } catch {
     return null;
@@ -45,10 +57,15 @@ function jobEngineBuild(): string | null {
 }
 
 /** The StackShip build, determined once per process: STACKSHIP_BUILD_SHA (set by an image build), else the checkout's HEAD. */
-export function buildIdentity(env: NodeJS.ProcessEnv = process.env): { buildSha: string | null; runnerRelease: string | null; jobEngineBuild: string | null } {
+export function buildIdentity(env: NodeJS.ProcessEnv = process.env): {
+  buildSha: string | null;
+  runnerRelease: string | null;
+  jobEngineBuild: string | null;
+} {
   if (!build) {
     const buildSha = env.STACKSHIP_BUILD_SHA?.trim() || git(["rev-parse", "HEAD"]);
-    const runnerRelease = env.STACKSHIP_RUNNER_RELEASE?.trim() || git(["describe", "--tags", "--always", "--dirty"]) || buildSha;
+    const runnerRelease =
+      env.STACKSHIP_RUNNER_RELEASE?.trim() || git(["describe", "--tags", "--always", "--dirty"]) || buildSha;
     build = { buildSha, runnerRelease, jobEngineBuild: jobEngineBuild() };
   }
   return build;

@@ -7,7 +7,10 @@
  */
 export function describeFailure(error: unknown): string {
   const message = String((error as Error)?.message ?? error);
-  const cause = (message.includes(" - ") ? message.slice(message.lastIndexOf(" - ") + 3) : message).split("\n")[0].trim().slice(0, 300);
+  const cause = (message.includes(" - ") ? message.slice(message.lastIndexOf(" - ") + 3) : message)
+    .split("\n")[0]
+    .trim()
+    .slice(0, 300);
   const code = (error as { code?: unknown })?.code;
   return typeof code === "string" && code.length > 0 && !cause.includes(code) ? `${cause} (${code})` : cause;
 }
@@ -20,7 +23,8 @@ export interface ShutdownReport {
 
 /** The shutdown log line's account of the phases: what it waited for and how each group ended. */
 export function describeShutdown(report: ShutdownReport): string {
-  const list = (phases: ShutdownReport["inFlight"]) => phases.map(({ runId, phase }) => `${phase} of ${runId}`).join(", ");
+  const list = (phases: ShutdownReport["inFlight"]) =>
+    phases.map(({ runId, phase }) => `${phase} of ${runId}`).join(", ");
   if (report.inFlight.length === 0) return "waited for no phase (none was in flight)";
   const interrupted = new Set(report.interrupted.map(({ runId, phase }) => `${phase}:${runId}`));
   const finished = report.inFlight.filter(({ runId, phase }) => !interrupted.has(`${phase}:${runId}`));

@@ -4,7 +4,15 @@ import { execFileSync, spawnSync } from "node:child_process";
 import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { DEFAULT_SECCOMP_FILTER, runInSandbox, sandboxPrerequisites, sweepStaleSandboxMounts, SANDBOX_UID_BASE, type SandboxLimits, type SandboxOptions } from "./sandbox.ts";
+import {
+  DEFAULT_SECCOMP_FILTER,
+  runInSandbox,
+  sandboxPrerequisites,
+  sweepStaleSandboxMounts,
+  SANDBOX_UID_BASE,
+  type SandboxLimits,
+  type SandboxOptions,
+} from "./sandbox.ts";
 import { attemptDirectoryPerCase, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
 
 /**
@@ -20,7 +28,8 @@ const tmpDir = attemptDirectoryPerCase(test, "stackship-confinement-test-", asyn
   assert.not.match(await readFile("/proc/self/mountinfo", "utf8"), dir);
 });
 
-const run = (options: SandboxOptions): Promise<CollectedResult> => runCollecting({ tmpDir: tmpDir(), timeoutMs: 60_000, ...options });
+const run = (options: SandboxOptions): Promise<CollectedResult> =>
+  runCollecting({ tmpDir: tmpDir(), timeoutMs: 60_000, ...options });
 
 const sh = (script: string, limits?: Partial<SandboxLimits>) => run({ argv: ["sh", "-c", script], limits });
 
@@ -43,7 +52,8 @@ test("the command runs as an ordinary uid with no capabilities, no_new_privs and
     assert.is(gid, uid);
     assert.is(groups, uid, "no supplementary groups");
   }
-  for (const set of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"]) assert.match(result.stdout, new RegExp(`${set}:\\s+0000000000000000`), set);
+  for (const set of ["CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"])
+    assert.match(result.stdout, new RegExp(`${set}:\\s+0000000000000000`), set);
   assert.match(result.stdout, /NoNewPrivs:\s+1/);
   assert.match(result.stdout, /Seccomp:\s+2/, "a seccomp filter is in force");
 });
@@ -108,7 +118,10 @@ test("a fork bomb ends the sandbox on its process limit; the host is unaffected"
   const started = Date.now();
   // The classic bomb in bash, which retries a refused fork instead of giving up (as dash does): the
   // sandbox stays at its limit (the kernel's RLIMIT_NPROC for its uid) until the watcher ends it.
-  const result = await run({ argv: ["bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 20"], limits: { processes: 64 } });
+  const result = await run({
+    argv: ["bash", "-c", "bomb() { bomb | bomb & }; bomb; sleep 20"],
+    limits: { processes: 64 },
+  });
   assert.is(result.limit, "processes", JSON.stringify(result));
   assert.ok(result.usage.processes >= 64, `saw ${result.usage.processes}`);
   assert.ok(Date.now() - started < 20_000, "ended well before the wall-clock limit");
@@ -132,30 +145,48 @@ test("a memory hog ends the sandbox on its memory limit", async () => {
     // Seen twice under CI's parallel load: the hog ended before a sample reached the limit (peaks of
     // 23 and 93 MB), cause not yet known. The first attempt is printed and the case runs once more;
     // it still fails unless the limit ends the sandbox.
-    const first = { exitCode: result.exitCode, signal: result.signal, killed: result.killed, usage: result.usage, stderr: result.stderr.slice(-400) };
-    process.stdout.write(`[sandbox-confinement] memory hog ended without its limit, trying once more: ${JSON.stringify(first)}\n`);
+    const first = {
+      exitCode: result.exitCode,
+      signal: result.signal,
+      killed: result.killed,
+      usage: result.usage,
+      stderr: result.stderr.slice(-400),
+    };
+    process.stdout.write(
+      `[sandbox-confinement] memory hog ended without its limit, trying once more: ${JSON.stringify(first)}\n`,
+    );
     result = await sh(hog, { memoryBytes: 96 * MIB });
   }
   assert.is(result.limit, "memory", JSON.stringify(result.usage));
   assert.ok(result.usage.memoryBytes >= 96 * MIB);
   assert.ok(result.killed);
   // Under a higher limit the same work finishes.
-  const fits = await sh('for i in 1 2 3; do (x=$(head -c 25165824 /dev/zero | tr "\\0" a)) & done; wait', { memoryBytes: 512 * MIB });
+  const fits = await sh('for i in 1 2 3; do (x=$(head -c 25165824 /dev/zero | tr "\\0" a)) & done; wait', {
+    memoryBytes: 512 * MIB,
+  });
   assert.is(fits.exitCode, 0, fits.stderr);
   assert.is(fits.limit, null);
 });
 
 test("a disk filler fails on the disk limit (the tmpfs holding /work and /tmp)", async () => {
   if (!asRoot) return; // without root there is no sandbox tmpfs to bound
-  const result = await sh("set -e; for i in $(seq 64); do head -c 1048576 /dev/zero > /work/f$i; done", { diskBytes: 16 * MIB, fileSizeBytes: 64 * MIB });
+  const result = await sh("set -e; for i in $(seq 64); do head -c 1048576 /dev/zero > /work/f$i; done", {
+    diskBytes: 16 * MIB,
+    fileSizeBytes: 64 * MIB,
+  });
   assert.is.not(result.exitCode, 0);
   assert.is(result.limit, "disk", result.stderr);
   assert.match(result.stderr, /No space left on device/);
   // /tmp counts against the same limit.
-  const tmp = await sh("set -e; for i in $(seq 64); do head -c 1048576 /dev/zero > /tmp/f$i; done", { diskBytes: 16 * MIB, fileSizeBytes: 64 * MIB });
+  const tmp = await sh("set -e; for i in $(seq 64); do head -c 1048576 /dev/zero > /tmp/f$i; done", {
+    diskBytes: 16 * MIB,
+    fileSizeBytes: 64 * MIB,
+  });
   assert.is(tmp.limit, "disk");
   // Just under the limit is fine.
-  const fits = await sh("set -e; for i in $(seq 12); do head -c 1048576 /dev/zero > /work/f$i; done", { diskBytes: 16 * MIB });
+  const fits = await sh("set -e; for i in $(seq 12); do head -c 1048576 /dev/zero > /work/f$i; done", {
+    diskBytes: 16 * MIB,
+  });
   assert.is(fits.exitCode, 0, fits.stderr);
   assert.is(fits.limit, null);
 });
@@ -179,7 +210,9 @@ test("CPU time: a busy loop ends the sandbox on its CPU limit", async () => {
 
 test("limits must be positive whole numbers", async () => {
   let message = "";
-  await runInSandbox({ argv: ["true"], tmpDir: tmpDir(), limits: { memoryBytes: 0 } }).catch((error: Error) => (message = error.message));
+  await runInSandbox({ argv: ["true"], tmpDir: tmpDir(), limits: { memoryBytes: 0 } }).catch(
+    (error: Error) => (message = error.message),
+  );
   assert.match(message, /memoryBytes must be a positive whole number/);
   assert.ok(readFileSync(DEFAULT_SECCOMP_FILTER).length % 8 === 0, "the filter is a whole number of BPF instructions");
 });

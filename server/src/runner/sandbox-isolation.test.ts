@@ -13,7 +13,14 @@ import path from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { openApiChannel, SANDBOX_API_PORT } from "./api-channel.ts";
-import { bwrapArgs, isSandboxId, newSandboxId, SANDBOX_BASE_PROFILE, type SandboxOptions, type SandboxResult } from "./sandbox.ts";
+import {
+  bwrapArgs,
+  isSandboxId,
+  newSandboxId,
+  SANDBOX_BASE_PROFILE,
+  type SandboxOptions,
+  type SandboxResult,
+} from "./sandbox.ts";
 import { attemptDirectoryPerCase, runCollecting, type CollectedResult } from "./sandbox-test-support.ts";
 
 const node = process.execPath;
@@ -25,7 +32,10 @@ const tmpDir = attemptDirectoryPerCase(test, "stackship-sandbox-isolation-test-"
 const run = (options: SandboxOptions): Promise<CollectedResult> => runCollecting({ tmpDir: tmpDir(), ...options });
 
 /** Runs a node program inside the sandbox and parses the JSON it prints. */
-async function probe<T = unknown>(program: string, options: Partial<SandboxOptions> = {}): Promise<{ result: SandboxResult; value: T; stderr: string }> {
+async function probe<T = unknown>(
+  program: string,
+  options: Partial<SandboxOptions> = {},
+): Promise<{ result: SandboxResult; value: T; stderr: string }> {
   const result = await run({ argv: [node, "-e", program], ...options });
   let value: unknown;
   try {
@@ -74,7 +84,16 @@ test("sandbox ids and the bwrap flag list", () => {
     tmpDir: "/host/fs/tmp",
     seccomp: true,
   });
-  for (const flag of ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup", "--unshare-net", "--die-with-parent", "--new-session", "--clearenv"]) {
+  for (const flag of [
+    "--unshare-pid",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup",
+    "--unshare-net",
+    "--die-with-parent",
+    "--new-session",
+    "--clearenv",
+  ]) {
     assert.ok(args.includes(flag), flag);
   }
   const joined = args.join(" ");
@@ -83,7 +102,9 @@ test("sandbox ids and the bwrap flag list", () => {
   assert.ok(joined.includes("--seccomp 4"));
   assert.ok(joined.includes("--bind /host/fs/tmp /tmp"));
   assert.ok(
-    joined.includes("/usr/bin/setpriv --reuid=3000000123 --rgid=3000000123 --egid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node"),
+    joined.includes(
+      "/usr/bin/setpriv --reuid=3000000123 --rgid=3000000123 --egid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs -- /usr/bin/node",
+    ),
   );
   assert.ok(joined.includes("--hostname sbx-name"));
   assert.ok(joined.includes("--bind /host/work /work"));
@@ -96,7 +117,14 @@ test("sandbox ids and the bwrap flag list", () => {
   );
   // The root is made read-only after every mount is in place, right before the command.
   assert.ok(args.indexOf("--remount-ro") > args.lastIndexOf("--ro-bind"));
-  assert.equal(args.slice(-6), ["/usr/bin/node", "/run/stackship/launcher.mjs", "--api-socket", "/run/stackship/channel/api.sock", "--api-port", "7480"]);
+  assert.equal(args.slice(-6), [
+    "/usr/bin/node",
+    "/run/stackship/launcher.mjs",
+    "--api-socket",
+    "/run/stackship/channel/api.sock",
+    "--api-port",
+    "7480",
+  ]);
 });
 
 test("inside: read-only root, writable /work, own PID namespace, hostname, only the given env, no capabilities", async () => {
@@ -120,7 +148,10 @@ test("inside: read-only root, writable /work, own PID namespace, hostname, only 
       home: fs.readdirSync('/').sort(),
     }));
   `;
-  const { result, value } = await probe<Confinement>(program, { name: "ss-plan-test-1", env: { TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" } });
+  const { result, value } = await probe<Confinement>(program, {
+    name: "ss-plan-test-1",
+    env: { TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" },
+  });
   assert.is(result.exitCode, 0);
   assert.is(result.signal, null);
   assert.ok(result.started);
@@ -137,11 +168,21 @@ test("inside: read-only root, writable /work, own PID namespace, hostname, only 
   // bwrap's init, the launcher and the probe (node may still be tearing down a helper).
   assert.ok(value.processes <= 5, `${value.processes} processes visible`);
   assert.is(value.hostname, "ss-plan-test-1");
-  assert.equal(value.env, { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/work", TF_IN_AUTOMATION: "1", SECRET_LIKE: "x y z" });
+  assert.equal(value.env, {
+    PATH: "/usr/local/bin:/usr/bin:/bin",
+    HOME: "/work",
+    TF_IN_AUTOMATION: "1",
+    SECRET_LIKE: "x y z",
+  });
   assert.is(value.capEff, "0000000000000000");
   assert.is(value.hostFiles, "ENOENT");
   // Only what a run needs is mounted: no /root, /home, /var, /srv, /mnt or the repository.
-  const unexpected = value.home.filter((d: string) => !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "tmp", "usr", "work"].includes(d));
+  const unexpected = value.home.filter(
+    (d: string) =>
+      !["bin", "dev", "etc", "lib", "lib32", "lib64", "libx32", "proc", "run", "sbin", "tmp", "usr", "work"].includes(
+        d,
+      ),
+  );
   assert.equal(unexpected, []);
 });
 
@@ -159,7 +200,10 @@ test("environment values never appear on a host command line", async () => {
     }
   }, 50);
   try {
-    const result = await run({ argv: ["sh", "-c", 'sleep 0.4; test "$TOKEN" = "$EXPECTED"'], env: { TOKEN: secret, EXPECTED: secret } });
+    const result = await run({
+      argv: ["sh", "-c", 'sleep 0.4; test "$TOKEN" = "$EXPECTED"'],
+      env: { TOKEN: secret, EXPECTED: secret },
+    });
     assert.is(result.exitCode, 0);
   } finally {
     clearInterval(watcher);
@@ -200,7 +244,9 @@ test("network: the API channel reaches the API; the host and any other port do n
     })();
   `;
   try {
-    const { result, value } = await probe<Record<"api" | "hostService" | "hostApiDirect" | "otherLoopbackPort" | "postgres" | "outside", string>>(program, {
+    const { result, value } = await probe<
+      Record<"api" | "hostService" | "hostApiDirect" | "otherLoopbackPort" | "postgres" | "outside", string>
+    >(program, {
       api: { host: "127.0.0.1", port: apiPort },
     });
     assert.is(result.exitCode, 0);
@@ -220,7 +266,10 @@ test("a caller-managed API channel socket works the same way", async () => {
   const api = http.createServer((_req, res) => res.end("managed channel"));
   const apiPort = await listen(api);
   const channelDir = await mkdtemp(path.join(os.tmpdir(), "stackship-channel-"));
-  const channel = await openApiChannel({ socketPath: path.join(channelDir, "api.sock"), target: { host: "127.0.0.1", port: apiPort } });
+  const channel = await openApiChannel({
+    socketPath: path.join(channelDir, "api.sock"),
+    target: { host: "127.0.0.1", port: apiPort },
+  });
   try {
     const { result, value } = await probe(
       `

@@ -157,7 +157,8 @@ async function start(message, booted) {
     return;
   }
   const env = message.env && typeof message.env === "object" ? message.env : {};
-  const wrapper = Array.isArray(message.wrapper) && message.wrapper.every((a) => typeof a === "string") ? message.wrapper : [];
+  const wrapper =
+    Array.isArray(message.wrapper) && message.wrapper.every((a) => typeof a === "string") ? message.wrapper : [];
   if (wrapper.length > 0 && !findExecutable(argv[0], env.PATH)) {
     finish(127, { type: "error", message: `${argv[0]}: spawn ${argv[0]} ENOENT` });
     return;
@@ -204,7 +205,8 @@ async function start(message, booted) {
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- produceEvidence reports failures as exit codes and never rejects
   child.once("exit", async (exitCode, signal) => {
     // The plan's evidence, derived by this launcher alone once the command succeeded.
-    const code = exitCode === 0 && evidence ? await produceEvidence(evidence, booted, env, wrapper).catch(() => 1) : exitCode;
+    const code =
+      exitCode === 0 && evidence ? await produceEvidence(evidence, booted, env, wrapper).catch(() => 1) : exitCode;
     // What the command left running ends with it (the sandbox's end would take it a moment later).
     setSignalTarget(child);
     killGroup("SIGKILL");
@@ -281,7 +283,9 @@ function main() {
   // child_process's set-up): the unpacker runs once on a sample in the sandbox's /tmp
   // (sandbox-unpack.mjs) and a shell is started the way the command will be, while the sandbox boots.
   const warmedUp = Promise.all([warmUpUnpack("/tmp/.stackship-warm-up"), warmUpSpawn()]);
-  void Promise.all([booted.forwarder, booted.planDiff?.loaded, warmedUp]).then(() => send({ type: "ready", at: now() }));
+  void Promise.all([booted.forwarder, booted.planDiff?.loaded, warmedUp]).then(() =>
+    send({ type: "ready", at: now() }),
+  );
   control.setEncoding("utf8");
   control.on("data", (data) => {
     pending += data;

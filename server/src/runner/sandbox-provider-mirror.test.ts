@@ -57,7 +57,13 @@ async function planWith(env: Record<string, string>) {
       [`cfg/.terraform/providers/${PACKAGE_DIR}/${BINARY}`]: SHADOW,
       [`cfg/cache/${PACKAGE_DIR}/${BINARY}`]: SHADOW,
     },
-    env: { PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/bin:/bin`, HOME: "/work", TF_IN_AUTOMATION: "1", CHECKPOINT_DISABLE: "1", ...env },
+    env: {
+      PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/bin:/bin`,
+      HOME: "/work",
+      TF_IN_AUTOMATION: "1",
+      CHECKPOINT_DISABLE: "1",
+      ...env,
+    },
     readOnlyBinds: [{ source: toolsDir, target: SANDBOX_TOOLS_DIR }],
     collect: ["shadow-marker"],
     timeoutMs: 120_000,
@@ -65,18 +71,25 @@ async function planWith(env: Record<string, string>) {
   return { result, output: result.stdout + result.stderr, marker: result.files["shadow-marker"] };
 }
 
-mirror("the attack as it worked: without the runner's environment tofu init reuses the shadowing binary and plan runs it", async () => {
-  const { output, marker } = await planWith({ TF_CLI_CONFIG_FILE: "/work/cli.tfrc" });
-  assert.match(output, /Using previously-installed hashicorp\/random v3\.9\.0/);
-  assert.is(marker?.toString("utf8").trim().split("\n")[0], "shadow-provider-ran", output);
-});
+mirror(
+  "the attack as it worked: without the runner's environment tofu init reuses the shadowing binary and plan runs it",
+  async () => {
+    const { output, marker } = await planWith({ TF_CLI_CONFIG_FILE: "/work/cli.tfrc" });
+    assert.match(output, /Using previously-installed hashicorp\/random v3\.9\.0/);
+    assert.is(marker?.toString("utf8").trim().split("\n")[0], "shadow-provider-ran", output);
+  },
+);
 
 mirror(
   "with the runner's environment (also over a workspace's TF_DATA_DIR and TF_PLUGIN_CACHE_DIR): the shadowing binary never runs, init refuses the lock file's hash",
   async () => {
     for (const attacker of [
       {} as Record<string, string>,
-      { TF_DATA_DIR: "/work/cfg/.terraform", TF_PLUGIN_CACHE_DIR: "/work/cfg/cache", TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: "1" },
+      {
+        TF_DATA_DIR: "/work/cfg/.terraform",
+        TF_PLUGIN_CACHE_DIR: "/work/cfg/cache",
+        TF_PLUGIN_CACHE_MAY_BREAK_DEPENDENCY_LOCK_FILE: "1",
+      },
     ]) {
       const { result, output, marker } = await planWith({ ...attacker, ...PROVIDER_SOURCE_ENV });
       assert.is(marker, null, `the shadowing provider ran: ${output}`);
@@ -91,8 +104,17 @@ mirror("with the runner's environment and an honest lock file, the provider is i
   const result = await runCollecting({
     tmpDir: tmpDir(),
     argv: ["sh", "-c", "cd cfg && tofu init -input=false -no-color && tofu plan -input=false -no-color -lock=false"],
-    files: { "cli.tfrc": cliConfig("not-a-token"), "cfg/main.tf": mainTf, [`cfg/.terraform/providers/${PACKAGE_DIR}/${BINARY}`]: SHADOW },
-    env: { PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/bin:/bin`, HOME: "/work", TF_IN_AUTOMATION: "1", ...PROVIDER_SOURCE_ENV },
+    files: {
+      "cli.tfrc": cliConfig("not-a-token"),
+      "cfg/main.tf": mainTf,
+      [`cfg/.terraform/providers/${PACKAGE_DIR}/${BINARY}`]: SHADOW,
+    },
+    env: {
+      PATH: `${SANDBOX_TOOLS_DIR}/bin:/usr/bin:/bin`,
+      HOME: "/work",
+      TF_IN_AUTOMATION: "1",
+      ...PROVIDER_SOURCE_ENV,
+    },
     readOnlyBinds: [{ source: toolsDir, target: SANDBOX_TOOLS_DIR }],
     collect: ["shadow-marker"],
     timeoutMs: 120_000,

@@ -31,7 +31,11 @@ test("timeout: a command that ignores SIGTERM is killed after the grace period",
   const marker = `30.${Date.now() % 1000}17`;
   // The limit leaves the shell time to install its trap even on a loaded machine (a SIGTERM that
   // arrives before the trap ends it with SIGTERM, which is not what this case is about).
-  const result = await run({ argv: ["sh", "-c", `trap "" TERM INT; sleep ${marker}`], timeoutMs: 1500, killGraceMs: 300 });
+  const result = await run({
+    argv: ["sh", "-c", `trap "" TERM INT; sleep ${marker}`],
+    timeoutMs: 1500,
+    killGraceMs: 300,
+  });
   const elapsed = Date.now() - started;
   assert.ok(result.timedOut);
   assert.ok(result.killed);
@@ -54,7 +58,11 @@ test("abort: SIGINT to the command, reported as interrupted", async () => {
   const controller = new AbortController();
   // Aborted once the command has surely started (its first output), not after a fixed delay: on a
   // loaded machine the sandbox may still be booting after one.
-  const result = await run({ argv: ["sh", "-c", "echo started; exec sleep 30"], signal: controller.signal, onOutput: () => controller.abort() });
+  const result = await run({
+    argv: ["sh", "-c", "echo started; exec sleep 30"],
+    signal: controller.signal,
+    onOutput: () => controller.abort(),
+  });
   assert.ok(result.interrupted);
   assert.not.ok(result.timedOut);
   assert.is(result.signal, "SIGINT");
@@ -65,7 +73,11 @@ test("abort: a command that ignores SIGINT gets SIGTERM after the interrupt grac
   const controller = new AbortController();
   // Aborted once the sandbox surely runs (a loaded machine can take a while to start it).
   const timer = setTimeout(() => controller.abort(), 1500);
-  const result = await run({ argv: ["sh", "-c", 'trap "" INT; sleep 30'], signal: controller.signal, interruptGraceMs: 300 });
+  const result = await run({
+    argv: ["sh", "-c", 'trap "" INT; sleep 30'],
+    signal: controller.signal,
+    interruptGraceMs: 300,
+  });
   clearTimeout(timer);
   assert.ok(result.interrupted);
   assert.is(result.signal, "SIGTERM");

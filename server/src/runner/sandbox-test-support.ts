@@ -30,7 +30,11 @@ export async function runCollecting(options: SandboxOptions): Promise<CollectedR
  * after each case it must be empty again (every attempt removes its private directory, whatever
  * happened in it), then it is removed and `afterEach` runs. Returns the current case's directory.
  */
-export function attemptDirectoryPerCase<T>(test: Test<T>, prefix: string, afterEach: (dir: string) => Promise<void> = async () => undefined): () => string {
+export function attemptDirectoryPerCase<T>(
+  test: Test<T>,
+  prefix: string,
+  afterEach: (dir: string) => Promise<void> = async () => undefined,
+): () => string {
   let dir = "";
   test.before.each(async () => {
     dir = await mkdtemp(path.join(os.tmpdir(), prefix));
@@ -49,5 +53,10 @@ export function attemptDirectoryPerCase<T>(test: Test<T>, prefix: string, afterE
  * /work/plan.tfplan, and showing it is `cat` (the launcher still runs it with nothing else alive).
  */
 export function catEvidence(runId: string, secretEnv: readonly string[] = []): EvidenceRequest {
-  return { plan: "/work/plan.tfplan", show: ["cat", "/work/plan.tfplan"], cwd: "/work", planDiff: { runId, secretEnv } };
+  return {
+    plan: "/work/plan.tfplan",
+    show: ["cat", "/work/plan.tfplan"],
+    cwd: "/work",
+    planDiff: { runId, secretEnv },
+  };
 }

@@ -10,7 +10,21 @@
 // with group and other bits cleared (directories' modes set once everything is written, as tar
 // does, so a read-only directory can still be filled).
 
-import { chmodSync, closeSync, createReadStream, readFileSync, writeFileSync, linkSync, mkdirSync, openSync, renameSync, rmSync, statSync, symlinkSync, writeSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  createReadStream,
+  readFileSync,
+  writeFileSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import { createGunzip, gunzipSync, gzipSync } from "node:zlib";
 
@@ -44,7 +58,8 @@ function paxRecords(data) {
     const space = data.indexOf(0x20, offset);
     if (space < 0) throw new Unsupported("bad pax record");
     const length = Number(data.subarray(offset, space).toString("ascii"));
-    if (!Number.isInteger(length) || length <= space - offset || offset + length > data.length) throw new Unsupported("bad pax record");
+    if (!Number.isInteger(length) || length <= space - offset || offset + length > data.length)
+      throw new Unsupported("bad pax record");
     const record = data.subarray(space + 1, offset + length - 1).toString("utf8");
     const equals = record.indexOf("=");
     if (equals < 0) throw new Unsupported("bad pax record");
@@ -183,7 +198,8 @@ export async function unpackConfiguration({ archive, into, workingDirectory, cop
     // The working directory must be a real directory of the archive: otherwise the script's tar and cd say what is wrong.
     if (!statSync(workDir).isDirectory()) throw new Unsupported("working directory");
     // As cp under umask 077: a new file gets the source's owner bits, an existing one keeps its mode.
-    for (const file of copy) writeFileSync(path.join(workDir, path.basename(file)), readFileSync(file), { mode: statSync(file).mode & 0o700 });
+    for (const file of copy)
+      writeFileSync(path.join(workDir, path.basename(file)), readFileSync(file), { mode: statSync(file).mode & 0o700 });
     renameSync(partial, into);
     return true;
   } catch {
@@ -213,7 +229,13 @@ export async function warmUpUnpack(scratch) {
   try {
     const body = Buffer.alloc(BLOCK);
     body.write("warm-up\n");
-    const tar = Buffer.concat([warmUpHeader("d/", "5", 0), warmUpHeader("d/f", "0", 8), body, warmUpHeader("d/l", "2", 0), Buffer.alloc(2 * BLOCK)]);
+    const tar = Buffer.concat([
+      warmUpHeader("d/", "5", 0),
+      warmUpHeader("d/f", "0", 8),
+      body,
+      warmUpHeader("d/l", "2", 0),
+      Buffer.alloc(2 * BLOCK),
+    ]);
     tar.write("f", 157 + 3 * BLOCK, "utf8");
     writeFileSync(archive, gzipSync(tar), { mode: 0o600 });
     writeFileSync(`${scratch}.copy`, "warm-up\n", { mode: 0o600 });

@@ -1,6 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, linkSync, writeFileSync, chmodSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  linkSync,
+  writeFileSync,
+  chmodSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { suite } from "uvu";
@@ -15,7 +28,12 @@ import { unpackConfiguration, warmUpUnpack } from "./sandbox-unpack.mjs";
  * handle it leaves nothing behind and says so, so that the phase script's tar takes over.
  */
 const test = suite("sandbox unpack");
-const unpack = unpackConfiguration as (request: { archive: string; into: string; workingDirectory: string; copy: readonly string[] }) => Promise<boolean>;
+const unpack = unpackConfiguration as (request: {
+  archive: string;
+  into: string;
+  workingDirectory: string;
+  copy: readonly string[];
+}) => Promise<boolean>;
 
 let root = "";
 test.before.each(() => {
@@ -24,9 +42,13 @@ test.before.each(() => {
 test.after.each(() => rmSync(root, { recursive: true, force: true }));
 
 /** A configuration tree with what uploads hold: nested directories, modes, a symlink, a hard link, long names. */
-function sourceTree(dir: string, { bigFile = false, names = "long" }: { bigFile?: boolean; names?: NameLength } = {}): void {
+function sourceTree(
+  dir: string,
+  { bigFile = false, names = "long" }: { bigFile?: boolean; names?: NameLength } = {},
+): void {
   // Long names need GNU or pax headers; ustar splits a path into a prefix and a name; v7 has 99 characters.
-  const long = names === "short" ? "long-dir" : "a-very-long-directory-name-that-goes-on-and-on".repeat(names === "long" ? 3 : 1);
+  const long =
+    names === "short" ? "long-dir" : "a-very-long-directory-name-that-goes-on-and-on".repeat(names === "long" ? 3 : 1);
   const file = names === "short" ? "f.tf" : `${"f".repeat(names === "long" ? 120 : 90)}.tf`;
   mkdirSync(path.join(dir, "modules", long, "nested"), { recursive: true });
   writeFileSync(path.join(dir, "main.tf"), 'module "m" { source = "./modules/m" }\n');
@@ -69,7 +91,9 @@ function describe(dir: string): Record<string, string> {
       else if (stat.isDirectory()) {
         out[entry] = `dir ${mode}`;
         walk(entry);
-      } else out[entry] = `file ${mode} ${stat.nlink} ${readFileSync(path.join(dir, entry)).toString("base64").slice(0, 40)} ${stat.size}`;
+      } else
+        out[entry] =
+          `file ${mode} ${stat.nlink} ${readFileSync(path.join(dir, entry)).toString("base64").slice(0, 40)} ${stat.size}`;
     }
   };
   walk("");
@@ -108,7 +132,11 @@ for (const format of ["gnu", "pax", "ustar", "v7"]) {
     assert.is(await unpack({ archive, into, workingDirectory: "env/prod", copy }), true);
     const expected = describe(byTar(archive, "env/prod", copy));
     assert.equal(describe(into), expected);
-    assert.is(readFileSync(path.join(into, "env/prod/zzzz_stackship.auto.tfvars"), "utf8"), 'x = "1"\n', "the staged file wins over the configuration's own");
+    assert.is(
+      readFileSync(path.join(into, "env/prod/zzzz_stackship.auto.tfvars"), "utf8"),
+      'x = "1"\n',
+      "the staged file wins over the configuration's own",
+    );
     assert.not.ok(existsSync(`${into}.partial`));
   });
 }
@@ -172,7 +200,10 @@ const refusals: [string, () => string][] = [
       return path.join(root, "not.tar.gz");
     },
   ],
-  ["the same file twice", () => handMade(entry("main.tf", "0", Buffer.from("1\n")), entry("main.tf", "0", Buffer.from("2\n")))],
+  [
+    "the same file twice",
+    () => handMade(entry("main.tf", "0", Buffer.from("1\n")), entry("main.tf", "0", Buffer.from("2\n"))),
+  ],
 ];
 for (const [what, make] of refusals) {
   test(`${what}: nothing is left behind and the script's tar takes over`, async () => {

@@ -29,7 +29,10 @@ test("warm: boots without the attempt, gets its env only at the handoff, serves 
     const launcher = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[1] === "/run/stackship/launcher.mjs";
     // bwrap itself runs with an empty environment, the launcher with only what bwrap sets.
     // (PWD only where bwrap itself could enter /work: not as root, where /work is the sandbox uid's.)
-    assert.equal(env.filter((entry) => !entry.startsWith("PWD=")).sort(), launcher ? ["HOME=/work", "PATH=/usr/local/bin:/usr/bin:/bin"] : []);
+    assert.equal(
+      env.filter((entry) => !entry.startsWith("PWD=")).sort(),
+      launcher ? ["HOME=/work", "PATH=/usr/local/bin:/usr/bin:/bin"] : [],
+    );
     launchers += launcher ? 1 : 0;
   }
   assert.is(launchers, 1);
@@ -49,7 +52,9 @@ test("warm: boots without the attempt, gets its env only at the handoff, serves 
   });
   assert.is(result.exitCode, 0, result.error);
   assert.is(stdout, `${canary}\nhanded over\n${sandbox.sandboxId}\n`);
-  assert.ok(result.timings.readyAt! <= result.timings.handedOverAt && result.timings.handedOverAt <= result.timings.startedAt!);
+  assert.ok(
+    result.timings.readyAt! <= result.timings.handedOverAt && result.timings.handedOverAt <= result.timings.startedAt!,
+  );
   // One attempt only; afterwards the whole process tree is gone (tmpDir emptiness: test.after.each).
   let message = "";
   await sandbox.run({ argv: ["true"] }).catch((error: Error) => (message = error.message));

@@ -33,7 +33,11 @@ interface PlanChange {
 
 test("files in and out; the host work dir is removed afterwards", async () => {
   const result = await run({
-    argv: ["sh", "-c", "cat in.txt nested/deeper.txt main.tf > out.txt; mkdir -p results; echo done > results/status; wc -c < out.txt"],
+    argv: [
+      "sh",
+      "-c",
+      "cat in.txt nested/deeper.txt main.tf > out.txt; mkdir -p results; echo done > results/status; wc -c < out.txt",
+    ],
     copyDir: path.join(fixtures, "basic"),
     files: { "in.txt": "first\n", "nested/deeper.txt": Buffer.from("second\n") },
     collect: ["out.txt", "results/status", "missing.txt"],
@@ -65,7 +69,11 @@ test("paths outside the work dir are refused before anything starts", async () =
     assert.match(message, /not a relative path inside the work directory/);
   }
   let message = "";
-  await runInSandbox({ argv: ["true"], readOnlyBinds: [{ source: toolsDir, target: "/work/tools" }], tmpDir: tmpDir() }).catch((error: Error) => (message = error.message));
+  await runInSandbox({
+    argv: ["true"],
+    readOnlyBinds: [{ source: toolsDir, target: "/work/tools" }],
+    tmpDir: tmpDir(),
+  }).catch((error: Error) => (message = error.message));
   assert.match(message, /would cover/);
 });
 
@@ -122,7 +130,14 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
         type: "terraform_data",
         name: "a",
         provider_name: "terraform.io/builtin/terraform",
-        change: { actions: ["create"], before: null, after: { input: secret }, after_unknown: { id: true }, before_sensitive: false, after_sensitive: {} },
+        change: {
+          actions: ["create"],
+          before: null,
+          after: { input: secret },
+          after_unknown: { id: true },
+          before_sensitive: false,
+          after_sensitive: {},
+        },
       },
     ],
   };
@@ -144,7 +159,10 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
   );
   const text = withFile.artifacts["plan-diff.json"].toString("utf8");
   assert.not.match(text, secret, "a value named by secretEnv stays redacted");
-  assert.equal(JSON.parse(text), buildPlanDiff(plan, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact);
+  assert.equal(
+    JSON.parse(text),
+    buildPlanDiff(plan, { runId: "run-0123456789abcdef", knownSecrets: [secret] }).artifact,
+  );
   assert.is(withFile.files["plan-diff.json"], null, "nothing is written to /work");
 
   // Not a plan: no artifact, a line in the log that does not quote the input, and the attempt still succeeds.
@@ -162,7 +180,12 @@ test("plan-diff: the launcher builds it inside the sandbox after the command, wi
   assert.not.match(log, "hunter2");
 
   // A failed command: no plan-diff at all.
-  const failed = await runInSandbox({ ...shape, argv: ["sh", "-c", "exit 4"], files: { "plan.tfplan": JSON.stringify(plan) }, evidence: request });
+  const failed = await runInSandbox({
+    ...shape,
+    argv: ["sh", "-c", "exit 4"],
+    files: { "plan.tfplan": JSON.stringify(plan) },
+    evidence: request,
+  });
   assert.is(failed.exitCode, 4);
   assert.equal(failed.artifacts, {});
 });
@@ -175,9 +198,12 @@ test("tofu: offline init from the provider mirror, plan -out, show -json", async
   }
 }
 `;
-  const script = ["set -e", "tofu init -input=false -no-color", "tofu plan -input=false -no-color -lock=false -out=plan.tfplan", "tofu show -json plan.tfplan > plan.json"].join(
-    "\n",
-  );
+  const script = [
+    "set -e",
+    "tofu init -input=false -no-color",
+    "tofu plan -input=false -no-color -lock=false -out=plan.tfplan",
+    "tofu show -json plan.tfplan > plan.json",
+  ].join("\n");
   const result = await run({
     argv: ["sh", "-c", script],
     name: "ss-plan-tofu",
@@ -215,7 +241,10 @@ test("tofu: offline init from the provider mirror, plan -out, show -json", async
   assert.not.ok("result" in changes["random_password.db"].after);
   assert.is(changes["terraform_data.app"].after_unknown.input?.password, true);
   // tofu ran the pinned version.
-  assert.is(plan.terraform_version, readFileSync(path.join(repoRoot, "scripts/tool-versions.env"), "utf8").match(/^OPENTOFU_VERSION=(.*)$/m)![1]);
+  assert.is(
+    plan.terraform_version,
+    readFileSync(path.join(repoRoot, "scripts/tool-versions.env"), "utf8").match(/^OPENTOFU_VERSION=(.*)$/m)![1],
+  );
 });
 
 test.run();

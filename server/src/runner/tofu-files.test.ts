@@ -9,19 +9,22 @@ files("tfvars: template sequences in a string value are escaped, so tofu reads t
   assert.is(tfvars([{ key: "h", value: '{ x = "${y}" }', hcl: true }]), 'h = { x = "${y}" }\n');
 });
 
-files("the plan sandbox mounts the plan-diff builder, the three modules it imports and the redacted plan's builder beside it", () => {
-  const binds = planDiffBinds();
-  assert.equal(
-    binds.map((b) => b.target),
-    [
-      SANDBOX_PLAN_DIFF_BUILDER,
-      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"),
-      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/value-matcher.mjs"),
-      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs"),
-      // The launcher loads it from beside the plan-diff builder (issue 29).
-      SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redacted-plan.mjs"),
-    ],
-  );
-});
+files(
+  "the plan sandbox mounts the plan-diff builder, the three modules it imports and the redacted plan's builder beside it",
+  () => {
+    const binds = planDiffBinds();
+    assert.equal(
+      binds.map((b) => b.target),
+      [
+        SANDBOX_PLAN_DIFF_BUILDER,
+        SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"),
+        SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/value-matcher.mjs"),
+        SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs"),
+        // The launcher loads it from beside the plan-diff builder (issue 29).
+        SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redacted-plan.mjs"),
+      ],
+    );
+  },
+);
 
 files.run();

@@ -27,7 +27,10 @@ export const SANDBOX_PLAN_DIFF_BUILDER = `${SANDBOX_PLAN_DIFF_DIR}/${PLAN_DIFF_B
  */
 export function planDiffBinds(): ReadOnlyBind[] {
   const server = new URL("../../", import.meta.url);
-  return [PLAN_DIFF_BUILDER, ...PLAN_DIFF_IMPORTS].map((file) => ({ source: fileURLToPath(new URL(file, server)), target: `${SANDBOX_PLAN_DIFF_DIR}/${file}` }));
+  return [PLAN_DIFF_BUILDER, ...PLAN_DIFF_IMPORTS].map((file) => ({
+    source: fileURLToPath(new URL(file, server)),
+    target: `${SANDBOX_PLAN_DIFF_DIR}/${file}`,
+  }));
 }
 
 /**
@@ -37,7 +40,12 @@ export function planDiffBinds(): ReadOnlyBind[] {
  * artifact out and says so in the log; the message never quotes the plan), and the dependency
  * lock file and module manifest, all sent over its control channel.
  */
-export function planEvidenceRequest(runId: string, secretEnv: readonly string[], workingDirectory: string, structuredRunOutput = false): EvidenceRequest {
+export function planEvidenceRequest(
+  runId: string,
+  secretEnv: readonly string[],
+  workingDirectory: string,
+  structuredRunOutput = false,
+): EvidenceRequest {
   const dir = path.posix.join(CONFIG_DIR, relativeWorkingDirectory(workingDirectory));
   const plan = `${SANDBOX_WORK_DIR}/plan.tfplan`;
   return {
@@ -154,7 +162,10 @@ export function tfvars(variables: readonly MaterializedVariable[]): string {
 export const CONFIG_ARCHIVE = "config.tar.gz";
 const CONFIG_DIR = `${SANDBOX_WORK_DIR}/cfg`;
 /** The staged files copied into the configuration's working directory after it is unpacked (so that they win). */
-const STAGED_FILES = [`${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`, `${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE}`];
+const STAGED_FILES = [
+  `${SANDBOX_WORK_DIR}/${STAGED_DIR}/${CLOUD_OVERRIDE_FILE}`,
+  `${SANDBOX_WORK_DIR}/${STAGED_DIR}/${TFVARS_FILE}`,
+];
 
 /** A run's or workspace's working directory as a path below the configuration root (no leading or trailing slash). */
 function relativeWorkingDirectory(workingDirectory: string): string {
@@ -162,11 +173,26 @@ function relativeWorkingDirectory(workingDirectory: string): string {
 }
 
 /** What the launcher unpacks before the phase script (sandbox.ts SandboxRun.unpack); the script does it itself otherwise. */
-export function phaseUnpack(workingDirectory: string): { archive: string; into: string; workingDirectory: string; copy: readonly string[] } {
-  return { archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`, into: CONFIG_DIR, workingDirectory: relativeWorkingDirectory(workingDirectory), copy: STAGED_FILES };
+export function phaseUnpack(workingDirectory: string): {
+  archive: string;
+  into: string;
+  workingDirectory: string;
+  copy: readonly string[];
+} {
+  return {
+    archive: `${SANDBOX_WORK_DIR}/${CONFIG_ARCHIVE}`,
+    into: CONFIG_DIR,
+    workingDirectory: relativeWorkingDirectory(workingDirectory),
+    copy: STAGED_FILES,
+  };
 }
 
-export function phaseScript(options: { phase: "plan" | "apply"; workingDirectory: string; json?: boolean; generateConfig?: boolean }): string {
+export function phaseScript(options: {
+  phase: "plan" | "apply";
+  workingDirectory: string;
+  json?: boolean;
+  generateConfig?: boolean;
+}): string {
   const dir = relativeWorkingDirectory(options.workingDirectory);
   // Structured run output: the plan and apply print OpenTofu's machine-readable UI lines, which
   // the CLI renders itself (the runner keeps a human rendering beside them, phase-log.ts); init

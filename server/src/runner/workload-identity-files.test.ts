@@ -6,7 +6,12 @@ import { sandboxCredentials } from "./workload-identity-files.ts";
 
 const test = suite("workload identity files and variables in the sandbox");
 
-function minted(name: string, provider: FederationProfile["provider"], target: FederationProfile["target"], audience?: string): MintedToken {
+function minted(
+  name: string,
+  provider: FederationProfile["provider"],
+  target: FederationProfile["target"],
+  audience?: string,
+): MintedToken {
   const content = validateProfileContent({ name, provider, target, audience, phases: ["plan"] });
   const profile: FederationProfile = {
     id: `fp-${name}`,
@@ -51,7 +56,8 @@ test("each provider gets its own variables; every token is a file and a value to
     audience: `//iam.googleapis.com/${pool}`,
     subject_token_type: "urn:ietf:params:oauth:token-type:jwt",
     token_url: "https://sts.googleapis.com/v1/token",
-    service_account_impersonation_url: "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/sa-name@p.iam.gserviceaccount.com:generateAccessToken",
+    service_account_impersonation_url:
+      "https://iamcredentials.googleapis.com/v1/projects/-/serviceAccounts/sa-name@p.iam.gserviceaccount.com:generateAccessToken",
     credential_source: { file: "/work/.stackship-identity/gcp.jwt" },
   });
   // The external-account file holds the path, never the token.

@@ -81,7 +81,10 @@ export async function addWorkloadIdentity(
   phase: "plan" | "apply",
   inputs: { env: Record<string, string>; secrets: string[]; files?: Record<string, string> },
 ): Promise<void> {
-  const { tokens } = await mintPhaseCredentials(ctx.services, run, phase, { startedAt: ctx.services.clock(), phaseTimeoutMs: ctx.phaseTimeoutMs });
+  const { tokens } = await mintPhaseCredentials(ctx.services, run, phase, {
+    startedAt: ctx.services.clock(),
+    phaseTimeoutMs: ctx.phaseTimeoutMs,
+  });
   if (tokens.length === 0) return;
   const credentials = sandboxCredentials(tokens);
   Object.assign(inputs.env, credentials.env);

@@ -1,4 +1,10 @@
-import { type ARTIFACT_FORMAT, type ArtifactKind, type ArtifactRef, type RunArtifactKind, type VersionArtifactKind } from "../domain/artifacts.ts";
+import {
+  type ARTIFACT_FORMAT,
+  type ArtifactKind,
+  type ArtifactRef,
+  type RunArtifactKind,
+  type VersionArtifactKind,
+} from "../domain/artifacts.ts";
 import { Repository } from "./repository.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { translating } from "./translate-error.ts";
@@ -25,7 +31,13 @@ export interface ArtifactRecord {
 
 function toRecord(row: ArtifactRow): ArtifactRecord {
   return {
-    ref: { kind: row.kind, key: row.artifact_key, sizeBytes: numberFromRow(row.size_bytes), sha256: row.sha256, format: row.format },
+    ref: {
+      kind: row.kind,
+      key: row.artifact_key,
+      sizeBytes: numberFromRow(row.size_bytes),
+      sha256: row.sha256,
+      format: row.format,
+    },
     workspaceId: row.workspace_id,
     runId: row.run_id,
   };
@@ -37,7 +49,11 @@ const VERSION_KINDS: readonly VersionArtifactKind[] = ["configuration", "state"]
 /** How many keys one `byKeys` query names (well under either database's limit on bound values). */
 const KEYS_PER_QUERY = 500;
 
-function rowOf(ref: ArtifactRef, owner: { workspaceId: string; runId: string | null }, createdAt: Date | string): ArtifactRow {
+function rowOf(
+  ref: ArtifactRef,
+  owner: { workspaceId: string; runId: string | null },
+  createdAt: Date | string,
+): ArtifactRow {
   return {
     artifact_key: ref.key,
     workspace_id: owner.workspaceId,
@@ -59,7 +75,11 @@ function rowOf(ref: ArtifactRef, owner: { workspaceId: string; runId: string | n
  */
 export class ArtifactRepository extends Repository {
   /** Records a run's artifact; a plan attempt that writes its artifacts again replaces the row of the same key. */
-  async recordForRun(ref: ArtifactRef & { kind: RunArtifactKind }, owner: { workspaceId: string; runId: string }, createdAt: Date | string): Promise<ArtifactRecord> {
+  async recordForRun(
+    ref: ArtifactRef & { kind: RunArtifactKind },
+    owner: { workspaceId: string; runId: string },
+    createdAt: Date | string,
+  ): Promise<ArtifactRecord> {
     const row = rowOf(ref, owner, createdAt);
     return translating(this.dialect, async () => {
       await this.db<ArtifactRow>("artifacts").insert(row).onConflict("artifact_key").merge();
@@ -95,7 +115,10 @@ export class ArtifactRepository extends Repository {
     return translating(this.dialect, async () => {
       const found = new Map<string, ArtifactRecord>();
       for (let start = 0; start < unique.length; start += KEYS_PER_QUERY) {
-        const rows = await this.db<ArtifactRow>("artifacts").whereIn("artifact_key", unique.slice(start, start + KEYS_PER_QUERY));
+        const rows = await this.db<ArtifactRow>("artifacts").whereIn(
+          "artifact_key",
+          unique.slice(start, start + KEYS_PER_QUERY),
+        );
         for (const row of rows) found.set(row.artifact_key, toRecord(row));
       }
       return found;
@@ -113,7 +136,12 @@ export class ArtifactRepository extends Repository {
   /** Every artifact the run produced (the run kinds; not the states it uploaded). */
   async listForRun(runId: string): Promise<ArtifactRecord[]> {
     return translating(this.dialect, async () =>
-      (await this.db<ArtifactRow>("artifacts").where({ run_id: runId }).whereNotIn("kind", VERSION_KINDS).orderBy("kind")).map(toRecord),
+      (
+        await this.db<ArtifactRow>("artifacts")
+          .where({ run_id: runId })
+          .whereNotIn("kind", VERSION_KINDS)
+          .orderBy("kind")
+      ).map(toRecord),
     );
   }
 }

@@ -71,7 +71,9 @@ export class AttemptRepository extends Repository {
 
   /** Records the sandbox an attempt runs in. */
   async recordSandbox(id: string, sandboxId: string, sandboxName: string): Promise<void> {
-    await translating(this.dialect, () => this.db<AttemptRow>("run_attempts").where({ id }).update({ sandbox_id: sandboxId, sandbox_name: sandboxName }));
+    await translating(this.dialect, () =>
+      this.db<AttemptRow>("run_attempts").where({ id }).update({ sandbox_id: sandboxId, sandbox_name: sandboxName }),
+    );
   }
 
   /** Refreshes a running attempt's heartbeat. */
@@ -84,7 +86,12 @@ export class AttemptRepository extends Repository {
   }
 
   /** Ends a running attempt; a second finish is ignored (returns false). */
-  async finish(id: string, status: Exclude<AttemptStatus, "running">, classification: string, now: Date | string): Promise<boolean> {
+  async finish(
+    id: string,
+    status: Exclude<AttemptStatus, "running">,
+    classification: string,
+    now: Date | string,
+  ): Promise<boolean> {
     return translating(this.dialect, async () => {
       const changed = await this.db<AttemptRow>("run_attempts")
         .where({ id, status: "running" })
@@ -110,7 +117,11 @@ export class AttemptRepository extends Repository {
   /** Running attempts whose heartbeat is older than `before`. */
   async listStale(before: Date | string): Promise<RunAttempt[]> {
     return translating(this.dialect, async () =>
-      (await this.db<AttemptRow>("run_attempts").where({ status: "running" }).where("heartbeat_at", "<", isoForWrite(before))).map(toAttempt),
+      (
+        await this.db<AttemptRow>("run_attempts")
+          .where({ status: "running" })
+          .where("heartbeat_at", "<", isoForWrite(before))
+      ).map(toAttempt),
     );
   }
 }

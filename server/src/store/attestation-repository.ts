@@ -27,7 +27,9 @@ export interface StoredAttestationKey {
   signsFrom: string;
 }
 
-const toKey = rowMapper<AttestationKeyRow, StoredAttestationKey>()("kid algorithm public_key_pem private_key_sealed created_at:iso signs_from:iso");
+const toKey = rowMapper<AttestationKeyRow, StoredAttestationKey>()(
+  "kid algorithm public_key_pem private_key_sealed created_at:iso signs_from:iso",
+);
 
 /** run_attestations */
 interface RunAttestationRow {
@@ -54,7 +56,9 @@ export interface StoredRunAttestation {
   createdAt: string;
 }
 
-const toAttestation = rowMapper<RunAttestationRow, StoredRunAttestation>()("id run_id stage:as key_id predicate_type envelope envelope_digest created_at:iso");
+const toAttestation = rowMapper<RunAttestationRow, StoredRunAttestation>()(
+  "id run_id stage:as key_id predicate_type envelope envelope_digest created_at:iso",
+);
 
 /** The deployment's attestation keys and the attestations they signed. */
 export class AttestationRepository extends Repository {

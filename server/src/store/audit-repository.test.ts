@@ -28,7 +28,14 @@ testEachDatabase(audit, "record and listByOrganization round-trip, oldest first,
     createdAt: "2026-12-02T08:00:00.001Z",
   };
   const earlier = await stores.audit.record(earlierInput);
-  await stores.audit.record({ organizationId: "org-bbbbbbbbbbbbbbbb", actorId: null, action: "x", targetType: "y", targetId: "z", createdAt: at(1) });
+  await stores.audit.record({
+    organizationId: "org-bbbbbbbbbbbbbbbb",
+    actorId: null,
+    action: "x",
+    targetType: "y",
+    targetId: "z",
+    createdAt: at(1),
+  });
   assert.ok(isId("auditEvent", later.id));
   assert.equal(earlier, { id: earlier.id, ...earlierInput, data: {} });
   assert.equal(await stores.audit.listByOrganization("org-aaaaaaaaaaaaaaaa"), [earlier, later]);
@@ -39,9 +46,22 @@ testEachDatabase(audit, "record and listByOrganization round-trip, oldest first,
 testEachDatabase(audit, "recordAction records the same event as record, data included or not", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const by = { organizationId: "org-aaaaaaaaaaaaaaaa", actorId: "prn-aaaaaaaaaaaaaaaa", createdAt: at(2) };
-  const created = await stores.audit.recordAction(by, "project.created", ["projects", "prj-aaaaaaaaaaaaaaaa"], { name: "infra" });
-  const bare = await stores.audit.recordAction({ ...by, actorId: null, createdAt: at(3) }, "session.ended", ["sessions", "ses-aaaaaaaaaaaaaaaa"]);
-  assert.equal(created, { id: created.id, ...by, action: "project.created", targetType: "projects", targetId: "prj-aaaaaaaaaaaaaaaa", reason: null, data: { name: "infra" } });
+  const created = await stores.audit.recordAction(by, "project.created", ["projects", "prj-aaaaaaaaaaaaaaaa"], {
+    name: "infra",
+  });
+  const bare = await stores.audit.recordAction({ ...by, actorId: null, createdAt: at(3) }, "session.ended", [
+    "sessions",
+    "ses-aaaaaaaaaaaaaaaa",
+  ]);
+  assert.equal(created, {
+    id: created.id,
+    ...by,
+    action: "project.created",
+    targetType: "projects",
+    targetId: "prj-aaaaaaaaaaaaaaaa",
+    reason: null,
+    data: { name: "infra" },
+  });
   assert.equal(bare.data, {});
   assert.is(bare.actorId, null);
   assert.equal(await stores.audit.listByOrganization("org-aaaaaaaaaaaaaaaa"), [created, bare]);

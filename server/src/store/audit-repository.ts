@@ -1,5 +1,11 @@
 import type { Knex } from "knex";
-import { auditChainOf, auditEventDigest, GENESIS_DIGEST, type AuditCheckpoint, type ChainedAuditEvent } from "../domain/audit-chain.ts";
+import {
+  auditChainOf,
+  auditEventDigest,
+  GENESIS_DIGEST,
+  type AuditCheckpoint,
+  type ChainedAuditEvent,
+} from "../domain/audit-chain.ts";
 import { canonicalize } from "../domain/canonical-json.ts";
 import { newId } from "../domain/ids.ts";
 import type { AuditEvent } from "../domain/records.ts";
@@ -112,7 +118,10 @@ export class AuditRepository extends Repository {
 
   /** The chain's head, created at the genesis if new, locked until the transaction ends. */
   private async lockHead(trx: Knex.Transaction, chain: string): Promise<AuditChainHead> {
-    await trx<ChainHeadRow>("audit_chain_heads").insert({ chain, size: 0, head_digest: GENESIS_DIGEST }).onConflict("chain").ignore();
+    await trx<ChainHeadRow>("audit_chain_heads")
+      .insert({ chain, size: 0, head_digest: GENESIS_DIGEST })
+      .onConflict("chain")
+      .ignore();
     const query = trx<ChainHeadRow>("audit_chain_heads").where({ chain }).first();
     const row = this.dialect === "postgres" ? await query.forUpdate() : await query;
     if (row === undefined) throw new Error(`audit chain head ${chain} vanished`);
@@ -123,7 +132,9 @@ export class AuditRepository extends Repository {
   async head(chain: string): Promise<AuditChainHead> {
     return translating(this.dialect, async () => {
       const row = await this.db<ChainHeadRow>("audit_chain_heads").where({ chain }).first();
-      return row === undefined ? { chain, size: 0, digest: GENESIS_DIGEST } : { chain, size: numberFromRow(row.size), digest: row.head_digest };
+      return row === undefined
+        ? { chain, size: 0, digest: GENESIS_DIGEST }
+        : { chain, size: numberFromRow(row.size), digest: row.head_digest };
     });
   }
 
@@ -136,9 +147,15 @@ export class AuditRepository extends Repository {
   }
 
   /** A chain's events from position `from`, in chain order, at most `limit`. */
-  async listChain(chain: string, { from = 0, limit }: { from?: number; limit?: number } = {}): Promise<ChainedAuditEvent[]> {
+  async listChain(
+    chain: string,
+    { from = 0, limit }: { from?: number; limit?: number } = {},
+  ): Promise<ChainedAuditEvent[]> {
     return translating(this.dialect, async () => {
-      const query = this.db<AuditEventRow>("audit_events").where({ chain }).andWhere("sequence", ">=", from).orderBy("sequence", "asc");
+      const query = this.db<AuditEventRow>("audit_events")
+        .where({ chain })
+        .andWhere("sequence", ">=", from)
+        .orderBy("sequence", "asc");
       const rows = limit === undefined ? await query : await query.limit(limit);
       return rows.map(toChainedAuditEvent);
     });
@@ -170,9 +187,15 @@ export class AuditRepository extends Repository {
   }
 
   /** A chain's checkpoints, smallest first, from tree size `from`, at most `limit`. */
-  async listCheckpoints(chain: string, { from = 0, limit }: { from?: number; limit?: number } = {}): Promise<AuditCheckpoint[]> {
+  async listCheckpoints(
+    chain: string,
+    { from = 0, limit }: { from?: number; limit?: number } = {},
+  ): Promise<AuditCheckpoint[]> {
     return translating(this.dialect, async () => {
-      const query = this.db("audit_checkpoints").where({ chain }).andWhere("tree_size", ">=", from).orderBy("tree_size", "asc");
+      const query = this.db("audit_checkpoints")
+        .where({ chain })
+        .andWhere("tree_size", ">=", from)
+        .orderBy("tree_size", "asc");
       const rows = (limit === undefined ? await query : await query.limit(limit)) as Record<string, unknown>[];
       return rows.map(toCheckpoint);
     });
@@ -181,7 +204,8 @@ export class AuditRepository extends Repository {
   /** The tree size of a chain's newest checkpoint (0: none). */
   async lastCheckpointSize(chain: string): Promise<number> {
     return translating(this.dialect, async () => {
-      const row = (await this.db("audit_checkpoints").where({ chain }).max({ size: "tree_size" }).first()) as { size: number | string | null } | undefined;
+      const row = (await this.db("audit_checkpoints").where({ chain }).max({ size: "tree_size" }).first()) as
+        { size: number | string | null } | undefined;
       return row?.size === null || row?.size === undefined ? 0 : numberFromRow(row.size);
     });
   }
@@ -206,14 +230,24 @@ export class AuditRepository extends Repository {
   async addCheckpointKey(key: StoredAuditCheckpointKey): Promise<void> {
     return translating(this.dialect, async () => {
       await this.db("audit_checkpoint_keys")
-        .insert({ name: key.name, public_key: key.publicKey, private_key_sealed: key.privateKeySealed, created_at: isoForWrite(key.createdAt) })
+        .insert({
+          name: key.name,
+          public_key: key.publicKey,
+          private_key_sealed: key.privateKeySealed,
+          created_at: isoForWrite(key.createdAt),
+        })
         .onConflict("name")
         .ignore();
     });
   }
 
   /** Records `action` on one resource (its JSON:API type and id) by `by`: record() in one line. */
-  async recordAction(by: AuditActor, action: string, target: readonly [type: string, id: string], data?: Record<string, unknown>): Promise<AuditEvent> {
+  async recordAction(
+    by: AuditActor,
+    action: string,
+    target: readonly [type: string, id: string],
+    data?: Record<string, unknown>,
+  ): Promise<AuditEvent> {
     return this.record({ ...by, action, targetType: target[0], targetId: target[1], data });
   }
 
@@ -252,4 +286,6 @@ function toCheckpoint(row: Record<string, unknown>): AuditCheckpoint {
   };
 }
 
-const toAuditEvent = rowMapper<AuditEventRow, AuditEvent>()("id organization_id actor_id action target_type target_id reason data:json created_at:iso");
+const toAuditEvent = rowMapper<AuditEventRow, AuditEvent>()(
+  "id organization_id actor_id action target_type target_id reason data:json created_at:iso",
+);

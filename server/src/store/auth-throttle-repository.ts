@@ -57,7 +57,11 @@ export class AuthThrottleRepository extends Repository {
               .insert({ key: id, failures: 1, last_failure_ms: nowMs, blocked_until_ms: null })
               .onConflict("key")
               .merge({
-                failures: trx.raw("CASE WHEN ?? < ? THEN 1 ELSE ?? + 1 END", ["auth_throttles.last_failure_ms", forgetBefore, "auth_throttles.failures"]) as unknown as number,
+                failures: trx.raw("CASE WHEN ?? < ? THEN 1 ELSE ?? + 1 END", [
+                  "auth_throttles.last_failure_ms",
+                  forgetBefore,
+                  "auth_throttles.failures",
+                ]) as unknown as number,
                 last_failure_ms: nowMs,
               });
             const row = (await trx<AuthThrottleRow>("auth_throttles").where({ key: id }).first())!;
@@ -91,7 +95,11 @@ export class AuthThrottleRepository extends Repository {
       for (const key of keys) {
         const id = rowKey(key);
         if (key.kind === "account") await this.db<AuthThrottleRow>("auth_throttles").where({ key: id }).delete();
-        else await this.db<AuthThrottleRow>("auth_throttles").where({ key: id }).andWhere("failures", ">", 0).decrement("failures", 1);
+        else
+          await this.db<AuthThrottleRow>("auth_throttles")
+            .where({ key: id })
+            .andWhere("failures", ">", 0)
+            .decrement("failures", 1);
       }
     });
   }

@@ -65,7 +65,19 @@ test("reads each column through its reader, under the camelCase or the named fie
     target: { address: "aws_s3_bucket.b" },
     outputs: null,
   });
-  assert.equal(Object.keys(sample), ["id", "runId", "attemptNumber", "sizeBytes", "serial", "legacyFlag", "status", "startedAt", "finishedAt", "target", "outputs"]);
+  assert.equal(Object.keys(sample), [
+    "id",
+    "runId",
+    "attemptNumber",
+    "sizeBytes",
+    "serial",
+    "legacyFlag",
+    "status",
+    "startedAt",
+    "finishedAt",
+    "target",
+    "outputs",
+  ]);
 });
 
 test("reads what the PostgreSQL driver returns (bigint text, booleans, Date timestamps)", () => {

@@ -89,7 +89,11 @@ type Read<Row, W extends string, T> =
     : never;
 
 type Built<Row, Rec, S extends string> = { [W in Words<S> as FieldOf<W>]: Read<Row, W, FieldType<Rec, FieldOf<W>>> };
-type Misfits<B, Rec> = { [K in keyof B]: [B[K]] extends [never] ? K : K extends keyof Rec ? ([B[K]] extends [Rec[K]] ? never : K) : K }[keyof B];
-type SpecCheck<Row, Rec, S extends string> = [Exclude<keyof Rec, keyof Built<Row, Rec, S>> | Misfits<Built<Row, Rec, S>, Rec>] extends [never]
+type Misfits<B, Rec> = {
+  [K in keyof B]: [B[K]] extends [never] ? K : K extends keyof Rec ? ([B[K]] extends [Rec[K]] ? never : K) : K;
+}[keyof B];
+type SpecCheck<Row, Rec, S extends string> = [
+  Exclude<keyof Rec, keyof Built<Row, Rec, S>> | Misfits<Built<Row, Rec, S>, Rec>,
+] extends [never]
   ? unknown
   : { missingFields: Exclude<keyof Rec, keyof Built<Row, Rec, S>>; misfitFields: Misfits<Built<Row, Rec, S>, Rec> };

@@ -85,9 +85,15 @@ export class ConfigurationVersionRepository extends Repository {
    * (pull requests, `tofu plan` from a laptop) are skipped unless asked for, so a run that names
    * no configuration version never picks up unreviewed code.
    */
-  async latestUploaded(workspaceId: string, options: { includeSpeculative?: boolean } = {}): Promise<ConfigurationVersion | undefined> {
+  async latestUploaded(
+    workspaceId: string,
+    options: { includeSpeculative?: boolean } = {},
+  ): Promise<ConfigurationVersion | undefined> {
     return translating(this.dialect, async () => {
-      const query = this.db<ConfigurationVersionRow>("configuration_versions").where({ workspace_id: workspaceId, status: "uploaded" });
+      const query = this.db<ConfigurationVersionRow>("configuration_versions").where({
+        workspace_id: workspaceId,
+        status: "uploaded",
+      });
       if (options.includeSpeculative !== true) query.where({ speculative: false });
       const row = await query
         .orderBy([
@@ -107,21 +113,29 @@ export class ConfigurationVersionRepository extends Repository {
    */
   async markUploaded(id: string, upload: UploadedConfiguration): Promise<ConfigurationVersion> {
     const uploadedAt = isoForWrite(upload.uploadedAt);
-    if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0) throw new TypeError("sizeBytes must be a non-negative integer");
+    if (!Number.isSafeInteger(upload.sizeBytes) || upload.sizeBytes < 0)
+      throw new TypeError("sizeBytes must be a non-negative integer");
     return translating(this.dialect, () => this.atomically((trx) => this.uploadIn(trx, id, upload, uploadedAt)));
   }
 
   /** markUploaded's writes, in one transaction. */
-  private async uploadIn(trx: Knex.Transaction, id: string, upload: UploadedConfiguration, uploadedAt: string): Promise<ConfigurationVersion> {
+  private async uploadIn(
+    trx: Knex.Transaction,
+    id: string,
+    upload: UploadedConfiguration,
+    uploadedAt: string,
+  ): Promise<ConfigurationVersion> {
     // The status condition makes the transition a compare-and-set, so two concurrent uploads
     // cannot both succeed.
-    const updated = await trx<ConfigurationVersionRow>("configuration_versions").where({ id, status: "pending" }).update({
-      status: "uploaded",
-      config_digest: upload.configDigest,
-      size_bytes: upload.sizeBytes,
-      artifact_key: upload.artifactKey,
-      uploaded_at: uploadedAt,
-    });
+    const updated = await trx<ConfigurationVersionRow>("configuration_versions")
+      .where({ id, status: "pending" })
+      .update({
+        status: "uploaded",
+        config_digest: upload.configDigest,
+        size_bytes: upload.sizeBytes,
+        artifact_key: upload.artifactKey,
+        uploaded_at: uploadedAt,
+      });
     const row = await trx<ConfigurationVersionRow>("configuration_versions").where({ id }).first();
     if (row === undefined) throw new DomainError("NOT_FOUND", "No such configuration version.");
     if (updated === 0) {
@@ -133,7 +147,13 @@ export class ConfigurationVersionRepository extends Repository {
       );
     }
     await new ArtifactRepository(trx, this.dialect).recordForWorkspace(
-      { kind: "configuration", key: upload.artifactKey, sizeBytes: upload.sizeBytes, sha256: upload.configDigest, format: ARTIFACT_FORMAT },
+      {
+        kind: "configuration",
+        key: upload.artifactKey,
+        sizeBytes: upload.sizeBytes,
+        sha256: upload.configDigest,
+        format: ARTIFACT_FORMAT,
+      },
       { workspaceId: row.workspace_id, runId: null },
       uploadedAt,
     );
@@ -141,13 +161,22 @@ export class ConfigurationVersionRepository extends Repository {
   }
 
   /** The rows as records, each with its object's size from the `artifacts` row that describes it (see the class). */
-  private async described(rows: ConfigurationVersionRow[], executor: Executor = this.db): Promise<ConfigurationVersion[]> {
+  private async described(
+    rows: ConfigurationVersionRow[],
+    executor: Executor = this.db,
+  ): Promise<ConfigurationVersion[]> {
     const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
-    const descriptors = keys.length === 0 ? new Map<string, ArtifactRecord>() : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
+    const descriptors =
+      keys.length === 0
+        ? new Map<string, ArtifactRecord>()
+        : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
     return rows.map((row) => {
       const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
       const describes =
-        descriptor !== undefined && descriptor.ref.kind === "configuration" && descriptor.workspaceId === row.workspace_id && descriptor.ref.sha256 === row.config_digest;
+        descriptor !== undefined &&
+        descriptor.ref.kind === "configuration" &&
+        descriptor.workspaceId === row.workspace_id &&
+        descriptor.ref.sha256 === row.config_digest;
       return toConfigurationVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
     });
   }

@@ -87,20 +87,27 @@ open("refuses unknown schemes and empty SQLite paths", async () => {
 
 async function tableNames(db: Awaited<ReturnType<typeof openDatabase>>): Promise<string[]> {
   if (db.dialect === "sqlite") {
-    const rows = await db.knex.raw<Array<{ name: string }>>("select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'knex_%'");
+    const rows = await db.knex.raw<Array<{ name: string }>>(
+      "select name from sqlite_master where type = 'table' and name not like 'sqlite_%' and name not like 'knex_%'",
+    );
     return rows.map((row) => row.name).sort();
   }
-  const result = await db.knex.raw<{ rows: Array<{ tablename: string }> }>("select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%'");
+  const result = await db.knex.raw<{ rows: Array<{ tablename: string }> }>(
+    "select tablename from pg_tables where schemaname = 'public' and tablename not like 'knex_%'",
+  );
   return result.rows.map((row) => row.tablename).sort();
 }
 
 const migrations = suite("migrations");
 
-migrations("the list is in ascending, unique timestamp order (the order they apply in is the order of their names)", () => {
-  const stamps = MIGRATION_NAMES.map((name) => name.slice(0, 14));
-  for (const stamp of stamps) assert.match(stamp, /^\d{14}$/);
-  assert.equal(stamps, [...new Set(stamps)].sort());
-});
+migrations(
+  "the list is in ascending, unique timestamp order (the order they apply in is the order of their names)",
+  () => {
+    const stamps = MIGRATION_NAMES.map((name) => name.slice(0, 14));
+    for (const stamp of stamps) assert.match(stamp, /^\d{14}$/);
+    assert.equal(stamps, [...new Set(stamps)].sort());
+  },
+);
 
 testEachDatabase(
   migrations,
@@ -134,7 +141,9 @@ testEachDatabase(
 
 testEachDatabase(migrations, "creates the run indexes and named CHECK constraints", async (db) => {
   if (db.dialect === "sqlite") {
-    const indexes = await db.knex.raw<Array<{ name: string }>>("select name from sqlite_master where type = 'index' and tbl_name = 'runs'");
+    const indexes = await db.knex.raw<Array<{ name: string }>>(
+      "select name from sqlite_master where type = 'index' and tbl_name = 'runs'",
+    );
     const names = indexes.map((index) => index.name);
     assert.ok(names.includes("runs_org_created_id"));
     assert.ok(names.includes("runs_ws_created_id"));
@@ -143,13 +152,17 @@ testEachDatabase(migrations, "creates the run indexes and named CHECK constraint
     assert.match(table.sql, "constraint runs_is_destroy_false check (`is_destroy` = false)");
     return;
   }
-  const indexes = await db.knex.raw<{ rows: Array<{ indexname: string; indexdef: string }> }>("select indexname, indexdef from pg_indexes where tablename = 'runs'");
+  const indexes = await db.knex.raw<{ rows: Array<{ indexname: string; indexdef: string }> }>(
+    "select indexname, indexdef from pg_indexes where tablename = 'runs'",
+  );
   const byName = new Map(indexes.rows.map((row) => [row.indexname, row.indexdef]));
   assert.match(byName.get("runs_org_created_id") ?? "", "(organization_id, created_at, id)");
   assert.match(byName.get("runs_ws_created_id") ?? "", "(workspace_id, created_at, id)");
   const checks = await db.knex.raw<{
     rows: Array<{ conname: string; definition: string }>;
-  }>("select conname, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'runs'::regclass and contype = 'c'");
+  }>(
+    "select conname, pg_get_constraintdef(oid) as definition from pg_constraint where conrelid = 'runs'::regclass and contype = 'c'",
+  );
   const definitions = new Map(checks.rows.map((row) => [row.conname, row.definition]));
   assert.is(definitions.get("runs_auto_apply_false"), "CHECK ((auto_apply = false))");
   assert.is(definitions.get("runs_is_destroy_false"), "CHECK ((is_destroy = false))");
@@ -159,12 +172,16 @@ testEachDatabase(migrations, "stores timestamps as timestamptz(3) on PostgreSQL 
   if (db.dialect === "postgres") {
     const result = await db.knex.raw<{
       rows: Array<{ data_type: string; datetime_precision: number }>;
-    }>("select data_type, datetime_precision from information_schema.columns where table_name = 'runs' and column_name = 'created_at'");
+    }>(
+      "select data_type, datetime_precision from information_schema.columns where table_name = 'runs' and column_name = 'created_at'",
+    );
     assert.equal({ ...result.rows[0] }, { data_type: "timestamp with time zone", datetime_precision: 3 });
     return;
   }
   // Any spelling but toISOString()'s would sort wrongly as text, so SQLite refuses it.
-  await db.knex("organizations").insert({ id: "org-aaaaaaaaaaaaaaaa", name: "ok", created_at: "2026-12-02T09:00:00.000Z" });
+  await db
+    .knex("organizations")
+    .insert({ id: "org-aaaaaaaaaaaaaaaa", name: "ok", created_at: "2026-12-02T09:00:00.000Z" });
   for (const bad of ["2026-12-02 09:00:00", "2026-12-02T09:00:00Z", "1764666000000"]) {
     try {
       await db.knex("organizations").insert({ id: "org-bbbbbbbbbbbbbbbb", name: bad, created_at: bad });

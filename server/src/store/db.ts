@@ -99,7 +99,10 @@ function sqliteConfig(filename: string): Knex.Config {
     pool: {
       min: 1,
       max: 1,
-      afterCreate(connection: BetterSqliteConnection, done: (error: Error | null, connection: BetterSqliteConnection) => void) {
+      afterCreate(
+        connection: BetterSqliteConnection,
+        done: (error: Error | null, connection: BetterSqliteConnection) => void,
+      ) {
         try {
           connection.pragma("foreign_keys = ON");
           connection.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
@@ -147,19 +150,28 @@ function withProgress(onProgress: ((message: string) => void) | undefined): Knex
 
 /** Applies every pending migration; returns the names applied. */
 export async function migrateLatest(db: Database, onProgress?: (message: string) => void): Promise<string[]> {
-  const [, applied] = (await db.knex.migrate.latest({ migrationSource: withProgress(onProgress) })) as [number, string[]];
+  const [, applied] = (await db.knex.migrate.latest({ migrationSource: withProgress(onProgress) })) as [
+    number,
+    string[],
+  ];
   onProgress?.(applied.length === 0 ? "database schema is up to date" : `applied ${applied.length} migration(s)`);
   return applied;
 }
 
 /** Reverts the most recently applied migration; returns the names reverted. */
 export async function migrateDown(db: Database, onProgress?: (message: string) => void): Promise<string[]> {
-  const [, reverted] = (await db.knex.migrate.down({ migrationSource: withProgress(onProgress) })) as [number, string[]];
+  const [, reverted] = (await db.knex.migrate.down({ migrationSource: withProgress(onProgress) })) as [
+    number,
+    string[],
+  ];
   return reverted;
 }
 
 /** Reverts every applied migration (for tests); returns the names reverted. */
 export async function rollbackAll(db: Database, onProgress?: (message: string) => void): Promise<string[]> {
-  const [, reverted] = (await db.knex.migrate.rollback({ migrationSource: withProgress(onProgress) }, true)) as [number, string[]];
+  const [, reverted] = (await db.knex.migrate.rollback({ migrationSource: withProgress(onProgress) }, true)) as [
+    number,
+    string[],
+  ];
   return reverted;
 }

@@ -48,10 +48,14 @@ export class GitHubConnectionRepository extends Repository {
   // ---- source connections
 
   /** Creates or replaces the workspace's connection. */
-  async putConnection(input: Omit<SourceConnection, "provider" | "createdAt" | "updatedAt"> & { now: Date | string }): Promise<SourceConnection> {
+  async putConnection(
+    input: Omit<SourceConnection, "provider" | "createdAt" | "updatedAt"> & { now: Date | string },
+  ): Promise<SourceConnection> {
     const now = isoForWrite(input.now);
     return translating(this.dialect, async () => {
-      const existing = await this.db<ConnectionRow>("source_connections").where({ workspace_id: input.workspaceId }).first();
+      const existing = await this.db<ConnectionRow>("source_connections")
+        .where({ workspace_id: input.workspaceId })
+        .first();
       const row: ConnectionRow = {
         workspace_id: input.workspaceId,
         organization_id: input.organizationId,
@@ -63,7 +67,8 @@ export class GitHubConnectionRepository extends Repository {
         created_at: existing ? isoFromRow(existing.created_at) : now,
         updated_at: now,
       };
-      if (existing) await this.db<ConnectionRow>("source_connections").where({ workspace_id: input.workspaceId }).update(row);
+      if (existing)
+        await this.db<ConnectionRow>("source_connections").where({ workspace_id: input.workspaceId }).update(row);
       else await this.db<ConnectionRow>("source_connections").insert(row);
       return toConnection(row);
     });
@@ -78,13 +83,18 @@ export class GitHubConnectionRepository extends Repository {
 
   /** Deletes the connection; whether there was one. */
   async deleteConnection(workspaceId: string): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db("source_connections").where({ workspace_id: workspaceId }).delete()) > 0);
+    return translating(
+      this.dialect,
+      async () => (await this.db("source_connections").where({ workspace_id: workspaceId }).delete()) > 0,
+    );
   }
 
   /** The organizations whose workspaces connect through `installationId`. */
   async organizationsOfInstallation(installationId: number): Promise<string[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db("source_connections").distinct<{ organization_id: string }[]>("organization_id").where({ installation_id: installationId });
+      const rows = await this.db("source_connections")
+        .distinct<{ organization_id: string }[]>("organization_id")
+        .where({ installation_id: installationId });
       return rows.map((r) => r.organization_id);
     });
   }
@@ -104,7 +114,9 @@ export class GitHubConnectionRepository extends Repository {
   /** The organization an installation is bound to, if any. */
   async getBinding(installationId: number): Promise<InstallationBinding | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<BindingRow>("github_installation_bindings").where({ installation_id: installationId }).first();
+      const row = await this.db<BindingRow>("github_installation_bindings")
+        .where({ installation_id: installationId })
+        .first();
       return row && toBinding(row);
     });
   }
@@ -143,7 +155,10 @@ export class GitHubConnectionRepository extends Repository {
   async releaseBinding(installationId: number, organizationId: string): Promise<boolean> {
     return translating(
       this.dialect,
-      async () => (await this.db("github_installation_bindings").where({ installation_id: installationId, organization_id: organizationId }).delete()) > 0,
+      async () =>
+        (await this.db("github_installation_bindings")
+          .where({ installation_id: installationId, organization_id: organizationId })
+          .delete()) > 0,
     );
   }
 
@@ -159,7 +174,14 @@ export class GitHubConnectionRepository extends Repository {
   }
 
   /** Records a setup state (by its SHA-256) issued to a session for an organization. */
-  async createSetupState(input: { stateHash: string; organizationId: string; userId: string; sessionId: string; now: Date | string; expiresAt: Date | string }): Promise<void> {
+  async createSetupState(input: {
+    stateHash: string;
+    organizationId: string;
+    userId: string;
+    sessionId: string;
+    now: Date | string;
+    expiresAt: Date | string;
+  }): Promise<void> {
     await translating(this.dialect, () =>
       this.db("github_installation_states").insert({
         state_hash: input.stateHash,
@@ -205,24 +227,44 @@ export class GitHubConnectionRepository extends Repository {
   }): Promise<void> {
     const now = isoForWrite(input.now);
     await translating(this.dialect, async () => {
-      const row = { id: input.id, account: input.account, repository_selection: input.repositorySelection, suspended: input.suspended, deleted: input.deleted, updated_at: now };
+      const row = {
+        id: input.id,
+        account: input.account,
+        repository_selection: input.repositorySelection,
+        suspended: input.suspended,
+        deleted: input.deleted,
+        updated_at: now,
+      };
       await this.db("github_installations").insert(row).onConflict("id").merge();
       if (input.repositories !== undefined) {
         await this.db("github_installation_repositories").where({ installation_id: input.id }).delete();
         const keys = [...new Set(input.repositories.map(repositoryKey))];
-        if (keys.length > 0) await this.db("github_installation_repositories").insert(keys.map((key) => ({ installation_id: input.id, repository_key: key })));
+        if (keys.length > 0)
+          await this.db("github_installation_repositories").insert(
+            keys.map((key) => ({ installation_id: input.id, repository_key: key })),
+          );
       }
     });
   }
 
   /** Adds and removes selected repositories of a known installation. */
-  async changeInstallationRepositories(input: { id: number; added: string[]; removed: string[]; repositorySelection: "all" | "selected"; now: Date | string }): Promise<void> {
+  async changeInstallationRepositories(input: {
+    id: number;
+    added: string[];
+    removed: string[];
+    repositorySelection: "all" | "selected";
+    now: Date | string;
+  }): Promise<void> {
     await translating(this.dialect, async () => {
       await this.db("github_installations")
         .where({ id: input.id })
         .update({ repository_selection: input.repositorySelection, updated_at: isoForWrite(input.now) });
       const removed = input.removed.map(repositoryKey);
-      if (removed.length > 0) await this.db("github_installation_repositories").where({ installation_id: input.id }).whereIn("repository_key", removed).delete();
+      if (removed.length > 0)
+        await this.db("github_installation_repositories")
+          .where({ installation_id: input.id })
+          .whereIn("repository_key", removed)
+          .delete();
       const added = [...new Set(input.added.map(repositoryKey))];
       if (added.length > 0)
         await this.db("github_installation_repositories")
@@ -234,7 +276,13 @@ export class GitHubConnectionRepository extends Repository {
 
   async getInstallation(id: number): Promise<GitHubInstallation | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<{ id: number | string; account: string | null; repository_selection: string; suspended: DbBoolean; deleted: DbBoolean }>("github_installations")
+      const row = await this.db<{
+        id: number | string;
+        account: string | null;
+        repository_selection: string;
+        suspended: DbBoolean;
+        deleted: DbBoolean;
+      }>("github_installations")
         .where({ id })
         .first();
       if (!row) return undefined;

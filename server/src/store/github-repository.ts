@@ -1,5 +1,13 @@
 import { GitHubConnectionRepository, repositoryKey } from "./github-connection-repository.ts";
-import { toCheckRun, toDelivery, type CheckRunRow, type DeliveryRow, type DeliveryStatus, type GitHubCheckRun, type GitHubDelivery } from "./github-records.ts";
+import {
+  toCheckRun,
+  toDelivery,
+  type CheckRunRow,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type GitHubCheckRun,
+  type GitHubDelivery,
+} from "./github-records.ts";
 import { atomically } from "./run-events.ts";
 import { translating } from "./translate-error.ts";
 import { isoForWrite, numberFromRow } from "./values.ts";
@@ -7,7 +15,13 @@ import { isoForWrite, numberFromRow } from "./values.ts";
 /** The graphile-worker task a queued delivery is dispatched as (PostgreSQL). */
 export const GITHUB_DELIVERY_TASK = "stackship_github_delivery";
 
-export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation, SourceConnection } from "./github-records.ts";
+export type {
+  DeliveryStatus,
+  GitHubCheckRun,
+  GitHubDelivery,
+  GitHubInstallation,
+  SourceConnection,
+} from "./github-records.ts";
 export type { InstallationBinding, SetupState } from "./github-connection-repository.ts";
 
 /**
@@ -69,11 +83,10 @@ export class GitHubRepository extends GitHubConnectionRepository {
    */
   async dispatchDelivery(id: string, runAt: Date | string): Promise<void> {
     if (this.dialect !== "postgres") return;
-    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('delivery_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [
-      GITHUB_DELIVERY_TASK,
-      id,
-      isoForWrite(runAt),
-    ]);
+    await this.db.raw(
+      "select graphile_worker.add_job(?::text, json_build_object('delivery_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)",
+      [GITHUB_DELIVERY_TASK, id, isoForWrite(runAt)],
+    );
   }
 
   async getDelivery(id: string): Promise<GitHubDelivery | undefined> {
@@ -89,11 +102,19 @@ export class GitHubRepository extends GitHubConnectionRepository {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
         const query = db<DeliveryRow>("github_deliveries").where({ status: "queued" }).andWhere("run_after", "<=", at);
-        const candidate = await (id ? query.andWhere({ id }) : query).orderBy([{ column: "run_after" }, { column: "id" }]).first();
+        const candidate = await (id ? query.andWhere({ id }) : query)
+          .orderBy([{ column: "run_after" }, { column: "id" }])
+          .first();
         if (!candidate) return undefined;
         const changed = await db("github_deliveries")
           .where({ id: candidate.id, status: "queued" })
-          .update({ status: "processing", locked_by: workerId, locked_at: at, attempts: candidate.attempts + 1, updated_at: at });
+          .update({
+            status: "processing",
+            locked_by: workerId,
+            locked_at: at,
+            attempts: candidate.attempts + 1,
+            updated_at: at,
+          });
         if (changed === 0) return undefined;
         const row = await db<DeliveryRow>("github_deliveries").where({ id: candidate.id }).first();
         return row && toDelivery(row);
@@ -104,7 +125,13 @@ export class GitHubRepository extends GitHubConnectionRepository {
   /** Ends a processing delivery: processed, ignored, refused or failed, with its outcome (its payload, up to 5 MiB, is no longer kept). */
   async finishDelivery(
     id: string,
-    input: { status: Exclude<DeliveryStatus, "queued" | "processing">; outcome: string; detail: string; runIds?: string[]; now: Date | string },
+    input: {
+      status: Exclude<DeliveryStatus, "queued" | "processing">;
+      outcome: string;
+      detail: string;
+      runIds?: string[];
+      now: Date | string;
+    },
   ): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, () =>
@@ -125,12 +152,23 @@ export class GitHubRepository extends GitHubConnectionRepository {
   }
 
   /** Puts a processing delivery back in the queue until `runAfter` (a retry after a failure). */
-  async retryDelivery(id: string, input: { detail: string; runAfter: Date | string; now: Date | string }): Promise<void> {
+  async retryDelivery(
+    id: string,
+    input: { detail: string; runAfter: Date | string; now: Date | string },
+  ): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, () =>
       this.db("github_deliveries")
         .where({ id, status: "processing" })
-        .update({ status: "queued", outcome: "retrying", detail: input.detail, run_after: isoForWrite(input.runAfter), locked_by: null, locked_at: null, updated_at: at }),
+        .update({
+          status: "queued",
+          outcome: "retrying",
+          detail: input.detail,
+          run_after: isoForWrite(input.runAfter),
+          locked_by: null,
+          locked_at: null,
+          updated_at: at,
+        }),
     );
   }
 
@@ -145,7 +183,12 @@ export class GitHubRepository extends GitHubConnectionRepository {
   }
 
   /** The last `limit` deliveries about `repository` through `installationId` received at or after `since`, newest first. */
-  async recentDeliveries(repository: string, installationId: number, since: Date | string, limit: number): Promise<GitHubDelivery[]> {
+  async recentDeliveries(
+    repository: string,
+    installationId: number,
+    since: Date | string,
+    limit: number,
+  ): Promise<GitHubDelivery[]> {
     return translating(this.dialect, async () => {
       const rows = await this.db<DeliveryRow>("github_deliveries")
         .where({ repository_key: repositoryKey(repository), installation_id: installationId })
@@ -161,14 +204,20 @@ export class GitHubRepository extends GitHubConnectionRepository {
   // ---- replay protection
 
   /** Whether the workspace already has a run from this push (ref and head SHA) or pull request (number and head SHA), made by another delivery. */
-  async sourceRunExists(workspaceId: string, of: { ref: string; sha: string } | { pullRequestNumber: number; sha: string }, exceptDeliveryId: string): Promise<boolean> {
+  async sourceRunExists(
+    workspaceId: string,
+    of: { ref: string; sha: string } | { pullRequestNumber: number; sha: string },
+    exceptDeliveryId: string,
+  ): Promise<boolean> {
     return translating(this.dialect, async () => {
       // A retried delivery's own runs are not a replay (createSourceRun finds and keeps them).
       const query = this.db("runs")
         .where({ workspace_id: workspaceId, commit_sha: of.sha })
         .andWhere((q) => void q.whereNull("github_delivery_id").orWhereNot("github_delivery_id", exceptDeliveryId));
       const row = await (
-        "ref" in of ? query.andWhere({ source: "github_push", commit_ref: of.ref }) : query.andWhere({ source: "github_pull_request", pull_request_number: of.pullRequestNumber })
+        "ref" in of
+          ? query.andWhere({ source: "github_push", commit_ref: of.ref })
+          : query.andWhere({ source: "github_pull_request", pull_request_number: of.pullRequestNumber })
       ).first<{ id: string } | undefined>("id");
       return row !== undefined;
     });
@@ -177,19 +226,32 @@ export class GitHubRepository extends GitHubConnectionRepository {
   /** The newest push recorded for the workspace and ref (GitHub's `pushed_at`, seconds), if any. */
   async pushHead(workspaceId: string, ref: string): Promise<{ pushedAt: number; headSha: string } | undefined> {
     return translating(this.dialect, async () => {
-      const row = (await this.db("github_push_heads").where({ workspace_id: workspaceId, ref }).first()) as { pushed_at: number | string; head_sha: string } | undefined;
+      const row = (await this.db("github_push_heads").where({ workspace_id: workspaceId, ref }).first()) as
+        { pushed_at: number | string; head_sha: string } | undefined;
       return row && { pushedAt: numberFromRow(row.pushed_at), headSha: row.head_sha };
     });
   }
 
   /** Records a push as the workspace's newest for the ref (never moves it back). */
-  async recordPushHead(input: { workspaceId: string; ref: string; pushedAt: number; headSha: string; now: Date | string }): Promise<void> {
+  async recordPushHead(input: {
+    workspaceId: string;
+    ref: string;
+    pushedAt: number;
+    headSha: string;
+    now: Date | string;
+  }): Promise<void> {
     const at = isoForWrite(input.now);
     await translating(this.dialect, async () => {
       const existing = await this.pushHead(input.workspaceId, input.ref);
       if (!existing) {
         await this.db("github_push_heads")
-          .insert({ workspace_id: input.workspaceId, ref: input.ref, pushed_at: input.pushedAt, head_sha: input.headSha, updated_at: at })
+          .insert({
+            workspace_id: input.workspaceId,
+            ref: input.ref,
+            pushed_at: input.pushedAt,
+            head_sha: input.headSha,
+            updated_at: at,
+          })
           .onConflict(["workspace_id", "ref"])
           .ignore();
       }
@@ -203,7 +265,13 @@ export class GitHubRepository extends GitHubConnectionRepository {
   // ---- check runs
 
   /** Starts keeping a check run for `runId` (the first call to GitHub is due at once). */
-  async trackCheckRun(input: { runId: string; installationId: number; repository: string; headSha: string; now: Date | string }): Promise<void> {
+  async trackCheckRun(input: {
+    runId: string;
+    installationId: number;
+    repository: string;
+    headSha: string;
+    now: Date | string;
+  }): Promise<void> {
     const now = isoForWrite(input.now);
     await translating(this.dialect, () =>
       this.db("github_check_runs").insert({
@@ -260,7 +328,10 @@ export class GitHubRepository extends GitHubConnectionRepository {
   }
 
   /** Records what GitHub now shows for the run as it was at `runUpdatedAt`; due again whenever the run changes. */
-  async checkRunSent(runId: string, input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string; now: Date | string }): Promise<void> {
+  async checkRunSent(
+    runId: string,
+    input: { checkRunId: number; sentState: string; runUpdatedAt: Date | string; now: Date | string },
+  ): Promise<void> {
     await translating(this.dialect, () =>
       this.db("github_check_runs")
         .where({ run_id: runId })
@@ -276,12 +347,19 @@ export class GitHubRepository extends GitHubConnectionRepository {
   }
 
   /** Records a failed call and when to try again. */
-  async checkRunFailed(runId: string, input: { error: string; nextAttemptAt: Date | string; now: Date | string }): Promise<void> {
+  async checkRunFailed(
+    runId: string,
+    input: { error: string; nextAttemptAt: Date | string; now: Date | string },
+  ): Promise<void> {
     await translating(this.dialect, () =>
       this.db("github_check_runs")
         .where({ run_id: runId })
         // updated_at stays: it is the run version last synced, and the run is still to be synced.
-        .update({ attempts: this.db.raw("attempts + 1") as unknown as number, last_error: input.error.slice(0, 2000), next_attempt_at: isoForWrite(input.nextAttemptAt) }),
+        .update({
+          attempts: this.db.raw("attempts + 1") as unknown as number,
+          last_error: input.error.slice(0, 2000),
+          next_attempt_at: isoForWrite(input.nextAttemptAt),
+        }),
     );
   }
 }

@@ -50,4 +50,6 @@ export class GrantRepository extends Repository {
 }
 
 /** Maps a permission_grants row to its record. */
-export const toGrant = rowMapper<PermissionGrantRow, PermissionGrant>()("id principal_id scope_kind:as scope_id permission created_at:iso");
+export const toGrant = rowMapper<PermissionGrantRow, PermissionGrant>()(
+  "id principal_id scope_kind:as scope_id permission created_at:iso",
+);

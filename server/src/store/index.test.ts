@@ -17,17 +17,21 @@ testEachDatabase(transactions, "commits when the function resolves", async (db) 
   assert.is((await stores.projects.listByOrganization(id)).length, 1);
 });
 
-testEachDatabase(transactions, "rolls everything back when the function throws, translated errors included", async (db) => {
-  await assertDomainError(
-    inTransaction(db, async (stores) => {
-      const organization = await stores.organizations.create({ name: "acme", createdAt: at(0) });
-      await stores.projects.create({ organizationId: organization.id, name: "default", createdAt: at(0) });
-      await stores.projects.create({ organizationId: organization.id, name: "default", createdAt: at(1) });
-    }),
-    "PROJECT_NAME_TAKEN",
-  );
-  const stores = createStores(db.knex, db.dialect);
-  assert.is(await stores.organizations.getByName("acme"), undefined);
-});
+testEachDatabase(
+  transactions,
+  "rolls everything back when the function throws, translated errors included",
+  async (db) => {
+    await assertDomainError(
+      inTransaction(db, async (stores) => {
+        const organization = await stores.organizations.create({ name: "acme", createdAt: at(0) });
+        await stores.projects.create({ organizationId: organization.id, name: "default", createdAt: at(0) });
+        await stores.projects.create({ organizationId: organization.id, name: "default", createdAt: at(1) });
+      }),
+      "PROJECT_NAME_TAKEN",
+    );
+    const stores = createStores(db.knex, db.dialect);
+    assert.is(await stores.organizations.getByName("acme"), undefined);
+  },
+);
 
 transactions.run();

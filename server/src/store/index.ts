@@ -21,9 +21,19 @@ import { PolicyResultRepository } from "./policy-result-repository.ts";
 import { UserRepository } from "./user-repository.ts";
 import { GitHubRepository } from "./github-repository.ts";
 export { GITHUB_DELIVERY_TASK, GitHubRepository } from "./github-repository.ts";
-export type { DeliveryStatus, GitHubCheckRun, GitHubDelivery, GitHubInstallation, SourceConnection } from "./github-repository.ts";
+export type {
+  DeliveryStatus,
+  GitHubCheckRun,
+  GitHubDelivery,
+  GitHubInstallation,
+  SourceConnection,
+} from "./github-repository.ts";
 import { FederationProfileRepository, SigningKeyRepository } from "./workload-identity-repository.ts";
-export { FederationProfileRepository, SigningKeyRepository, type StoredSigningKey } from "./workload-identity-repository.ts";
+export {
+  FederationProfileRepository,
+  SigningKeyRepository,
+  type StoredSigningKey,
+} from "./workload-identity-repository.ts";
 import { AuthThrottleRepository } from "./auth-throttle-repository.ts";
 import { SetupTokenRepository } from "./setup-token-repository.ts";
 export type { ThrottleKey, Reservation } from "./auth-throttle-repository.ts";
@@ -32,10 +42,25 @@ export { migrateDown, migrateLatest, openDatabase, rollbackAll } from "./db.ts";
 export type { Database } from "./db.ts";
 export { AttemptRepository } from "./attempt-repository.ts";
 export { JobRepository } from "./job-repository.ts";
-export { LogRepository, type JsonLogPhase, type LogChunk, type LogPhase, type LogPosition, type LogWindow, type StoredLogPhase } from "./log-repository.ts";
+export {
+  LogRepository,
+  type JsonLogPhase,
+  type LogChunk,
+  type LogPhase,
+  type LogPosition,
+  type LogWindow,
+  type StoredLogPhase,
+} from "./log-repository.ts";
 export { ReviewRepository } from "./review-repository.ts";
 export { announce, openRunChangeFeed, RUN_CHANGE_CHANNEL } from "./run-events.ts";
-export type { AccessChangeNotice, RunChangeFeed, RunChangeListener, RunChangeNotice, LogChunkNotice, RunStateNotice } from "./run-events.ts";
+export type {
+  AccessChangeNotice,
+  RunChangeFeed,
+  RunChangeListener,
+  RunChangeNotice,
+  LogChunkNotice,
+  RunStateNotice,
+} from "./run-events.ts";
 import { AttemptRepository } from "./attempt-repository.ts";
 import { JobRepository } from "./job-repository.ts";
 import { LogRepository } from "./log-repository.ts";
@@ -54,7 +79,14 @@ export type { CreateConfigurationVersionInput, UploadedConfiguration } from "./c
 export type { CreateSnapshotInput, SnapshotSecretInput } from "./snapshot-repository.ts";
 export type { CreateRunInput, ListRunsOptions, RunPage } from "./run-repository.ts";
 export type { AuditActor, RecordAuditEventInput } from "./audit-repository.ts";
-export { RUN_TOKEN_PHASES, RunTokenRepository, type CreateRunTokenInput, type FoundRunToken, type RunToken, type RunTokenPhase } from "./run-token-repository.ts";
+export {
+  RUN_TOKEN_PHASES,
+  RunTokenRepository,
+  type CreateRunTokenInput,
+  type FoundRunToken,
+  type RunToken,
+  type RunTokenPhase,
+} from "./run-token-repository.ts";
 export {
   StateVersionRepository,
   type CreateStateVersionInput,
@@ -63,10 +95,21 @@ export {
   type StateVersionStatus,
   type UploadedState,
 } from "./state-version-repository.ts";
-export { PolicySetRepository, type CreatePolicySetInput, type PolicySet, type PolicySetVersion } from "./policy-set-repository.ts";
+export {
+  PolicySetRepository,
+  type CreatePolicySetInput,
+  type PolicySet,
+  type PolicySetVersion,
+} from "./policy-set-repository.ts";
 export { PolicyResultRepository, type PolicyEvaluation, type PolicyOverride } from "./policy-result-repository.ts";
 export { grantsOfMemberships, UserRepository, type Membership, type Session, type User } from "./user-repository.ts";
-export { WorkspaceLockRepository, type AcquireResult, type LockHolder, type LockHolderKind, type WorkspaceLock } from "./workspace-lock-repository.ts";
+export {
+  WorkspaceLockRepository,
+  type AcquireResult,
+  type LockHolder,
+  type LockHolderKind,
+  type WorkspaceLock,
+} from "./workspace-lock-repository.ts";
 export {
   AuditRepository,
   ConfigurationVersionRepository,

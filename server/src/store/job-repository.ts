@@ -29,7 +29,13 @@ const toJob = rowMapper<JobRow, RunJob>()(
 /** The run job queue of the embedded default (and its fallback on PostgreSQL). */
 export class JobRepository extends Repository {
   /** Enqueues a phase of a run. */
-  async enqueue(input: { runId: string; workspaceId: string; phase: ExecutionPhase; serial: boolean; now: Date | string }): Promise<RunJob> {
+  async enqueue(input: {
+    runId: string;
+    workspaceId: string;
+    phase: ExecutionPhase;
+    serial: boolean;
+    now: Date | string;
+  }): Promise<RunJob> {
     const now = isoForWrite(input.now);
     const row: JobRow = {
       id: newId("job"),
@@ -59,11 +65,10 @@ export class JobRepository extends Repository {
    */
   async dispatch(id: string, runAt: string): Promise<void> {
     if (this.dialect !== "postgres") return;
-    await this.db.raw("select graphile_worker.add_job(?::text, json_build_object('run_job_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)", [
-      "stackship_run_phase",
-      id,
-      runAt,
-    ]);
+    await this.db.raw(
+      "select graphile_worker.add_job(?::text, json_build_object('run_job_id', ?::text), run_at => ?::timestamptz, max_attempts => 1)",
+      ["stackship_run_phase", id, runAt],
+    );
   }
 
   /** Claims one specific queued job (the one graphile-worker handed over), under the same rules as `claim`. */
@@ -76,14 +81,24 @@ export class JobRepository extends Repository {
         .where((q) => {
           void q
             .where("j.serial", false)
-            .orWhereNotExists(this.db("run_jobs as r").select(this.db.raw("1")).whereRaw("r.workspace_id = j.workspace_id").where("r.serial", true).where("r.status", "running"));
+            .orWhereNotExists(
+              this.db("run_jobs as r")
+                .select(this.db.raw("1"))
+                .whereRaw("r.workspace_id = j.workspace_id")
+                .where("r.serial", true)
+                .where("r.status", "running"),
+            );
         })
         .select("j.*")
         .first()) as JobRow | undefined;
       if (!candidate) return undefined;
       const attempts = numberFromRow(candidate.attempts) + 1;
-      const changed = await this.db("run_jobs").where({ id, status: "queued" }).update({ status: "running", runner_id: runnerId, attempts, heartbeat_at: at });
-      return changed > 0 ? toJob({ ...candidate, status: "running", runner_id: runnerId, attempts, heartbeat_at: at }) : undefined;
+      const changed = await this.db("run_jobs")
+        .where({ id, status: "queued" })
+        .update({ status: "running", runner_id: runnerId, attempts, heartbeat_at: at });
+      return changed > 0
+        ? toJob({ ...candidate, status: "running", runner_id: runnerId, attempts, heartbeat_at: at })
+        : undefined;
     });
   }
 
@@ -108,7 +123,13 @@ export class JobRepository extends Repository {
         .where((q) => {
           void q
             .where("j.serial", false)
-            .orWhereNotExists(this.db("run_jobs as r").select(this.db.raw("1")).whereRaw("r.workspace_id = j.workspace_id").where("r.serial", true).where("r.status", "running"));
+            .orWhereNotExists(
+              this.db("run_jobs as r")
+                .select(this.db.raw("1"))
+                .whereRaw("r.workspace_id = j.workspace_id")
+                .where("r.serial", true)
+                .where("r.status", "running"),
+            );
         })
         .orderBy([
           { column: "j.created_at", order: "asc" },
@@ -119,8 +140,20 @@ export class JobRepository extends Repository {
       for (const candidate of candidates) {
         const changed = await this.db("run_jobs")
           .where({ id: candidate.id, status: "queued" })
-          .update({ status: "running", runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
-        if (changed > 0) return toJob({ ...candidate, status: "running", runner_id: runnerId, attempts: numberFromRow(candidate.attempts) + 1, heartbeat_at: at });
+          .update({
+            status: "running",
+            runner_id: runnerId,
+            attempts: numberFromRow(candidate.attempts) + 1,
+            heartbeat_at: at,
+          });
+        if (changed > 0)
+          return toJob({
+            ...candidate,
+            status: "running",
+            runner_id: runnerId,
+            attempts: numberFromRow(candidate.attempts) + 1,
+            heartbeat_at: at,
+          });
       }
       return undefined;
     });
@@ -156,20 +189,32 @@ export class JobRepository extends Repository {
 
   /** Running jobs whose runner stopped heartbeating before `before`. */
   async listStale(before: Date | string): Promise<RunJob[]> {
-    return translating(this.dialect, async () => (await this.db<JobRow>("run_jobs").where({ status: "running" }).where("heartbeat_at", "<", isoForWrite(before))).map(toJob));
+    return translating(this.dialect, async () =>
+      (
+        await this.db<JobRow>("run_jobs").where({ status: "running" }).where("heartbeat_at", "<", isoForWrite(before))
+      ).map(toJob),
+    );
   }
 
   /** How many jobs wait in the queue and when the oldest of them was queued (for /metrics). */
   async queueSummary(): Promise<{ depth: number; oldestQueuedAt: string | null }> {
     return translating(this.dialect, async () => {
-      const row = (await this.db("run_jobs").where({ status: "queued" }).count({ depth: "*" }).min({ oldest: "created_at" }).first()) as
-        { depth: number | string; oldest: DbTimestamp | null } | undefined;
-      return { depth: row ? numberFromRow(row.depth) : 0, oldestQueuedAt: row ? optionalIsoFromRow(row.oldest ?? null) : null };
+      const row = (await this.db("run_jobs")
+        .where({ status: "queued" })
+        .count({ depth: "*" })
+        .min({ oldest: "created_at" })
+        .first()) as { depth: number | string; oldest: DbTimestamp | null } | undefined;
+      return {
+        depth: row ? numberFromRow(row.depth) : 0,
+        oldestQueuedAt: row ? optionalIsoFromRow(row.oldest ?? null) : null,
+      };
     });
   }
 
   /** A run's jobs, oldest first. */
   async listByRun(runId: string): Promise<RunJob[]> {
-    return translating(this.dialect, async () => (await this.db<JobRow>("run_jobs").where({ run_id: runId }).orderBy("created_at", "asc")).map(toJob));
+    return translating(this.dialect, async () =>
+      (await this.db<JobRow>("run_jobs").where({ run_id: runId }).orderBy("created_at", "asc")).map(toJob),
+    );
   }
 }

@@ -72,10 +72,19 @@ export class LogRepository extends Repository {
    * Appends a chunk; `final` marks the phase's log complete. Returns its sequence number. The
    * chunk is announced on the run change feed (the live WebSocket) in the same transaction.
    */
-  async append(runId: string, phase: StoredLogPhase, text: string, final: boolean, now: Date | string): Promise<number> {
+  async append(
+    runId: string,
+    phase: StoredLogPhase,
+    text: string,
+    final: boolean,
+    now: Date | string,
+  ): Promise<number> {
     return translating(this.dialect, () =>
       atomically(this.db, this.dialect, async (db) => {
-        const last = await db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).orderBy("seq", "desc").first("seq", "char_end", "byte_end");
+        const last = await db<LogChunkRow>("run_log_chunks")
+          .where({ run_id: runId, phase })
+          .orderBy("seq", "desc")
+          .first("seq", "char_end", "byte_end");
         const seq = last === undefined ? 0 : numberFromRow(last.seq) + 1;
         const charStart = last === undefined ? 0 : numberFromRow(last.char_end);
         const byteStart = last === undefined ? 0 : numberFromRow(last.byte_end);
@@ -101,7 +110,12 @@ export class LogRepository extends Repository {
   async chunksFrom(runId: string, phase: StoredLogPhase, fromSeq: number, limit: number): Promise<LogChunk[]> {
     return translating(this.dialect, async () =>
       (
-        await this.db<LogChunkRow>("run_log_chunks").where({ run_id: runId, phase }).where("seq", ">=", fromSeq).orderBy("seq", "asc").limit(limit).select("seq", "text", "final")
+        await this.db<LogChunkRow>("run_log_chunks")
+          .where({ run_id: runId, phase })
+          .where("seq", ">=", fromSeq)
+          .orderBy("seq", "asc")
+          .limit(limit)
+          .select("seq", "text", "final")
       ).map((r) => ({ seq: numberFromRow(r.seq), text: r.text, final: booleanFromRow(r.final) })),
     );
   }
@@ -148,14 +162,23 @@ export class LogRepository extends Repository {
   async read(runId: string, phase: LogPhase, offset: number, limit: number): Promise<LogWindow> {
     const position = (await this.positions(runId))[phase];
     const end = Math.min(position.nextOffset, offset + limit);
-    if (offset >= end) return { text: "", nextOffset: Math.min(offset, position.nextOffset), complete: position.complete && offset >= position.nextOffset };
+    if (offset >= end)
+      return {
+        text: "",
+        nextOffset: Math.min(offset, position.nextOffset),
+        complete: position.complete && offset >= position.nextOffset,
+      };
     const rows = await this.overlapping(runId, phase, "char", offset, end);
     const first = rows.length === 0 ? offset : numberFromRow(rows[0].char_start);
     const text = rows
       .map((r) => r.text)
       .join("")
       .slice(offset - first, end - first);
-    return { text, nextOffset: offset + text.length, complete: position.complete && offset + text.length >= position.nextOffset };
+    return {
+      text,
+      nextOffset: offset + text.length,
+      complete: position.complete && offset + text.length >= position.nextOffset,
+    };
   }
 
   /** The UTF-8 bytes `[start, end)` of the phase's log (a window may cut a character; the log-read protocol counts bytes). */

@@ -18,7 +18,11 @@ testEachDatabase(organizations, "create and get round-trip with the exact ISO ti
 
 testEachDatabase(organizations, "accepts a Date and a caller-chosen id", async (db) => {
   const stores = createStores(db.knex, db.dialect);
-  const created = await stores.organizations.create({ id: "org-0000000000000001", name: "acme", createdAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)) });
+  const created = await stores.organizations.create({
+    id: "org-0000000000000001",
+    name: "acme",
+    createdAt: new Date(Date.UTC(2026, 0, 2, 3, 4, 5, 6)),
+  });
   assert.is(created.id, "org-0000000000000001");
   assert.is((await stores.organizations.getById(created.id))?.createdAt, "2026-01-02T03:04:05.006Z");
 });
@@ -32,13 +36,19 @@ testEachDatabase(organizations, "returns undefined for unknown ids and names", a
 testEachDatabase(organizations, "a taken name is ORGANIZATION_NAME_TAKEN", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   await stores.organizations.create({ name: "acme", createdAt: "2026-12-02T10:11:12.345Z" });
-  await assertDomainError(stores.organizations.create({ name: "acme", createdAt: "2026-12-02T10:11:13.000Z" }), "ORGANIZATION_NAME_TAKEN");
+  await assertDomainError(
+    stores.organizations.create({ name: "acme", createdAt: "2026-12-02T10:11:13.000Z" }),
+    "ORGANIZATION_NAME_TAKEN",
+  );
 });
 
 testEachDatabase(organizations, "a duplicate id is a CONSTRAINT_VIOLATION, not a name clash", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   await stores.organizations.create({ id: "org-0000000000000001", name: "a", createdAt: "2026-12-02T10:11:12.345Z" });
-  await assertDomainError(stores.organizations.create({ id: "org-0000000000000001", name: "b", createdAt: "2026-12-02T10:11:12.345Z" }), "CONSTRAINT_VIOLATION");
+  await assertDomainError(
+    stores.organizations.create({ id: "org-0000000000000001", name: "b", createdAt: "2026-12-02T10:11:12.345Z" }),
+    "CONSTRAINT_VIOLATION",
+  );
 });
 
 testEachDatabase(organizations, "refuses timestamps not in toISOString() form before writing", async (db) => {

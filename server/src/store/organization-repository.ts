@@ -17,7 +17,11 @@ export interface CreateOrganizationInput {
 export class OrganizationRepository extends Repository {
   /** Creates an organization; a taken name throws ORGANIZATION_NAME_TAKEN. */
   async create(input: CreateOrganizationInput): Promise<Organization> {
-    const row: OrganizationRow = { id: input.id ?? newId("organization"), name: input.name, created_at: isoForWrite(input.createdAt) };
+    const row: OrganizationRow = {
+      id: input.id ?? newId("organization"),
+      name: input.name,
+      created_at: isoForWrite(input.createdAt),
+    };
     return translating(this.dialect, async () => {
       await this.db<OrganizationRow>("organizations").insert(row);
       return toOrganization(row);

@@ -61,7 +61,11 @@ export interface PolicyOverride {
 }
 
 function toEvaluation(row: EvaluationRow): PolicyEvaluation {
-  const versions = JSON.parse(row.policy_set_versions) as Array<{ policy_set_id: string; version: number; digest: string }>;
+  const versions = JSON.parse(row.policy_set_versions) as Array<{
+    policy_set_id: string;
+    version: number;
+    digest: string;
+  }>;
   return {
     runId: row.run_id,
     outcome: row.outcome,
@@ -98,7 +102,9 @@ interface OverrideRow {
   expires_at: DbTimestamp;
 }
 
-const toOverride = rowMapper<OverrideRow, PolicyOverride>()("id run_id organization_id result_digest reason actor_id created_at:iso expires_at:iso");
+const toOverride = rowMapper<OverrideRow, PolicyOverride>()(
+  "id run_id organization_id result_digest reason actor_id created_at:iso expires_at:iso",
+);
 
 /** Policy results, findings and overrides of runs. */
 export class PolicyResultRepository extends Repository {
@@ -111,7 +117,13 @@ export class PolicyResultRepository extends Repository {
         result_digest: evaluation.resultDigest,
         opa_version: evaluation.opaVersion,
         opa_build_commit: evaluation.opaBuildCommit,
-        policy_set_versions: canonicalize(evaluation.policySetVersions.map((v) => ({ policy_set_id: v.policySetId, version: v.version, digest: v.digest }))),
+        policy_set_versions: canonicalize(
+          evaluation.policySetVersions.map((v) => ({
+            policy_set_id: v.policySetId,
+            version: v.version,
+            digest: v.digest,
+          })),
+        ),
         error: evaluation.error,
         evaluated_at: isoForWrite(evaluation.evaluatedAt),
       });
@@ -191,6 +203,8 @@ export class PolicyResultRepository extends Repository {
 
   /** Whether the run has any override for `digest` (expired or not). */
   async hasOverride(runId: string, digest: string): Promise<boolean> {
-    return translating(this.dialect, async () => Boolean(await this.db("policy_overrides").where({ run_id: runId, result_digest: digest }).first()));
+    return translating(this.dialect, async () =>
+      Boolean(await this.db("policy_overrides").where({ run_id: runId, result_digest: digest }).first()),
+    );
   }
 }

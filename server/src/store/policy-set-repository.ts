@@ -72,13 +72,25 @@ function toSet(row: PolicySetRow): PolicySet {
 }
 
 function toVersion(row: PolicySetVersionRow): PolicySetVersion {
-  const policies = JSON.parse(row.policies) as Array<{ name: string; enforcement_level: EnforcementLevel; package: string; source: string; source_sha256: string }>;
+  const policies = JSON.parse(row.policies) as Array<{
+    name: string;
+    enforcement_level: EnforcementLevel;
+    package: string;
+    source: string;
+    source_sha256: string;
+  }>;
   return {
     id: row.id,
     policySetId: row.policy_set_id,
     version: numberFromRow(row.version),
     digest: row.digest,
-    policies: policies.map((p) => ({ name: p.name, enforcementLevel: p.enforcement_level, package: p.package, source: p.source, sourceDigest: p.source_sha256 })),
+    policies: policies.map((p) => ({
+      name: p.name,
+      enforcementLevel: p.enforcement_level,
+      package: p.package,
+      source: p.source,
+      sourceDigest: p.source_sha256,
+    })),
     createdAt: isoFromRow(row.created_at),
   };
 }
@@ -104,15 +116,31 @@ export class PolicySetRepository extends Repository {
   }
 
   /** Adds the next immutable version and makes it current. */
-  async addVersion(policySetId: string, policies: readonly PolicyModule[], digest: string, now: Date | string): Promise<PolicySetVersion> {
+  async addVersion(
+    policySetId: string,
+    policies: readonly PolicyModule[],
+    digest: string,
+    now: Date | string,
+  ): Promise<PolicySetVersion> {
     return translating(this.dialect, async () => {
-      const last = await this.db("policy_set_versions").where({ policy_set_id: policySetId }).max({ n: "version" }).first<{ n: number | string | null } | undefined>();
+      const last = await this.db("policy_set_versions")
+        .where({ policy_set_id: policySetId })
+        .max({ n: "version" })
+        .first<{ n: number | string | null } | undefined>();
       const row = {
         id: newId("policySetVersion"),
         policy_set_id: policySetId,
         version: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
         digest,
-        policies: canonicalize(policies.map((p) => ({ name: p.name, enforcement_level: p.enforcementLevel, package: p.package, source: p.source, source_sha256: p.sourceDigest }))),
+        policies: canonicalize(
+          policies.map((p) => ({
+            name: p.name,
+            enforcement_level: p.enforcementLevel,
+            package: p.package,
+            source: p.source,
+            source_sha256: p.sourceDigest,
+          })),
+        ),
         created_at: isoForWrite(now),
       };
       await this.db("policy_set_versions").insert(row);
@@ -145,15 +173,23 @@ export class PolicySetRepository extends Repository {
   /** The organization's policy sets by name. */
   async listByOrganization(organizationId: string): Promise<PolicySet[]> {
     return translating(this.dialect, async () => {
-      const rows = await this.db<PolicySetRow>("policy_sets").where({ organization_id: organizationId }).orderBy("name", "asc");
+      const rows = await this.db<PolicySetRow>("policy_sets")
+        .where({ organization_id: organizationId })
+        .orderBy("name", "asc");
       return rows.map(toSet);
     });
   }
 
   /** The current versions of every policy set that applies to the workspace (global, or attached to it or its project). */
-  async applicableVersions(target: { organizationId: string; projectId: string; workspaceId: string }): Promise<Array<{ set: PolicySet; version: PolicySetVersion }>> {
+  async applicableVersions(target: {
+    organizationId: string;
+    projectId: string;
+    workspaceId: string;
+  }): Promise<Array<{ set: PolicySet; version: PolicySetVersion }>> {
     const sets = (await this.listByOrganization(target.organizationId)).filter(
-      (set) => set.currentVersionId !== null && (set.global || set.projectIds.includes(target.projectId) || set.workspaceIds.includes(target.workspaceId)),
+      (set) =>
+        set.currentVersionId !== null &&
+        (set.global || set.projectIds.includes(target.projectId) || set.workspaceIds.includes(target.workspaceId)),
     );
     const out: Array<{ set: PolicySet; version: PolicySetVersion }> = [];
     for (const set of sets) {

@@ -60,7 +60,16 @@ const NOTIFY_PAYLOAD_LIMIT = 7000;
 
 type Wire =
   | { k: "log"; r: string; p: LogChunkNotice["phase"]; s: number; f: 0 | 1; t?: string }
-  | { k: "run"; r: string; st: RunStatus; sr: RunReason | null; ps: PlanPhaseStatus; po: PolicyOutcome | null; as: ApplyPhaseStatus; ev?: RunEvent["type"] | null };
+  | {
+      k: "run";
+      r: string;
+      st: RunStatus;
+      sr: RunReason | null;
+      ps: PlanPhaseStatus;
+      po: PolicyOutcome | null;
+      as: ApplyPhaseStatus;
+      ev?: RunEvent["type"] | null;
+    };
 
 /** The compact NOTIFY payload of a notice (a log chunk's text only when the whole payload stays small). */
 export function encodeNotice(notice: RunChangeNotice): string {
@@ -102,10 +111,26 @@ export function decodeNotice(payload: string): RunChangeNotice | undefined {
     return undefined;
   }
   if (wire?.k === "log" && typeof wire.r === "string" && Number.isSafeInteger(wire.s)) {
-    return { kind: "log", runId: wire.r, phase: wire.p, seq: wire.s, final: wire.f === 1, ...(typeof wire.t === "string" ? { text: wire.t } : {}) };
+    return {
+      kind: "log",
+      runId: wire.r,
+      phase: wire.p,
+      seq: wire.s,
+      final: wire.f === 1,
+      ...(typeof wire.t === "string" ? { text: wire.t } : {}),
+    };
   }
   if (wire?.k === "run" && typeof wire.r === "string") {
-    return { kind: "run", runId: wire.r, status: wire.st, statusReason: wire.sr, planStatus: wire.ps, policyOutcome: wire.po, applyStatus: wire.as, event: wire.ev ?? null };
+    return {
+      kind: "run",
+      runId: wire.r,
+      status: wire.st,
+      statusReason: wire.sr,
+      planStatus: wire.ps,
+      policyOutcome: wire.po,
+      applyStatus: wire.as,
+      event: wire.ev ?? null,
+    };
   }
   return undefined;
 }
@@ -119,7 +144,8 @@ const LOCAL_ACCESS_EVENT = "access";
 
 function outermost(trx: Knex.Transaction): Knex.Transaction {
   let current = trx as Knex.Transaction & { parentTransaction?: Knex.Transaction };
-  while (current.parentTransaction) current = current.parentTransaction as Knex.Transaction & { parentTransaction?: Knex.Transaction };
+  while (current.parentTransaction)
+    current = current.parentTransaction as Knex.Transaction & { parentTransaction?: Knex.Transaction };
   return current;
 }
 
@@ -128,7 +154,11 @@ function outermost(trx: Knex.Transaction): Knex.Transaction {
  * SQLite: an in-process event once the outermost transaction commits (never on rollback), or
  * right away when the write was not in a transaction.
  */
-export async function announce(executor: Executor, dialect: Dialect, notice: RunChangeNotice | AccessChangeNotice): Promise<void> {
+export async function announce(
+  executor: Executor,
+  dialect: Dialect,
+  notice: RunChangeNotice | AccessChangeNotice,
+): Promise<void> {
   if (dialect === "postgres") {
     const payload = notice.kind === "access" ? JSON.stringify({ k: "acc", u: notice.userId }) : encodeNotice(notice);
     await executor.raw("select pg_notify(?, ?)", [RUN_CHANGE_CHANNEL, payload]);
@@ -151,8 +181,13 @@ export async function announce(executor: Executor, dialect: Dialect, notice: Run
  * Runs `fn` so that a write and its announcement commit together: on PostgreSQL outside a
  * transaction it opens one; inside a transaction (or on SQLite) it runs on `executor` as is.
  */
-export async function atomically<T>(executor: Executor, dialect: Dialect, fn: (executor: Executor) => Promise<T>): Promise<T> {
-  if (dialect === "postgres" && !(executor as Knex.Transaction).isTransaction) return (executor as Knex).transaction((trx) => fn(trx));
+export async function atomically<T>(
+  executor: Executor,
+  dialect: Dialect,
+  fn: (executor: Executor) => Promise<T>,
+): Promise<T> {
+  if (dialect === "postgres" && !(executor as Knex.Transaction).isTransaction)
+    return (executor as Knex).transaction((trx) => fn(trx));
   return fn(executor);
 }
 
@@ -173,7 +208,10 @@ export interface RunChangeFeed {
 }
 
 /** The feed of `db`: the in-process bus on SQLite, LISTEN on a dedicated connection on PostgreSQL. */
-export function openRunChangeFeed(db: Database, log: { warn(obj: object, msg: string): void } = { warn: () => undefined }): RunChangeFeed {
+export function openRunChangeFeed(
+  db: Database,
+  log: { warn(obj: object, msg: string): void } = { warn: () => undefined },
+): RunChangeFeed {
   return db.dialect === "postgres" ? new PostgresFeed(db.url, log) : new LocalFeed();
 }
 

@@ -8,14 +8,26 @@ import type { Database } from "./db.ts";
 import type { DbBoolean } from "./rows.ts";
 import { createStores, inTransaction } from "./index.ts";
 import { RunRepository } from "./run-repository.ts";
-import { assertDomainError, assertRejects, at, countRows, runInput, seedRunPrerequisites, type RunPrerequisites } from "../../test/support/store-fixtures.ts";
+import {
+  assertDomainError,
+  assertRejects,
+  at,
+  countRows,
+  runInput,
+  seedRunPrerequisites,
+  type RunPrerequisites,
+} from "../../test/support/store-fixtures.ts";
 import { runExecution } from "../../test/support/domain-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
 const CURSOR_SECRET = Buffer.from("run-repository-test-secret-0123456789");
 
 /** A raw runs row for the prerequisites, as a stale or hostile writer would insert it. */
-function rawRunRow(prerequisites: RunPrerequisites, id: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+function rawRunRow(
+  prerequisites: RunPrerequisites,
+  id: string,
+  overrides: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     id,
     organization_id: prerequisites.organization.id,
@@ -54,35 +66,48 @@ const NOTHING_EXECUTED = runExecution({ planImports: null, planGeneratedConfigur
 
 const runs = suite("RunRepository");
 
-testEachDatabase(runs, "create and getById round-trip with exact timestamps; the flags are always false", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const prerequisites = await seedRunPrerequisites(stores);
-  // Every field of the input comes back as given (the fixture's ids, digests, version, region and platform).
-  const input = runInput(prerequisites, { message: "first", createdBy: "prn-0000000000000001", createdAt: "2026-12-02T10:11:12.345Z", autoApply: false, isDestroy: false });
-  const run = await stores.runs.create(input);
-  assert.ok(isId("run", run.id));
-  assert.equal(run, {
-    ...input,
-    id: run.id,
-    status: "pending",
-    updatedAt: "2026-12-02T10:11:12.345Z",
-    commit: null,
-    sourceWorkingDirectory: null,
-    pullRequestNumber: null,
-    execution: NOTHING_EXECUTED,
-    structuredRunOutput: false,
-    allowConfigGeneration: false,
-  });
-  assert.equal(
-    [run.kind, run.source, run.configDigest, run.opentofuVersion, run.executionRegion, run.platform],
-    ["plan_and_apply", "api", "a".repeat(64), "1.8.5", "eu-west-1", "linux_amd64"],
-  );
-  assert.equal(await stores.runs.getById(run.id), run);
-  assert.is(await stores.runs.getById("run-0000000000000000"), undefined);
-  const [row] = await db.knex("runs").where({ id: run.id }).select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
-  assert.not.ok(row.auto_apply);
-  assert.not.ok(row.is_destroy);
-});
+testEachDatabase(
+  runs,
+  "create and getById round-trip with exact timestamps; the flags are always false",
+  async (db) => {
+    const stores = createStores(db.knex, db.dialect);
+    const prerequisites = await seedRunPrerequisites(stores);
+    // Every field of the input comes back as given (the fixture's ids, digests, version, region and platform).
+    const input = runInput(prerequisites, {
+      message: "first",
+      createdBy: "prn-0000000000000001",
+      createdAt: "2026-12-02T10:11:12.345Z",
+      autoApply: false,
+      isDestroy: false,
+    });
+    const run = await stores.runs.create(input);
+    assert.ok(isId("run", run.id));
+    assert.equal(run, {
+      ...input,
+      id: run.id,
+      status: "pending",
+      updatedAt: "2026-12-02T10:11:12.345Z",
+      commit: null,
+      sourceWorkingDirectory: null,
+      pullRequestNumber: null,
+      execution: NOTHING_EXECUTED,
+      structuredRunOutput: false,
+      allowConfigGeneration: false,
+    });
+    assert.equal(
+      [run.kind, run.source, run.configDigest, run.opentofuVersion, run.executionRegion, run.platform],
+      ["plan_and_apply", "api", "a".repeat(64), "1.8.5", "eu-west-1", "linux_amd64"],
+    );
+    assert.equal(await stores.runs.getById(run.id), run);
+    assert.is(await stores.runs.getById("run-0000000000000000"), undefined);
+    const [row] = await db
+      .knex("runs")
+      .where({ id: run.id })
+      .select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
+    assert.not.ok(row.auto_apply);
+    assert.not.ok(row.is_destroy);
+  },
+);
 
 testEachDatabase(runs, "update is compare-and-set on the status and round-trips every execution field", async (db) => {
   const stores = createStores(db.knex, db.dialect);
@@ -109,7 +134,10 @@ testEachDatabase(runs, "update is compare-and-set on the status and round-trips 
   const { status: _status, updatedAt: _updatedAt, ...execution } = patch;
   assert.equal(updated!.execution, { ...NOTHING_EXECUTED, ...execution });
   assert.equal(await stores.runs.getById(run.id), updated);
-  await assertRejects(stores.runs.update(run.id, "awaiting_approval", { planStatus: "bogus" as never, updatedAt: patch.updatedAt }), TypeError);
+  await assertRejects(
+    stores.runs.update(run.id, "awaiting_approval", { planStatus: "bogus" as never, updatedAt: patch.updatedAt }),
+    TypeError,
+  );
 });
 
 const REFUSED: Array<[string, Record<string, unknown>, string]> = [
@@ -209,26 +237,42 @@ testEachDatabase(runs, "the CHECK constraints refuse a literal true in raw SQL a
   ] as const) {
     const row = rawRunRow(prerequisites, `run-literal${column === "auto_apply" ? "aaaaa" : "bbbbb"}`);
     const columns = Object.keys(row);
-    const values = columns.map((name) => (name === column ? "true" : name === "auto_apply" || name === "is_destroy" ? "false" : "?"));
-    const bindings = columns.filter((name) => name !== "auto_apply" && name !== "is_destroy").map((name) => row[name] as string | null);
+    const values = columns.map((name) =>
+      name === column ? "true" : name === "auto_apply" || name === "is_destroy" ? "false" : "?",
+    );
+    const bindings = columns
+      .filter((name) => name !== "auto_apply" && name !== "is_destroy")
+      .map((name) => row[name] as string | null);
     const sql = `insert into runs (${columns.join(", ")}) values (${values.join(", ")})`;
     const error = await rejectsTranslated(db, db.knex.raw(sql, bindings));
     assert.is((error as { code?: string }).code, code, sql);
     assert.is(await countRows(db.knex, "runs"), before);
 
-    const updateError = await rejectsTranslated(db, db.knex.raw(`update runs set ${column} = true where id = ?`, [existing.id]));
+    const updateError = await rejectsTranslated(
+      db,
+      db.knex.raw(`update runs set ${column} = true where id = ?`, [existing.id]),
+    );
     assert.is((updateError as { code?: string }).code, code);
   }
-  const [row] = await db.knex("runs").where({ id: existing.id }).select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
+  const [row] = await db
+    .knex("runs")
+    .where({ id: existing.id })
+    .select<Array<{ auto_apply: DbBoolean; is_destroy: DbBoolean }>>("auto_apply", "is_destroy");
   assert.not.ok(row.auto_apply);
   assert.not.ok(row.is_destroy);
 });
 
 function expectedOrder(list: Run[]): string[] {
-  return [...list].sort((a, b) => (a.createdAt === b.createdAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.createdAt < b.createdAt ? 1 : -1)).map((run) => run.id);
+  return [...list]
+    .sort((a, b) =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? 1 : a.id > b.id ? -1 : 0) : a.createdAt < b.createdAt ? 1 : -1,
+    )
+    .map((run) => run.id);
 }
 
-async function seedInventory(db: Database): Promise<{ prerequisites: RunPrerequisites; created: Run[]; foreign: Run[] }> {
+async function seedInventory(
+  db: Database,
+): Promise<{ prerequisites: RunPrerequisites; created: Run[]; foreign: Run[] }> {
   return inTransaction(db, async (stores) => {
     const prerequisites = await seedRunPrerequisites(stores, "acme");
     const other = await seedRunPrerequisites(stores, "other");
@@ -241,13 +285,19 @@ async function seedInventory(db: Database): Promise<{ prerequisites: RunPrerequi
     }
     const foreign: Run[] = [];
     for (let index = 0; index < 30; index += 1) {
-      foreign.push(await stores.runs.create(runInput(other, { createdAt: index % 2 === 0 ? shared : at(index * 11 - 100) })));
+      foreign.push(
+        await stores.runs.create(runInput(other, { createdAt: index % 2 === 0 ? shared : at(index * 11 - 100) })),
+      );
     }
     return { prerequisites, created, foreign };
   });
 }
 
-async function pageThrough(repository: RunRepository, organizationId: string, limit: number): Promise<{ ids: string[]; pages: Array<{ size: number; hasMore: boolean }> }> {
+async function pageThrough(
+  repository: RunRepository,
+  organizationId: string,
+  limit: number,
+): Promise<{ ids: string[]; pages: Array<{ size: number; hasMore: boolean }> }> {
   const ids: string[] = [];
   const pages: Array<{ size: number; hasMore: boolean }> = [];
   let cursor: string | undefined;
@@ -263,43 +313,62 @@ async function pageThrough(repository: RunRepository, organizationId: string, li
   }
 }
 
-testEachDatabase(runs, "keyset pages through 250 runs (120 sharing one timestamp) exactly once, newest first", async (db) => {
-  const { prerequisites, created, foreign } = await seedInventory(db);
-  const repository = createStores(db.knex, db.dialect).runs;
+testEachDatabase(
+  runs,
+  "keyset pages through 250 runs (120 sharing one timestamp) exactly once, newest first",
+  async (db) => {
+    const { prerequisites, created, foreign } = await seedInventory(db);
+    const repository = createStores(db.knex, db.dialect).runs;
 
-  const { ids, pages } = await pageThrough(repository, prerequisites.organization.id, 7);
-  assert.is(ids.length, 250);
-  assert.is(new Set(ids).size, 250);
-  assert.equal(ids, expectedOrder(created));
-  const foreignIds = new Set(foreign.map((run) => run.id));
-  assert.not.ok(ids.some((id) => foreignIds.has(id)));
-  assert.is(pages.length, 36);
-  assert.ok(pages.slice(0, -1).every((page) => page.size === 7 && page.hasMore));
-  assert.equal(pages[pages.length - 1], { size: 5, hasMore: false });
+    const { ids, pages } = await pageThrough(repository, prerequisites.organization.id, 7);
+    assert.is(ids.length, 250);
+    assert.is(new Set(ids).size, 250);
+    assert.equal(ids, expectedOrder(created));
+    const foreignIds = new Set(foreign.map((run) => run.id));
+    assert.not.ok(ids.some((id) => foreignIds.has(id)));
+    assert.is(pages.length, 36);
+    assert.ok(pages.slice(0, -1).every((page) => page.size === 7 && page.hasMore));
+    assert.equal(pages[pages.length - 1], { size: 5, hasMore: false });
 
-  // When the total is a multiple of the limit the last full page already says there is no more.
-  const exact = await pageThrough(repository, prerequisites.organization.id, 5);
-  assert.is(exact.pages.length, 50);
-  assert.equal(exact.pages[exact.pages.length - 1], { size: 5, hasMore: false });
-  assert.equal(exact.ids, ids);
+    // When the total is a multiple of the limit the last full page already says there is no more.
+    const exact = await pageThrough(repository, prerequisites.organization.id, 5);
+    assert.is(exact.pages.length, 50);
+    assert.equal(exact.pages[exact.pages.length - 1], { size: 5, hasMore: false });
+    assert.equal(exact.ids, ids);
 
-  const single = await pageThrough(repository, prerequisites.organization.id, 1000);
-  assert.equal(single.pages, [{ size: 250, hasMore: false }]);
-  assert.equal(single.ids, ids);
-});
+    const single = await pageThrough(repository, prerequisites.organization.id, 1000);
+    assert.equal(single.pages, [{ size: 250, hasMore: false }]);
+    assert.equal(single.ids, ids);
+  },
+);
 
 testEachDatabase(runs, "lists return full records and respect the workspace filter", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const prerequisites = await seedRunPrerequisites(stores);
   const first = await stores.runs.create(runInput(prerequisites, { createdAt: at(1) }));
   const second = await stores.runs.create(runInput(prerequisites, { createdAt: at(2), kind: "speculative" }));
-  assert.equal(await stores.runs.listByOrganization(prerequisites.organization.id, { limit: 10 }), { runs: [second, first], hasMore: false });
-  assert.equal(await stores.runs.listByWorkspace(prerequisites.workspace.id, { limit: 1 }), { runs: [second], hasMore: true });
-  assert.equal(await stores.runs.listByWorkspace(prerequisites.workspace.id, { limit: 1, after: { createdAt: second.createdAt, id: second.id } }), {
-    runs: [first],
+  assert.equal(await stores.runs.listByOrganization(prerequisites.organization.id, { limit: 10 }), {
+    runs: [second, first],
     hasMore: false,
   });
-  assert.equal(await stores.runs.listByOrganization("org-0000000000000000", { limit: 10 }), { runs: [], hasMore: false });
+  assert.equal(await stores.runs.listByWorkspace(prerequisites.workspace.id, { limit: 1 }), {
+    runs: [second],
+    hasMore: true,
+  });
+  assert.equal(
+    await stores.runs.listByWorkspace(prerequisites.workspace.id, {
+      limit: 1,
+      after: { createdAt: second.createdAt, id: second.id },
+    }),
+    {
+      runs: [first],
+      hasMore: false,
+    },
+  );
+  assert.equal(await stores.runs.listByOrganization("org-0000000000000000", { limit: 10 }), {
+    runs: [],
+    hasMore: false,
+  });
   await assertRejects(stores.runs.listByOrganization(prerequisites.organization.id, { limit: 0 }), TypeError);
   await assertRejects(stores.runs.listByOrganization(prerequisites.organization.id, { limit: 1.5 }), TypeError);
 });
@@ -322,12 +391,16 @@ testEachDatabase(runs, "the keyset query is an index range scan, never a sort or
     if (db.dialect === "postgres") {
       // The event carries pg's native $n placeholders; knex.raw wants ?.
       const sql = query.sql.replace(/\$\d+/g, "?");
-      const plan = (await trx.raw<{ rows: Array<{ "QUERY PLAN": string }> }>(`explain ${sql}`, bindings)).rows.map((row) => row["QUERY PLAN"]).join("\n");
+      const plan = (await trx.raw<{ rows: Array<{ "QUERY PLAN": string }> }>(`explain ${sql}`, bindings)).rows
+        .map((row) => row["QUERY PLAN"])
+        .join("\n");
       assert.match(plan, /Index Scan Backward using runs_org_created_id/);
       assert.match(plan, /Index Cond: .*organization_id.*ROW\(created_at, .*\) < ROW\(/);
       assert.not.match(plan, /Sort/);
     } else {
-      const plan = (await trx.raw<Array<{ detail: string }>>(`explain query plan ${query.sql}`, bindings)).map((row) => row.detail).join("\n");
+      const plan = (await trx.raw<Array<{ detail: string }>>(`explain query plan ${query.sql}`, bindings))
+        .map((row) => row.detail)
+        .join("\n");
       assert.match(plan, /runs_org_created_id/);
       assert.not.match(plan, /TEMP B-TREE/);
     }

@@ -43,7 +43,16 @@ export interface CreateRunInput
     Partial<
       Pick<
         Run,
-        "id" | "status" | "message" | "autoApply" | "isDestroy" | "commit" | "sourceWorkingDirectory" | "pullRequestNumber" | "structuredRunOutput" | "allowConfigGeneration"
+        | "id"
+        | "status"
+        | "message"
+        | "autoApply"
+        | "isDestroy"
+        | "commit"
+        | "sourceWorkingDirectory"
+        | "pullRequestNumber"
+        | "structuredRunOutput"
+        | "allowConfigGeneration"
       >
     > {
   createdAt: Date | string;
@@ -135,7 +144,12 @@ export class RunRepository extends Repository {
    * columns are written only by commands/run-transitions.ts, which names the event it records
    * (test: server/src/store/run-lifecycle-writers.test.ts).
    */
-  async update(id: string, expectedStatus: RunStatus, patch: RunPatch, options: RunUpdateOptions = {}): Promise<Run | undefined> {
+  async update(
+    id: string,
+    expectedStatus: RunStatus,
+    patch: RunPatch,
+    options: RunUpdateOptions = {},
+  ): Promise<Run | undefined> {
     const row = patchToRow(patch);
     const expected: Partial<RunRow> = { id, status: expectedStatus };
     if (options.expected?.planStatus !== undefined) expected.plan_status = options.expected.planStatus;
@@ -167,17 +181,28 @@ export class RunRepository extends Repository {
   /** The run a GitHub delivery created in a workspace, if any (a retried delivery creates no second one). */
   async runOfDelivery(deliveryId: string, workspaceId: string): Promise<Run | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<RunRow>("runs").where({ github_delivery_id: deliveryId, workspace_id: workspaceId }).first();
+      const row = await this.db<RunRow>("runs")
+        .where({ github_delivery_id: deliveryId, workspace_id: workspaceId })
+        .first();
       return row && toRun(row);
     });
   }
 
   /** The speculative runs of a pull request in these workspaces that have not started (pending), oldest first. */
-  async queuedPullRequestRuns(workspaceIds: readonly string[], pullRequestNumber: number, exceptDeliveryId: string): Promise<Run[]> {
+  async queuedPullRequestRuns(
+    workspaceIds: readonly string[],
+    pullRequestNumber: number,
+    exceptDeliveryId: string,
+  ): Promise<Run[]> {
     return translating(this.dialect, async () => {
       const rows = await this.db<RunRow>("runs")
         .whereIn("workspace_id", workspaceIds as string[])
-        .andWhere({ source: "github_pull_request", kind: "speculative", status: "pending", pull_request_number: pullRequestNumber })
+        .andWhere({
+          source: "github_pull_request",
+          kind: "speculative",
+          status: "pending",
+          pull_request_number: pullRequestNumber,
+        })
         .andWhere((q) => void q.whereNull("github_delivery_id").orWhereNot("github_delivery_id", exceptDeliveryId))
         .orderBy([{ column: "created_at" }, { column: "id" }]);
       return rows.map(toRun);
@@ -187,7 +212,10 @@ export class RunRepository extends Repository {
   /** How many runs are in each status (statuses without runs are absent). */
   async countByStatus(): Promise<Map<RunStatus, number>> {
     return translating(this.dialect, async () => {
-      const rows = await this.db("runs").select("status").count({ n: "*" }).groupBy<Array<{ status: RunStatus; n: number | string }>>("status");
+      const rows = await this.db("runs")
+        .select("status")
+        .count({ n: "*" })
+        .groupBy<Array<{ status: RunStatus; n: number | string }>>("status");
       return new Map(rows.map((row) => [row.status, numberFromRow(row.n)]));
     });
   }
@@ -226,9 +254,14 @@ export class RunRepository extends Repository {
     return this.listPage("workspace_id", workspaceId, options);
   }
 
-  private async listPage(column: "organization_id" | "workspace_id", value: string, { limit, after, statuses }: ListRunsOptions): Promise<RunPage> {
+  private async listPage(
+    column: "organization_id" | "workspace_id",
+    value: string,
+    { limit, after, statuses }: ListRunsOptions,
+  ): Promise<RunPage> {
     if (!Number.isSafeInteger(limit) || limit < 1) throw new TypeError("limit must be a positive integer");
-    for (const status of statuses ?? []) if (!isRunStatus(status)) throw new TypeError(`unknown run status ${String(status)}`);
+    for (const status of statuses ?? [])
+      if (!isRunStatus(status)) throw new TypeError(`unknown run status ${String(status)}`);
     const afterCreatedAt = after === undefined ? undefined : isoForWrite(after.createdAt);
     return translating(this.dialect, async () => {
       const query = this.db<RunRow>("runs").where(column, value);
@@ -272,9 +305,12 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
   const set = <K extends keyof RunRow>(key: K, value: RunRow[K] | undefined) => {
     if (value !== undefined) row[key] = value;
   };
-  if (patch.status !== undefined && !isRunStatus(patch.status)) throw new TypeError(`unknown run status ${String(patch.status)}`);
-  if (patch.planStatus !== undefined && !(PLAN_PHASE_STATUSES as readonly string[]).includes(patch.planStatus)) throw new TypeError(`unknown plan status ${patch.planStatus}`);
-  if (patch.applyStatus !== undefined && !(APPLY_PHASE_STATUSES as readonly string[]).includes(patch.applyStatus)) throw new TypeError(`unknown apply status ${patch.applyStatus}`);
+  if (patch.status !== undefined && !isRunStatus(patch.status))
+    throw new TypeError(`unknown run status ${String(patch.status)}`);
+  if (patch.planStatus !== undefined && !(PLAN_PHASE_STATUSES as readonly string[]).includes(patch.planStatus))
+    throw new TypeError(`unknown plan status ${patch.planStatus}`);
+  if (patch.applyStatus !== undefined && !(APPLY_PHASE_STATUSES as readonly string[]).includes(patch.applyStatus))
+    throw new TypeError(`unknown apply status ${patch.applyStatus}`);
   set("status", patch.status);
   set("plan_status", patch.planStatus);
   set("apply_status", patch.applyStatus);
@@ -297,7 +333,8 @@ function patchToRow(patch: RunPatch): Partial<RunRow> {
   set("predecessor_state_version_id", patch.predecessorStateVersionId);
   set("predecessor_state_digest", patch.predecessorStateDigest);
   set("workspace_lock_fence", patch.workspaceLockFence);
-  const time = (value: string | null | undefined) => (value === undefined || value === null ? value : isoForWrite(value));
+  const time = (value: string | null | undefined) =>
+    value === undefined || value === null ? value : isoForWrite(value);
   set("approval_expires_at", time(patch.approvalExpiresAt));
   set("cancel_requested_at", time(patch.cancelRequestedAt));
   set("finished_at", time(patch.finishedAt));
@@ -343,9 +380,18 @@ function toRun(row: RunRow): Run {
             fork: row.commit_fork === null || row.commit_fork === undefined ? false : booleanFromRow(row.commit_fork),
           },
     sourceWorkingDirectory: row.working_directory ?? null,
-    structuredRunOutput: row.structured_run_output === null || row.structured_run_output === undefined ? false : booleanFromRow(row.structured_run_output),
-    allowConfigGeneration: row.allow_config_generation === null || row.allow_config_generation === undefined ? false : booleanFromRow(row.allow_config_generation),
-    pullRequestNumber: row.pull_request_number === null || row.pull_request_number === undefined ? null : numberFromRow(row.pull_request_number),
+    structuredRunOutput:
+      row.structured_run_output === null || row.structured_run_output === undefined
+        ? false
+        : booleanFromRow(row.structured_run_output),
+    allowConfigGeneration:
+      row.allow_config_generation === null || row.allow_config_generation === undefined
+        ? false
+        : booleanFromRow(row.allow_config_generation),
+    pullRequestNumber:
+      row.pull_request_number === null || row.pull_request_number === undefined
+        ? null
+        : numberFromRow(row.pull_request_number),
     execution: {
       planStatus: (row.plan_status ?? "pending") as PlanPhaseStatus,
       applyStatus: (row.apply_status ?? "pending") as ApplyPhaseStatus,
@@ -354,10 +400,16 @@ function toRun(row: RunRow): Run {
       planCounts:
         row.plan_create === null || row.plan_create === undefined
           ? null
-          : { create: numberFromRow(row.plan_create), change: numberFromRow(row.plan_change ?? 0), destroy: numberFromRow(row.plan_destroy ?? 0) },
+          : {
+              create: numberFromRow(row.plan_create),
+              change: numberFromRow(row.plan_change ?? 0),
+              destroy: numberFromRow(row.plan_destroy ?? 0),
+            },
       planImports: nullableNumber(row.plan_imports),
       planGeneratedConfiguration:
-        row.plan_generated_configuration === null || row.plan_generated_configuration === undefined ? null : booleanFromRow(row.plan_generated_configuration),
+        row.plan_generated_configuration === null || row.plan_generated_configuration === undefined
+          ? null
+          : booleanFromRow(row.plan_generated_configuration),
       planDigest: row.plan_digest ?? null,
       planJsonDigest: row.plan_json_digest ?? null,
       planDiffDigest: row.plan_diff_digest ?? null,

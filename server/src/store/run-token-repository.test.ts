@@ -21,59 +21,155 @@ tokens("newPrefixedId makes sv- and rtk- ids of 16 characters of [0-9a-z]", () =
   assert.is.not(newPrefixedId("rtk"), newPrefixedId("rtk"));
 });
 
-testEachDatabase(tokens, "create and findByTokenHash round-trip, with the run’s workspace and organization", async (db) => {
-  const { stores, run, workspace, organization } = await seedRun(db);
-  const plan = await stores.runTokens.create({ runId: run.id, phase: "plan", tokenHash: "a".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) });
-  const apply = await stores.runTokens.create({ runId: run.id, phase: "apply", tokenHash: "b".repeat(64), fence: 7, expiresAt: at(200), createdAt: at(2) });
-  assert.match(plan.id, /^rtk-[0-9a-z]{16}$/);
-  assert.equal(plan, { id: plan.id, runId: run.id, phase: "plan", tokenHash: "a".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1), revokedAt: null });
-  assert.equal(await stores.runTokens.findByTokenHash("b".repeat(64)), { token: apply, workspaceId: workspace.id, organizationId: organization.id });
-  assert.is(await stores.runTokens.findByTokenHash("c".repeat(64)), undefined);
-  assert.equal(await stores.runTokens.listByRun(run.id), [plan, apply]);
-});
+testEachDatabase(
+  tokens,
+  "create and findByTokenHash round-trip, with the run’s workspace and organization",
+  async (db) => {
+    const { stores, run, workspace, organization } = await seedRun(db);
+    const plan = await stores.runTokens.create({
+      runId: run.id,
+      phase: "plan",
+      tokenHash: "a".repeat(64),
+      fence: null,
+      expiresAt: at(100),
+      createdAt: at(1),
+    });
+    const apply = await stores.runTokens.create({
+      runId: run.id,
+      phase: "apply",
+      tokenHash: "b".repeat(64),
+      fence: 7,
+      expiresAt: at(200),
+      createdAt: at(2),
+    });
+    assert.match(plan.id, /^rtk-[0-9a-z]{16}$/);
+    assert.equal(plan, {
+      id: plan.id,
+      runId: run.id,
+      phase: "plan",
+      tokenHash: "a".repeat(64),
+      fence: null,
+      expiresAt: at(100),
+      createdAt: at(1),
+      revokedAt: null,
+    });
+    assert.equal(await stores.runTokens.findByTokenHash("b".repeat(64)), {
+      token: apply,
+      workspaceId: workspace.id,
+      organizationId: organization.id,
+    });
+    assert.is(await stores.runTokens.findByTokenHash("c".repeat(64)), undefined);
+    assert.equal(await stores.runTokens.listByRun(run.id), [plan, apply]);
+  },
+);
 
-testEachDatabase(tokens, "revokeByRun revokes the live tokens once (all, or one phase’s) and keeps them findable", async (db) => {
-  const { stores, run } = await seedRun(db);
-  await stores.runTokens.create({ runId: run.id, phase: "plan", tokenHash: "a".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) });
-  await stores.runTokens.create({ runId: run.id, phase: "apply", tokenHash: "b".repeat(64), fence: 1, expiresAt: at(100), createdAt: at(2) });
-  assert.is(await stores.runTokens.revokeByRun(run.id, at(3), "plan"), 1);
-  assert.is((await stores.runTokens.findByTokenHash("a".repeat(64)))?.token.revokedAt, at(3));
-  assert.is((await stores.runTokens.findByTokenHash("b".repeat(64)))?.token.revokedAt, null);
-  assert.is(await stores.runTokens.revokeByRun(run.id, at(4)), 1);
-  assert.is(await stores.runTokens.revokeByRun(run.id, at(5)), 0);
-  assert.equal(
-    (await stores.runTokens.listByRun(run.id)).map((t) => t.revokedAt),
-    [at(3), at(4)],
-  );
-});
+testEachDatabase(
+  tokens,
+  "revokeByRun revokes the live tokens once (all, or one phase’s) and keeps them findable",
+  async (db) => {
+    const { stores, run } = await seedRun(db);
+    await stores.runTokens.create({
+      runId: run.id,
+      phase: "plan",
+      tokenHash: "a".repeat(64),
+      fence: null,
+      expiresAt: at(100),
+      createdAt: at(1),
+    });
+    await stores.runTokens.create({
+      runId: run.id,
+      phase: "apply",
+      tokenHash: "b".repeat(64),
+      fence: 1,
+      expiresAt: at(100),
+      createdAt: at(2),
+    });
+    assert.is(await stores.runTokens.revokeByRun(run.id, at(3), "plan"), 1);
+    assert.is((await stores.runTokens.findByTokenHash("a".repeat(64)))?.token.revokedAt, at(3));
+    assert.is((await stores.runTokens.findByTokenHash("b".repeat(64)))?.token.revokedAt, null);
+    assert.is(await stores.runTokens.revokeByRun(run.id, at(4)), 1);
+    assert.is(await stores.runTokens.revokeByRun(run.id, at(5)), 0);
+    assert.equal(
+      (await stores.runTokens.listByRun(run.id)).map((t) => t.revokedAt),
+      [at(3), at(4)],
+    );
+  },
+);
 
-testEachDatabase(tokens, "the database refuses a duplicate hash, an unknown phase, an apply token without a fence, a plan token with one, a missing run", async (db) => {
-  const { stores, run } = await seedRun(db);
-  await stores.runTokens.create({ runId: run.id, phase: "plan", tokenHash: "a".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) });
-  await assertDomainError(
-    stores.runTokens.create({ runId: run.id, phase: "plan", tokenHash: "a".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) }),
-    "CONSTRAINT_VIOLATION",
-  );
-  await assertDomainError(
-    stores.runTokens.create({ runId: run.id, phase: "apply", tokenHash: "d".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) }),
-    "CONSTRAINT_VIOLATION",
-  );
-  await assertDomainError(
-    stores.runTokens.create({ runId: run.id, phase: "plan", tokenHash: "e".repeat(64), fence: 3, expiresAt: at(100), createdAt: at(1) }),
-    "CONSTRAINT_VIOLATION",
-  );
-  await assertDomainError(
-    stores.runTokens.create({ runId: "run-0000000000000000", phase: "plan", tokenHash: "f".repeat(64), fence: null, expiresAt: at(100), createdAt: at(1) }),
-    "CONSTRAINT_VIOLATION",
-  );
-  const raw = db
-    .knex("run_tokens")
-    .insert({ id: "rtk-0000000000000000", run_id: run.id, phase: "policy", token_hash: "0".repeat(64), fence: null, expires_at: at(9), created_at: at(1) });
-  await assertDomainError(
-    raw.catch((error: unknown) => Promise.reject(translateError(db.dialect, error))),
-    "CONSTRAINT_VIOLATION",
-  );
-  assert.is((await stores.runTokens.listByRun(run.id)).length, 1);
-});
+testEachDatabase(
+  tokens,
+  "the database refuses a duplicate hash, an unknown phase, an apply token without a fence, a plan token with one, a missing run",
+  async (db) => {
+    const { stores, run } = await seedRun(db);
+    await stores.runTokens.create({
+      runId: run.id,
+      phase: "plan",
+      tokenHash: "a".repeat(64),
+      fence: null,
+      expiresAt: at(100),
+      createdAt: at(1),
+    });
+    await assertDomainError(
+      stores.runTokens.create({
+        runId: run.id,
+        phase: "plan",
+        tokenHash: "a".repeat(64),
+        fence: null,
+        expiresAt: at(100),
+        createdAt: at(1),
+      }),
+      "CONSTRAINT_VIOLATION",
+    );
+    await assertDomainError(
+      stores.runTokens.create({
+        runId: run.id,
+        phase: "apply",
+        tokenHash: "d".repeat(64),
+        fence: null,
+        expiresAt: at(100),
+        createdAt: at(1),
+      }),
+      "CONSTRAINT_VIOLATION",
+    );
+    await assertDomainError(
+      stores.runTokens.create({
+        runId: run.id,
+        phase: "plan",
+        tokenHash: "e".repeat(64),
+        fence: 3,
+        expiresAt: at(100),
+        createdAt: at(1),
+      }),
+      "CONSTRAINT_VIOLATION",
+    );
+    await assertDomainError(
+      stores.runTokens.create({
+        runId: "run-0000000000000000",
+        phase: "plan",
+        tokenHash: "f".repeat(64),
+        fence: null,
+        expiresAt: at(100),
+        createdAt: at(1),
+      }),
+      "CONSTRAINT_VIOLATION",
+    );
+    const raw = db
+      .knex("run_tokens")
+      .insert({
+        id: "rtk-0000000000000000",
+        run_id: run.id,
+        phase: "policy",
+        token_hash: "0".repeat(64),
+        fence: null,
+        expires_at: at(9),
+        created_at: at(1),
+      });
+    await assertDomainError(
+      raw.catch((error: unknown) => Promise.reject(translateError(db.dialect, error))),
+      "CONSTRAINT_VIOLATION",
+    );
+    assert.is((await stores.runTokens.listByRun(run.id)).length, 1);
+  },
+);
 
 tokens.run();

@@ -109,4 +109,6 @@ export class RunTokenRepository extends Repository {
   }
 }
 
-const toRunToken = rowMapper<RunTokenRow, RunToken>()("id run_id phase:as token_hash fence:number? expires_at:iso created_at:iso revoked_at:iso?");
+const toRunToken = rowMapper<RunTokenRow, RunToken>()(
+  "id run_id phase:as token_hash fence:number? expires_at:iso created_at:iso revoked_at:iso?",
+);

@@ -22,7 +22,10 @@ export interface UsableSetupToken {
 export class SetupTokenRepository extends Repository {
   /** Whether any deployment administrator exists (then no setup link is issued or accepted). */
   async administratorExists(): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db("users").where({ site_admin: true }).first("id")) !== undefined);
+    return translating(
+      this.dialect,
+      async () => (await this.db("users").where({ site_admin: true }).first("id")) !== undefined,
+    );
   }
 
   /** Stores a new link's token hash and retires every unused earlier link. */
@@ -41,7 +44,11 @@ export class SetupTokenRepository extends Repository {
   /** The token if it is known, unused and not expired at `nowMs`. */
   async findUsable(tokenHash: string, nowMs: number): Promise<UsableSetupToken | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<SetupTokenRow>("setup_tokens").where({ token_hash: tokenHash }).whereNull("used_at_ms").where("expires_at_ms", ">", nowMs).first();
+      const row = await this.db<SetupTokenRow>("setup_tokens")
+        .where({ token_hash: tokenHash })
+        .whereNull("used_at_ms")
+        .where("expires_at_ms", ">", nowMs)
+        .first();
       return row ? { tokenHash: row.token_hash, expiresAtMs: numberFromRow(row.expires_at_ms) } : undefined;
     });
   }

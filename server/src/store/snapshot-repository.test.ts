@@ -37,15 +37,30 @@ testEachDatabase(snapshots, "stores the canonical document and its secrets, and 
   const stores = createStores(db.knex, db.dialect);
   const { workspace } = await seedTenancy(stores);
   const { document, inputDigest, secrets } = build(workspace.id);
-  const created = await stores.snapshots.create({ workspaceId: workspace.id, inputDigest, document, secrets, createdAt: "2026-12-02T10:11:12.345Z" });
+  const created = await stores.snapshots.create({
+    workspaceId: workspace.id,
+    inputDigest,
+    document,
+    secrets,
+    createdAt: "2026-12-02T10:11:12.345Z",
+  });
   assert.ok(isId("inputSnapshot", created.id));
-  assert.equal(created, { id: created.id, workspaceId: workspace.id, inputDigest, document, createdAt: "2026-12-02T10:11:12.345Z" });
+  assert.equal(created, {
+    id: created.id,
+    workspaceId: workspace.id,
+    inputDigest,
+    document,
+    createdAt: "2026-12-02T10:11:12.345Z",
+  });
   assert.equal(await stores.snapshots.getById(created.id), created);
   assert.is(await stores.snapshots.getById("snap-0000000000000000"), undefined);
   assert.is(await stores.snapshots.getSecret(secrets[0].handle), "sealed(17)");
   assert.is(await stores.snapshots.getSecret("sec-0000000000000000"), undefined);
 
-  const [row] = await db.knex("input_snapshots").where({ id: created.id }).select<Array<{ document: string }>>("document");
+  const [row] = await db
+    .knex("input_snapshots")
+    .where({ id: created.id })
+    .select<Array<{ document: string }>>("document");
   assert.is(row.document, canonicalize(document));
   assert.is(sha256Hex(row.document), inputDigest);
   assert.not.ok(row.document.includes("hunter2"));
@@ -82,9 +97,24 @@ testEachDatabase(snapshots, "refuses a digest that is not the digest of the docu
   const stores = createStores(db.knex, db.dialect);
   const { workspace } = await seedTenancy(stores);
   const { document, inputDigest, secrets } = build(workspace.id);
-  await assertRejects(stores.snapshots.create({ workspaceId: workspace.id, inputDigest: "0".repeat(64), document, secrets, createdAt: "2026-12-02T10:11:12.345Z" }), TypeError);
   await assertRejects(
-    stores.snapshots.create({ workspaceId: workspace.id, inputDigest, document, secrets: [{ handle: "not-a-handle", ciphertext: "x" }], createdAt: "2026-12-02T10:11:12.345Z" }),
+    stores.snapshots.create({
+      workspaceId: workspace.id,
+      inputDigest: "0".repeat(64),
+      document,
+      secrets,
+      createdAt: "2026-12-02T10:11:12.345Z",
+    }),
+    TypeError,
+  );
+  await assertRejects(
+    stores.snapshots.create({
+      workspaceId: workspace.id,
+      inputDigest,
+      document,
+      secrets: [{ handle: "not-a-handle", ciphertext: "x" }],
+      createdAt: "2026-12-02T10:11:12.345Z",
+    }),
     TypeError,
   );
   assert.is(await countRows(db.knex, "input_snapshots"), 0);

@@ -30,7 +30,8 @@ export class SnapshotRepository extends Repository {
   async create(input: CreateSnapshotInput): Promise<InputSnapshot> {
     const document = canonicalize(input.document);
     // A digest that does not match the stored bytes would make every later comparison lie.
-    if (sha256Hex(document) !== input.inputDigest) throw new TypeError("inputDigest is not the digest of the canonical document");
+    if (sha256Hex(document) !== input.inputDigest)
+      throw new TypeError("inputDigest is not the digest of the canonical document");
     for (const secret of input.secrets) {
       if (!isId("snapshotSecret", secret.handle)) throw new TypeError(`not a secret handle: ${secret.handle}`);
     }
@@ -74,4 +75,6 @@ export class SnapshotRepository extends Repository {
   }
 }
 
-const toSnapshot = rowMapper<InputSnapshotRow, InputSnapshot>()("id workspace_id input_digest document:json created_at:iso");
+const toSnapshot = rowMapper<InputSnapshotRow, InputSnapshot>()(
+  "id workspace_id input_digest document:json created_at:iso",
+);

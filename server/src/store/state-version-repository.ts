@@ -113,7 +113,10 @@ export class StateVersionRepository extends Repository {
   /** The workspace's current state version: the finalized one with the highest serial. */
   async current(workspaceId: string): Promise<StateVersion | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<StateVersionRow>("state_versions").where({ workspace_id: workspaceId, status: "finalized" }).orderBy("serial", "desc").first();
+      const row = await this.db<StateVersionRow>("state_versions")
+        .where({ workspace_id: workspaceId, status: "finalized" })
+        .orderBy("serial", "desc")
+        .first();
       return row && (await this.described([row]))[0];
     });
   }
@@ -133,7 +136,10 @@ export class StateVersionRepository extends Repository {
     };
     return translating(this.dialect, () =>
       this.atomically(async (trx) => {
-        const updated = await trx<StateVersionRow>("state_versions").where({ id, status: "pending" }).whereNull("sha256").update(patch);
+        const updated = await trx<StateVersionRow>("state_versions")
+          .where({ id, status: "pending" })
+          .whereNull("sha256")
+          .update(patch);
         if (updated === 0) return undefined;
         if (upload.outputs !== undefined) {
           await trx<StateVersionRow>("state_versions")
@@ -144,7 +150,13 @@ export class StateVersionRepository extends Repository {
         const row = await trx<StateVersionRow>("state_versions").where({ id }).first();
         if (row === undefined) return undefined;
         await new ArtifactRepository(trx, this.dialect).recordForWorkspace(
-          { kind: "state", key: upload.artifactKey, sizeBytes: upload.sizeBytes, sha256: upload.sha256, format: ARTIFACT_FORMAT },
+          {
+            kind: "state",
+            key: upload.artifactKey,
+            sizeBytes: upload.sizeBytes,
+            sha256: upload.sha256,
+            format: ARTIFACT_FORMAT,
+          },
           { workspaceId: row.workspace_id, runId: row.run_id },
           uploadedAt,
         );
@@ -173,7 +185,11 @@ export class StateVersionRepository extends Repository {
 
   /** Marks every pending state version of a run discarded (a recovery that keeps the current state); how many. */
   async discardPendingByRun(runId: string): Promise<number> {
-    return translating(this.dialect, () => this.db<StateVersionRow>("state_versions").where({ run_id: runId, status: "pending" }).update({ status: "discarded" }));
+    return translating(this.dialect, () =>
+      this.db<StateVersionRow>("state_versions")
+        .where({ run_id: runId, status: "pending" })
+        .update({ status: "discarded" }),
+    );
   }
 
   /** The run's pending state versions, oldest first (what recovery inspects). */
@@ -219,10 +235,17 @@ export class StateVersionRepository extends Repository {
   /** The rows as records, each with its object's size from the `artifacts` row that describes it (see the class). */
   private async described(rows: StateVersionRow[], executor: Executor = this.db): Promise<StateVersion[]> {
     const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
-    const descriptors = keys.length === 0 ? new Map<string, ArtifactRecord>() : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
+    const descriptors =
+      keys.length === 0
+        ? new Map<string, ArtifactRecord>()
+        : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
     return rows.map((row) => {
       const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
-      const describes = descriptor !== undefined && descriptor.ref.kind === "state" && descriptor.workspaceId === row.workspace_id && descriptor.ref.sha256 === row.sha256;
+      const describes =
+        descriptor !== undefined &&
+        descriptor.ref.kind === "state" &&
+        descriptor.workspaceId === row.workspace_id &&
+        descriptor.ref.sha256 === row.sha256;
       return toStateVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
     });
   }
@@ -232,7 +255,12 @@ export class StateVersionRepository extends Repository {
 function encodeOutputs(outputs: StateVersionOutput[] | null | undefined): string | null {
   if (outputs === null || outputs === undefined) return null;
   const safe = outputs
-    .map((o) => ({ name: o.name, sensitive: o.sensitive, type: o.type ?? null, value: o.sensitive ? null : (o.value ?? null) }))
+    .map((o) => ({
+      name: o.name,
+      sensitive: o.sensitive,
+      type: o.type ?? null,
+      value: o.sensitive ? null : (o.value ?? null),
+    }))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return JSON.stringify(safe);
 }

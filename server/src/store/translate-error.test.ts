@@ -20,11 +20,29 @@ function codeOf(value: unknown): string {
 const sqlite = suite("translateSqliteError");
 
 sqlite("maps the run CHECK constraints to their codes", () => {
-  assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_auto_apply_false"))), "RUN_AUTO_APPLY_FORBIDDEN");
-  assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_is_destroy_false"))), "RUN_DESTROY_FORBIDDEN");
-  assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_kind_check"))), "CONSTRAINT_VIOLATION");
+  assert.is(
+    codeOf(
+      translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_auto_apply_false")),
+    ),
+    "RUN_AUTO_APPLY_FORBIDDEN",
+  );
+  assert.is(
+    codeOf(
+      translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_is_destroy_false")),
+    ),
+    "RUN_DESTROY_FORBIDDEN",
+  );
+  assert.is(
+    codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_kind_check"))),
+    "CONSTRAINT_VIOLATION",
+  );
   // A name that merely starts like a known one is not that constraint.
-  assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_auto_apply_false_v2"))), "CONSTRAINT_VIOLATION");
+  assert.is(
+    codeOf(
+      translateSqliteError(sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_auto_apply_false_v2")),
+    ),
+    "CONSTRAINT_VIOLATION",
+  );
 });
 
 sqlite("maps unique violations by their column list", () => {
@@ -37,13 +55,27 @@ sqlite("maps unique violations by their column list", () => {
     ["organizations.id", "CONSTRAINT_VIOLATION"],
   ];
   for (const [columns, code] of cases) {
-    assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_UNIQUE", `UNIQUE constraint failed: ${columns}`))), code, columns);
+    assert.is(
+      codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_UNIQUE", `UNIQUE constraint failed: ${columns}`))),
+      code,
+      columns,
+    );
   }
-  assert.is(codeOf(translateSqliteError(sqliteError("SQLITE_CONSTRAINT_PRIMARYKEY", "UNIQUE constraint failed: organizations.name"))), "CONSTRAINT_VIOLATION");
+  assert.is(
+    codeOf(
+      translateSqliteError(sqliteError("SQLITE_CONSTRAINT_PRIMARYKEY", "UNIQUE constraint failed: organizations.name")),
+    ),
+    "CONSTRAINT_VIOLATION",
+  );
 });
 
 sqlite("maps other constraint failures to CONSTRAINT_VIOLATION and keeps the cause", () => {
-  for (const code of ["SQLITE_CONSTRAINT_FOREIGNKEY", "SQLITE_CONSTRAINT_NOTNULL", "SQLITE_CONSTRAINT_PRIMARYKEY", "SQLITE_CONSTRAINT"]) {
+  for (const code of [
+    "SQLITE_CONSTRAINT_FOREIGNKEY",
+    "SQLITE_CONSTRAINT_NOTNULL",
+    "SQLITE_CONSTRAINT_PRIMARYKEY",
+    "SQLITE_CONSTRAINT",
+  ]) {
     const original = sqliteError(code, "constraint failed");
     const translated = translateSqliteError(original) as DomainError;
     assert.is(codeOf(translated), "CONSTRAINT_VIOLATION", code);
@@ -82,7 +114,10 @@ postgres("maps the run CHECK constraints and the unique names to their codes", (
     assert.is(codeOf(translatePostgresError(postgresError(code, constraint))), expected, constraint);
   }
   // A CHECK code does not borrow a unique mapping, nor the reverse.
-  assert.is(codeOf(translatePostgresError(postgresError("23514", "organizations_name_unique"))), "CONSTRAINT_VIOLATION");
+  assert.is(
+    codeOf(translatePostgresError(postgresError("23514", "organizations_name_unique"))),
+    "CONSTRAINT_VIOLATION",
+  );
   assert.is(codeOf(translatePostgresError(postgresError("23505", "runs_auto_apply_false"))), "CONSTRAINT_VIOLATION");
 });
 
@@ -103,8 +138,19 @@ postgres("returns anything else unchanged", () => {
 const dispatch = suite("translateError");
 
 dispatch("dispatches by dialect and passes DomainErrors through", () => {
-  assert.is(codeOf(translateError("sqlite", sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_is_destroy_false"))), "RUN_DESTROY_FORBIDDEN");
-  assert.is(codeOf(translateError("postgres", postgresError("23514", "runs_is_destroy_false"))), "RUN_DESTROY_FORBIDDEN");
+  assert.is(
+    codeOf(
+      translateError(
+        "sqlite",
+        sqliteError("SQLITE_CONSTRAINT_CHECK", "CHECK constraint failed: runs_is_destroy_false"),
+      ),
+    ),
+    "RUN_DESTROY_FORBIDDEN",
+  );
+  assert.is(
+    codeOf(translateError("postgres", postgresError("23514", "runs_is_destroy_false"))),
+    "RUN_DESTROY_FORBIDDEN",
+  );
   const domain = new DomainError("NOT_FOUND", "x");
   assert.is(translateError("sqlite", domain), domain);
   assert.is(translateError("postgres", domain), domain);

@@ -13,7 +13,10 @@ const CHECK_CONSTRAINTS: Record<string, Translation> = {
 };
 
 const UNIQUE_CONSTRAINTS: Record<string, Translation> = {
-  organizations_name_unique: { code: "ORGANIZATION_NAME_TAKEN", detail: "An organization with this name already exists." },
+  organizations_name_unique: {
+    code: "ORGANIZATION_NAME_TAKEN",
+    detail: "An organization with this name already exists.",
+  },
   projects_organization_id_name_unique: {
     code: "PROJECT_NAME_TAKEN",
     detail: "A project with this name already exists in the organization.",
@@ -27,8 +30,14 @@ const UNIQUE_CONSTRAINTS: Record<string, Translation> = {
     detail: "The workspace already has a variable with this key in this category.",
   },
   users_email_unique: { code: "USER_EMAIL_TAKEN", detail: "A user with this email already exists." },
-  memberships_user_scope_unique: { code: "MEMBERSHIP_EXISTS", detail: "The user already has a role at this scope; memberships are not replaced implicitly." },
-  federation_profiles_workspace_name_unique: { code: "FEDERATION_PROFILE_NAME_TAKEN", detail: "The workspace already has a federation profile with this name." },
+  memberships_user_scope_unique: {
+    code: "MEMBERSHIP_EXISTS",
+    detail: "The user already has a role at this scope; memberships are not replaced implicitly.",
+  },
+  federation_profiles_workspace_name_unique: {
+    code: "FEDERATION_PROFILE_NAME_TAKEN",
+    detail: "The workspace already has a federation profile with this name.",
+  },
 };
 
 // SQLite names the columns of a failed unique constraint, not the index; these are the
@@ -37,7 +46,8 @@ const SQLITE_UNIQUE_COLUMNS: Record<string, string> = {
   "organizations.name": "organizations_name_unique",
   "projects.organization_id, projects.name": "projects_organization_id_name_unique",
   "workspaces.organization_id, workspaces.name": "workspaces_organization_id_name_unique",
-  "workspace_variables.workspace_id, workspace_variables.category, workspace_variables.key": "workspace_variables_workspace_id_category_key_unique",
+  "workspace_variables.workspace_id, workspace_variables.category, workspace_variables.key":
+    "workspace_variables_workspace_id_category_key_unique",
   "users.email": "users_email_unique",
   "memberships.user_id, memberships.scope_kind, memberships.scope_id": "memberships_user_scope_unique",
   "federation_profiles.workspace_id, federation_profiles.name": "federation_profiles_workspace_name_unique",

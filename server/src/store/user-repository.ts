@@ -45,7 +45,13 @@ interface SessionRow {
 /** Users, their memberships and their sessions. */
 export class UserRepository extends Repository {
   /** Creates a user; an email already taken (in any case) throws CONSTRAINT_VIOLATION. */
-  async createUser(input: { email: string; displayName: string; passwordHash: string; siteAdmin: boolean; createdAt: Date | string }): Promise<User> {
+  async createUser(input: {
+    email: string;
+    displayName: string;
+    passwordHash: string;
+    siteAdmin: boolean;
+    createdAt: Date | string;
+  }): Promise<User> {
     const row: UserRow = {
       id: newId("user"),
       email: input.email.toLowerCase(),
@@ -107,7 +113,14 @@ export class UserRepository extends Repository {
   }
 
   /** Adds a membership; the same user at the same scope twice throws CONSTRAINT_VIOLATION. */
-  async addMembership(input: { organizationId: string; userId: string; role: Role; scopeKind: ScopeKind; scopeId: string; createdAt: Date | string }): Promise<Membership> {
+  async addMembership(input: {
+    organizationId: string;
+    userId: string;
+    role: Role;
+    scopeKind: ScopeKind;
+    scopeId: string;
+    createdAt: Date | string;
+  }): Promise<Membership> {
     const row: MembershipRow = {
       id: newId("membership"),
       organization_id: input.organizationId,
@@ -126,7 +139,9 @@ export class UserRepository extends Repository {
   /** The organization's membership with this id, if any. */
   async getMembership(organizationId: string, membershipId: string): Promise<Membership | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<MembershipRow>("memberships").where({ id: membershipId, organization_id: organizationId }).first();
+      const row = await this.db<MembershipRow>("memberships")
+        .where({ id: membershipId, organization_id: organizationId })
+        .first();
       return row && toMembership(row);
     });
   }
@@ -142,7 +157,10 @@ export class UserRepository extends Repository {
 
   /** Removes a membership; false when there was none. */
   async removeMembership(membershipId: string): Promise<boolean> {
-    return translating(this.dialect, async () => (await this.db<MembershipRow>("memberships").where({ id: membershipId }).delete()) > 0);
+    return translating(
+      this.dialect,
+      async () => (await this.db<MembershipRow>("memberships").where({ id: membershipId }).delete()) > 0,
+    );
   }
 
   /** Announces, with the transaction's commit, that the user's access changed (live sockets re-check now). */
@@ -268,7 +286,9 @@ export class UserRepository extends Repository {
  * the membership's organization (so a project or workspace member can see that organization and
  * list what it may read in it, domain/authorization.ts isAllowedSomewhereIn).
  */
-export function grantsOfMemberships(memberships: readonly Membership[]): Array<PermissionGrant & { organizationId: string }> {
+export function grantsOfMemberships(
+  memberships: readonly Membership[],
+): Array<PermissionGrant & { organizationId: string }> {
   return memberships.flatMap((membership) =>
     permissionsForRole(membership.role, membership.scopeKind).map((permission) => ({
       id: membership.id,
@@ -282,8 +302,14 @@ export function grantsOfMemberships(memberships: readonly Membership[]): Array<P
   );
 }
 
-const toUser = rowMapper<UserRow, User>()("id email display_name password_hash site_admin:boolean created_at:iso disabled_at:iso?");
+const toUser = rowMapper<UserRow, User>()(
+  "id email display_name password_hash site_admin:boolean created_at:iso disabled_at:iso?",
+);
 
-const toMembership = rowMapper<MembershipRow, Membership>()("id organization_id user_id role:as scope_kind:as scope_id created_at:iso");
+const toMembership = rowMapper<MembershipRow, Membership>()(
+  "id organization_id user_id role:as scope_kind:as scope_id created_at:iso",
+);
 
-const toSession = rowMapper<SessionRow, Session>()("id user_id token_hash csrf_token_hash created_at:iso expires_at:iso stepped_up_at:iso? revoked_at:iso?");
+const toSession = rowMapper<SessionRow, Session>()(
+  "id user_id token_hash csrf_token_hash created_at:iso expires_at:iso stepped_up_at:iso? revoked_at:iso?",
+);

@@ -31,32 +31,84 @@ testEachDatabase(variables, "round-trips plain and sensitive variables, sorted b
   } as const;
   const region = await stores.variables.create(regionInput);
   const secret = await stores.variables.create(secretInput);
-  const tags = await stores.variables.create({ workspaceId: workspace.id, key: "tags", category: "terraform", hcl: true, sensitive: false, value: "", createdAt: at(2) });
+  const tags = await stores.variables.create({
+    workspaceId: workspace.id,
+    key: "tags",
+    category: "terraform",
+    hcl: true,
+    sensitive: false,
+    value: "",
+    createdAt: at(2),
+  });
   // Each comes back as given, with the field it did not set as null.
   assert.equal(region, { ...regionInput, id: region.id, valueCiphertext: null, description: null });
   assert.equal(secret, { ...secretInput, id: secret.id, value: null });
   assert.equal(await stores.variables.listByWorkspace(workspace.id), [secret, region, tags]);
 });
 
-testEachDatabase(variables, "a key taken in the same category is VARIABLE_KEY_TAKEN; the other category may reuse it", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { workspace } = await seedTenancy(stores);
-  await stores.variables.create({ workspaceId: workspace.id, key: "TOKEN", category: "env", hcl: false, sensitive: false, value: "a", createdAt: at(1) });
-  await assertDomainError(
-    stores.variables.create({ workspaceId: workspace.id, key: "TOKEN", category: "env", hcl: false, sensitive: true, valueCiphertext: "x", createdAt: at(2) }),
-    "VARIABLE_KEY_TAKEN",
-  );
-  await stores.variables.create({ workspaceId: workspace.id, key: "TOKEN", category: "terraform", hcl: false, sensitive: false, value: "b", createdAt: at(3) });
-});
+testEachDatabase(
+  variables,
+  "a key taken in the same category is VARIABLE_KEY_TAKEN; the other category may reuse it",
+  async (db) => {
+    const stores = createStores(db.knex, db.dialect);
+    const { workspace } = await seedTenancy(stores);
+    await stores.variables.create({
+      workspaceId: workspace.id,
+      key: "TOKEN",
+      category: "env",
+      hcl: false,
+      sensitive: false,
+      value: "a",
+      createdAt: at(1),
+    });
+    await assertDomainError(
+      stores.variables.create({
+        workspaceId: workspace.id,
+        key: "TOKEN",
+        category: "env",
+        hcl: false,
+        sensitive: true,
+        valueCiphertext: "x",
+        createdAt: at(2),
+      }),
+      "VARIABLE_KEY_TAKEN",
+    );
+    await stores.variables.create({
+      workspaceId: workspace.id,
+      key: "TOKEN",
+      category: "terraform",
+      hcl: false,
+      sensitive: false,
+      value: "b",
+      createdAt: at(3),
+    });
+  },
+);
 
 testEachDatabase(variables, "never stores plaintext for a sensitive variable", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const { workspace } = await seedTenancy(stores);
-  const stale = { workspaceId: workspace.id, key: "PASSWORD", category: "env", hcl: false, sensitive: true, valueCiphertext: "c", value: "hunter2", createdAt: at(1) };
+  const stale = {
+    workspaceId: workspace.id,
+    key: "PASSWORD",
+    category: "env",
+    hcl: false,
+    sensitive: true,
+    valueCiphertext: "c",
+    value: "hunter2",
+    createdAt: at(1),
+  };
   await assertRejects(stores.variables.create(stale as never), TypeError);
 
   // The CHECK constraint refuses the same thing from a raw insert, on both databases.
-  const row = { id: "var-0000000000000001", workspace_id: workspace.id, key: "PASSWORD", category: "env", hcl: false, created_at: at(1) };
+  const row = {
+    id: "var-0000000000000001",
+    workspace_id: workspace.id,
+    key: "PASSWORD",
+    category: "env",
+    hcl: false,
+    created_at: at(1),
+  };
   for (const bad of [
     { sensitive: true, value: "hunter2", value_ciphertext: "c" },
     { sensitive: true, value: null, value_ciphertext: null },

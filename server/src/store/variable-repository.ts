@@ -17,10 +17,16 @@ interface CreateVariableBase {
 }
 
 /** What creating a variable needs: a plaintext value, or for a sensitive one only its ciphertext. */
-export type CreateVariableInput = (CreateVariableBase & { sensitive: false; value: string }) | (CreateVariableBase & { sensitive: true; valueCiphertext: string });
+export type CreateVariableInput =
+  | (CreateVariableBase & { sensitive: false; value: string })
+  | (CreateVariableBase & { sensitive: true; valueCiphertext: string });
 
 /** The fields an update replaces (everything but identity and creation time). */
-export type VariableFields = CreateVariableInput extends infer T ? (T extends unknown ? Omit<T, "id" | "workspaceId" | "createdAt"> : never) : never;
+export type VariableFields = CreateVariableInput extends infer T
+  ? T extends unknown
+    ? Omit<T, "id" | "workspaceId" | "createdAt">
+    : never
+  : never;
 
 /**
  * The columns of a variable's fields: a sensitive variable as ciphertext only (a stale caller

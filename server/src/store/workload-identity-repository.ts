@@ -29,7 +29,9 @@ const toProfile = rowMapper<FederationProfileRow, FederationProfile>()(
 /** Federation profiles: which cloud identity a workspace's phases may assume. */
 export class FederationProfileRepository extends Repository {
   /** Creates an unverified profile; a name taken in the workspace throws FEDERATION_PROFILE_NAME_TAKEN. */
-  async create(input: FederationProfileContent & { organizationId: string; workspaceId: string; now: Date | string }): Promise<FederationProfile> {
+  async create(
+    input: FederationProfileContent & { organizationId: string; workspaceId: string; now: Date | string },
+  ): Promise<FederationProfile> {
     const at = isoForWrite(input.now);
     const row: FederationProfileRow = {
       id: newId("federationProfile"),
@@ -73,7 +75,11 @@ export class FederationProfileRepository extends Repository {
   }
 
   /** Replaces what the profile says and clears its verification (any change does). */
-  async update(id: string, content: FederationProfileContent, now: Date | string): Promise<FederationProfile | undefined> {
+  async update(
+    id: string,
+    content: FederationProfileContent,
+    now: Date | string,
+  ): Promise<FederationProfile | undefined> {
     return translating(this.dialect, async () => {
       await this.db<FederationProfileRow>("federation_profiles")
         .where({ id })
@@ -93,7 +99,12 @@ export class FederationProfileRepository extends Repository {
   }
 
   /** Records a verification of the profile as it is (its digest), by whom and when. */
-  async verify(id: string, verifiedBy: string, digest: string, now: Date | string): Promise<FederationProfile | undefined> {
+  async verify(
+    id: string,
+    verifiedBy: string,
+    digest: string,
+    now: Date | string,
+  ): Promise<FederationProfile | undefined> {
     return translating(this.dialect, async () => {
       await this.db<FederationProfileRow>("federation_profiles")
         .where({ id })
@@ -128,7 +139,9 @@ export interface StoredSigningKey {
   lastTokenExpiresAt: string | null;
 }
 
-const toKey = rowMapper<SigningKeyRow, StoredSigningKey>()("kid algorithm public_jwk:json private_key_sealed created_at:iso signs_from:iso last_token_expires_at:iso?");
+const toKey = rowMapper<SigningKeyRow, StoredSigningKey>()(
+  "kid algorithm public_jwk:json private_key_sealed created_at:iso signs_from:iso last_token_expires_at:iso?",
+);
 
 /** The issuer's signing keys. */
 export class SigningKeyRepository extends Repository {

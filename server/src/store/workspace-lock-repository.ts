@@ -55,9 +55,18 @@ export class WorkspaceLockRepository extends Repository {
             .insert({ workspace_id: workspaceId, fence: 1 })
             .onConflict("workspace_id")
             .merge({ fence: trx.raw("?? + 1", ["workspace_lock_fences.fence"]) as unknown as number });
-          const counter = await trx<WorkspaceLockFenceRow>("workspace_lock_fences").where({ workspace_id: workspaceId }).first();
+          const counter = await trx<WorkspaceLockFenceRow>("workspace_lock_fences")
+            .where({ workspace_id: workspaceId })
+            .first();
           const fence = numberFromRow(counter!.fence);
-          const row: WorkspaceLockRow = { workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id, fence, reason, locked_at: lockedAt };
+          const row: WorkspaceLockRow = {
+            workspace_id: workspaceId,
+            holder_kind: holder.kind,
+            holder_id: holder.id,
+            fence,
+            reason,
+            locked_at: lockedAt,
+          };
           await trx<WorkspaceLockRow>("workspace_locks").insert(row).onConflict("workspace_id").ignore();
           const held = await trx<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId }).first();
           if (held === undefined) throw new Error(`workspace lock of ${workspaceId} vanished inside its acquisition`);
@@ -75,7 +84,9 @@ export class WorkspaceLockRepository extends Repository {
   /** Releases the lock if `holder` holds it; whether it did. */
   async release(workspaceId: string, holder: LockHolder): Promise<boolean> {
     return translating(this.dialect, async () => {
-      const deleted = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id }).delete();
+      const deleted = await this.db<WorkspaceLockRow>("workspace_locks")
+        .where({ workspace_id: workspaceId, holder_kind: holder.kind, holder_id: holder.id })
+        .delete();
       return deleted > 0;
     });
   }
@@ -86,7 +97,9 @@ export class WorkspaceLockRepository extends Repository {
       const row = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId }).first();
       if (row === undefined) return undefined;
       // Only that acquisition: a lock taken meanwhile (a new fence) stays.
-      const deleted = await this.db<WorkspaceLockRow>("workspace_locks").where({ workspace_id: workspaceId, fence: row.fence }).delete();
+      const deleted = await this.db<WorkspaceLockRow>("workspace_locks")
+        .where({ workspace_id: workspaceId, fence: row.fence })
+        .delete();
       return deleted > 0 ? toLock(row) : undefined;
     });
   }
@@ -108,7 +121,9 @@ export class WorkspaceLockRepository extends Repository {
   /** The last fence handed out for the workspace (0 if it was never locked). */
   async lastFence(workspaceId: string): Promise<number> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceLockFenceRow>("workspace_lock_fences").where({ workspace_id: workspaceId }).first();
+      const row = await this.db<WorkspaceLockFenceRow>("workspace_lock_fences")
+        .where({ workspace_id: workspaceId })
+        .first();
       return row === undefined ? 0 : numberFromRow(row.fence);
     });
   }

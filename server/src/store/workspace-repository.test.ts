@@ -57,22 +57,26 @@ testEachDatabase(workspaces, "create applies defaults and round-trips every fiel
   assert.is(await stores.workspaces.getById("ws-0000000000000000"), undefined);
 });
 
-testEachDatabase(workspaces, "a name taken in the organization is WORKSPACE_NAME_TAKEN, even across projects", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const { organization, workspace } = await seedTenancy(stores);
-  const second = await stores.projects.create({ organizationId: organization.id, name: "second", createdAt: at(3) });
-  await assertDomainError(
-    stores.workspaces.create({
-      organizationId: organization.id,
-      projectId: second.id,
-      name: workspace.name,
-      opentofuVersion: "1.8.5",
-      executionRegion: "eu-west-1",
-      createdAt: at(4),
-    }),
-    "WORKSPACE_NAME_TAKEN",
-  );
-});
+testEachDatabase(
+  workspaces,
+  "a name taken in the organization is WORKSPACE_NAME_TAKEN, even across projects",
+  async (db) => {
+    const stores = createStores(db.knex, db.dialect);
+    const { organization, workspace } = await seedTenancy(stores);
+    const second = await stores.projects.create({ organizationId: organization.id, name: "second", createdAt: at(3) });
+    await assertDomainError(
+      stores.workspaces.create({
+        organizationId: organization.id,
+        projectId: second.id,
+        name: workspace.name,
+        opentofuVersion: "1.8.5",
+        executionRegion: "eu-west-1",
+        createdAt: at(4),
+      }),
+      "WORKSPACE_NAME_TAKEN",
+    );
+  },
+);
 
 testEachDatabase(workspaces, "a project of another organization is refused", async (db) => {
   const stores = createStores(db.knex, db.dialect);

@@ -76,7 +76,10 @@ export class WorkspaceRepository extends Repository {
   /** The workspace with this name in the organization, if any. */
   async getByName(organizationId: string, name: string): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
-      const row = await this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId, name }).whereNull("deleted_at").first();
+      const row = await this.db<WorkspaceRow>("workspaces")
+        .where({ organization_id: organizationId, name })
+        .whereNull("deleted_at")
+        .first();
       return row && toWorkspace(row);
     });
   }
@@ -114,11 +117,19 @@ export class WorkspaceRepository extends Repository {
   }
 
   /** Sets the tracked branch and working directory (what a source connection says). */
-  async updateSource(id: string, input: { trackedBranch: string; workingDirectory: string }, now: Date | string): Promise<Workspace | undefined> {
+  async updateSource(
+    id: string,
+    input: { trackedBranch: string; workingDirectory: string },
+    now: Date | string,
+  ): Promise<Workspace | undefined> {
     return translating(this.dialect, async () => {
       await this.db<WorkspaceRow>("workspaces")
         .where({ id })
-        .update({ tracked_branch: input.trackedBranch, working_directory: input.workingDirectory, updated_at: isoForWrite(now) });
+        .update({
+          tracked_branch: input.trackedBranch,
+          working_directory: input.workingDirectory,
+          updated_at: isoForWrite(now),
+        });
       const row = await this.db<WorkspaceRow>("workspaces").where({ id }).first();
       return row && toWorkspace(row);
     });
@@ -210,9 +221,18 @@ export class WorkspaceRepository extends Repository {
   async listByTags(organizationId: string, tags: readonly string[]): Promise<Workspace[]> {
     const unique = [...new Set(tags)];
     return translating(this.dialect, async () => {
-      let query = this.db<WorkspaceRow>("workspaces").where({ organization_id: organizationId }).whereNull("deleted_at");
+      let query = this.db<WorkspaceRow>("workspaces")
+        .where({ organization_id: organizationId })
+        .whereNull("deleted_at");
       if (unique.length > 0) {
-        query = query.whereIn("id", this.db("workspace_tags").select("workspace_id").whereIn("name", unique).groupBy("workspace_id").havingRaw("count(*) = ?", [unique.length]));
+        query = query.whereIn(
+          "id",
+          this.db("workspace_tags")
+            .select("workspace_id")
+            .whereIn("name", unique)
+            .groupBy("workspace_id")
+            .havingRaw("count(*) = ?", [unique.length]),
+        );
       }
       const rows = await query.orderBy([
         { column: "name", order: "asc" },

@@ -2,7 +2,13 @@ import { suite } from "uvu";
 import { READ, matrixMismatches, matrixRequest, row, type Caller, type Row } from "../support/authorization-matrix.ts";
 import * as assert from "uvu/assert";
 import { operations } from "../../../generated/v1/operations.gen.ts";
-import { createPendingConfiguration, createToken, createVariable, createWorkspace, makeConfigurationTarball } from "../support/factories.ts";
+import {
+  createPendingConfiguration,
+  createToken,
+  createVariable,
+  createWorkspace,
+  makeConfigurationTarball,
+} from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
 import { createUser, signIn, signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -121,7 +127,11 @@ const EXPECTED: Record<string, Row> = {
   releaseGithubInstallation: row(401, 404, 403, 403, 204),
 };
 
-const POLICY = { name: "p", enforcement_level: "advisory", source: 'package p\n\nviolations contains {"title": "t", "message": "m"} if {\n  false\n}\n' };
+const POLICY = {
+  name: "p",
+  enforcement_level: "advisory",
+  source: 'package p\n\nviolations contains {"title": "t", "message": "m"} if {\n  false\n}\n',
+};
 
 interface World {
   server: TestServer;
@@ -141,7 +151,9 @@ interface Call {
   session?: TestSession | null;
 }
 
-const sourceConnection = { data: { type: "source-connections", attributes: { installation_id: 1, repository: "acme/infra" } } };
+const sourceConnection = {
+  data: { type: "source-connections", attributes: { installation_id: 1, repository: "acme/infra" } },
+};
 
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${(counter += 1)}`;
@@ -164,19 +176,36 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: {} };
     case "uploadConfiguration": {
       const pending = await createPendingConfiguration(server, world.adminToken, world.workspaceId);
-      return { path: { upload_token: new URL(pending.attributes.upload_url!).pathname.split("/").pop()! }, rawBody: makeConfigurationTarball() };
+      return {
+        path: { upload_token: new URL(pending.attributes.upload_url!).pathname.split("/").pop()! },
+        rawBody: makeConfigurationTarball(),
+      };
     }
     case "createSession": {
       // Signed in from a fresh browser: a session cookie sent along would be revoked (rotation).
       const user = await createUser(server);
-      return { path: {}, body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } }, session: null };
+      return {
+        path: {},
+        body: { data: { type: "sessions", attributes: { email: user.email, password: user.password } } },
+        session: null,
+      };
     }
     case "checkSetupToken":
       return { path: {}, body: { data: { type: "setup-token-checks", attributes: { token: "sst.unknown" } } } };
     case "completeSetup":
       return {
         path: {},
-        body: { data: { type: "setups", attributes: { token: "sst.unknown", email: `${unique("setup")}@example.com`, display_name: "Setup", password: "twelve-chars" } } },
+        body: {
+          data: {
+            type: "setups",
+            attributes: {
+              token: "sst.unknown",
+              email: `${unique("setup")}@example.com`,
+              display_name: "Setup",
+              password: "twelve-chars",
+            },
+          },
+        },
       };
     case "getCurrentSession":
     case "listOrganizations":
@@ -184,9 +213,20 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "deleteCurrentSession":
       return { path: {}, session: caller_ ? await signIn(server, caller_.email, caller_.password) : null };
     case "stepUp":
-      return { path: {}, body: { data: { type: "step-ups", attributes: { password: caller_?.password ?? "not a session at all" } } } };
+      return {
+        path: {},
+        body: { data: { type: "step-ups", attributes: { password: caller_?.password ?? "not a session at all" } } },
+      };
     case "createUser":
-      return { path: {}, body: { data: { type: "users", attributes: { email: `${unique("u")}@example.com`, password: "long enough password" } } } };
+      return {
+        path: {},
+        body: {
+          data: {
+            type: "users",
+            attributes: { email: `${unique("u")}@example.com`, password: "long enough password" },
+          },
+        },
+      };
     case "createOrganization":
       return { path: {}, body: { data: { type: "organizations", attributes: { name: unique("org") } } } };
     case "getOrganization":
@@ -213,28 +253,50 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       const membershipId = ((await created.json()) as { data: { id: string } }).data.id;
       return {
         path: { ...org, membership_id: membershipId },
-        body: operationId === "updateMembership" ? { data: { type: "memberships", attributes: { role: "operator" } } } : undefined,
+        body:
+          operationId === "updateMembership"
+            ? { data: { type: "memberships", attributes: { role: "operator" } } }
+            : undefined,
       };
     }
     case "deleteAllSessions":
     case "changePassword": {
       const user = await createUser(server);
       const session = caller_ ? await signIn(server, user.email, user.password) : null;
-      const body = { data: { type: "password-changes", attributes: { current_password: user.password, new_password: `${user.password}-new` } } };
+      const body = {
+        data: {
+          type: "password-changes",
+          attributes: { current_password: user.password, new_password: `${user.password}-new` },
+        },
+      };
       return { path: {}, session, body: operationId === "changePassword" ? body : undefined };
     }
     case "updateUser":
-      return { path: { user_id: (await createUser(server)).userId }, body: { data: { type: "users", attributes: { disabled: false } } } };
+      return {
+        path: { user_id: (await createUser(server)).userId },
+        body: { data: { type: "users", attributes: { disabled: false } } },
+      };
     case "deleteUserSessions":
       return { path: { user_id: (await createUser(server)).userId } };
     case "listOrganizationTokens":
       return { path: org };
     case "deleteOrganizationToken":
-      return { path: { ...org, token_id: (await createToken(server, world.adminToken, world.organizationName, "viewer")).tokenId } };
+      return {
+        path: {
+          ...org,
+          token_id: (await createToken(server, world.adminToken, world.organizationName, "viewer")).tokenId,
+        },
+      };
     case "createPolicySet":
-      return { path: org, body: { data: { type: "policy-sets", attributes: { name: unique("set"), global: true, policies: [POLICY] } } } };
+      return {
+        path: org,
+        body: { data: { type: "policy-sets", attributes: { name: unique("set"), global: true, policies: [POLICY] } } },
+      };
     case "createPolicySetVersion":
-      return { path: { policy_set_id: world.policySetId }, body: { data: { type: "policy-set-versions", attributes: { policies: [POLICY] } } } };
+      return {
+        path: { policy_set_id: world.policySetId },
+        body: { data: { type: "policy-set-versions", attributes: { policies: [POLICY] } } },
+      };
     case "createProject":
       return { path: org, body: { data: { type: "projects", attributes: { name: unique("project") } } } };
     case "createOrganizationToken":
@@ -246,16 +308,30 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "listVariables":
       return { path: ws };
     case "createVariable":
-      return { path: ws, body: { data: { type: "variables", attributes: { key: unique("key").replace("-", "_"), value: "v" } } } };
+      return {
+        path: ws,
+        body: { data: { type: "variables", attributes: { key: unique("key").replace("-", "_"), value: "v" } } },
+      };
     case "updateVariable":
     case "deleteVariable": {
-      const variable = await createVariable(server, world.adminToken, world.workspaceId, { key: unique("key").replace("-", "_"), value: "v" });
-      return { path: { ...ws, variable_id: variable.id }, body: operationId === "updateVariable" ? { data: { type: "variables", attributes: { value: "w" } } } : undefined };
+      const variable = await createVariable(server, world.adminToken, world.workspaceId, {
+        key: unique("key").replace("-", "_"),
+        value: "v",
+      });
+      return {
+        path: { ...ws, variable_id: variable.id },
+        body:
+          operationId === "updateVariable" ? { data: { type: "variables", attributes: { value: "w" } } } : undefined,
+      };
     }
     case "createConfigurationVersion":
       return { path: ws, body: { data: { type: "configuration-versions" } } };
     case "getConfigurationVersion":
-      return { path: { configuration_version_id: (await createPendingConfiguration(server, world.adminToken, world.workspaceId)).id } };
+      return {
+        path: {
+          configuration_version_id: (await createPendingConfiguration(server, world.adminToken, world.workspaceId)).id,
+        },
+      };
     case "createRun":
       return { path: ws, body: { data: { type: "runs" } } };
     case "getRun":
@@ -273,9 +349,25 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "cancelRun":
       return { path: await run(), body: { data: { type: "decisions", attributes: {} } } };
     case "resolveRunRecovery":
-      return { path: await run(), body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "authorization matrix" } } } };
+      return {
+        path: await run(),
+        body: {
+          data: {
+            type: "recovery-resolutions",
+            attributes: { resolution: "keep_current_state", reason: "authorization matrix" },
+          },
+        },
+      };
     case "createPolicyOverride":
-      return { path: await run(), body: { data: { type: "policy-overrides", attributes: { result_digest: "0".repeat(64), reason: "authorization matrix" } } } };
+      return {
+        path: await run(),
+        body: {
+          data: {
+            type: "policy-overrides",
+            attributes: { result_digest: "0".repeat(64), reason: "authorization matrix" },
+          },
+        },
+      };
     case "downloadRawPlan":
     case "downloadEmergencyState":
       return { path: await run(), body: reason };
@@ -307,20 +399,45 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
         const holder = caller_ ?? world.sessions.admin;
         await locks.acquire(world.workspaceId, { kind: "user", id: holder.session.userId }, "matrix", new Date());
       }
-      return { path: ws, body: operationId === "lockWorkspace" ? { data: { type: "workspace-locks", attributes: { reason: "maintenance" } } } : undefined };
+      return {
+        path: ws,
+        body:
+          operationId === "lockWorkspace"
+            ? { data: { type: "workspace-locks", attributes: { reason: "maintenance" } } }
+            : undefined,
+      };
     }
     case "deleteWorkspace": {
-      const doomed = await createWorkspace(server, world.adminToken, world.organizationName, { name: unique("doomed") });
-      return { path: { workspace_id: doomed.id }, body: { data: { type: "workspace-deletions", attributes: { name: doomed.attributes.name } } } };
+      const doomed = await createWorkspace(server, world.adminToken, world.organizationName, {
+        name: unique("doomed"),
+      });
+      return {
+        path: { workspace_id: doomed.id },
+        body: { data: { type: "workspace-deletions", attributes: { name: doomed.attributes.name } } },
+      };
     }
     case "createGithubInstallationState":
       return { path: { organization_name: world.organizationName } };
     case "bindGithubInstallation":
-      return { path: {}, body: { data: { type: "github-installations", attributes: { installation_id: 1, organization: world.organizationName } } } };
+      return {
+        path: {},
+        body: {
+          data: {
+            type: "github-installations",
+            attributes: { installation_id: 1, organization: world.organizationName },
+          },
+        },
+      };
     case "releaseGithubInstallation": {
       // Each caller gets a bound installation to release.
       const organization = (await server.services.stores.organizations.getByName(world.organizationName))!;
-      await server.services.stores.github.bindInstallation({ installationId: 77, organizationId: organization.id, account: "acme", boundBy: "matrix", now: new Date() });
+      await server.services.stores.github.bindInstallation({
+        installationId: 77,
+        organizationId: organization.id,
+        account: "acme",
+        boundBy: "matrix",
+        now: new Date(),
+      });
       return { path: { organization_name: world.organizationName, installation_id: "77" } };
     }
     case "updateWorkspace":
@@ -331,7 +448,15 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "listFederationProfiles":
       return { path: operationId === "listFederationProfiles" ? ws : {} };
     case "createFederationProfile":
-      return { path: ws, body: { data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["plan"] } } } };
+      return {
+        path: ws,
+        body: {
+          data: {
+            type: "federation-profiles",
+            attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["plan"] },
+          },
+        },
+      };
     case "getFederationProfile":
     case "updateFederationProfile":
     case "deleteFederationProfile":
@@ -340,14 +465,26 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
         method: "POST",
         headers: { Authorization: `Bearer ${world.adminToken}`, "Content-Type": "application/vnd.api+json" },
         body: JSON.stringify({
-          data: { type: "federation-profiles", attributes: { name: unique("fp"), provider: "generic", audience: "a", target: {}, phases: ["speculative_plan"] } },
+          data: {
+            type: "federation-profiles",
+            attributes: {
+              name: unique("fp"),
+              provider: "generic",
+              audience: "a",
+              target: {},
+              phases: ["speculative_plan"],
+            },
+          },
         }),
       });
       const profileId = ((await created.json()) as { data: { id: string } }).data.id;
       if (operationId === "verifyFederationProfile") return { path: { profile_id: profileId } };
       return {
         path: { ...ws, profile_id: profileId },
-        body: operationId === "updateFederationProfile" ? { data: { type: "federation-profiles", attributes: { audience: "b" } } } : undefined,
+        body:
+          operationId === "updateFederationProfile"
+            ? { data: { type: "federation-profiles", attributes: { audience: "b" } } }
+            : undefined,
       };
     }
     default:
@@ -355,9 +492,15 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
   }
 }
 
-async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
+async function send(
+  world: World,
+  operation: (typeof operations)[number],
+  caller: Caller,
+  call: Call,
+): Promise<Response> {
   const { url, headers, body } = matrixRequest(operation, call);
-  const session = call.session !== undefined ? call.session : caller === "anonymous" ? null : world.sessions[caller].session;
+  const session =
+    call.session !== undefined ? call.session : caller === "anonymous" ? null : world.sessions[caller].session;
   if (session) {
     headers.Cookie = session.cookie;
     if (operation.method !== "GET") headers["X-CSRF-Token"] = session.csrfToken;
@@ -381,7 +524,9 @@ testEachServer(
     const policySet = await fetch(`${server.baseUrl}/v1/organizations/acme/policy-sets`, {
       method: "POST",
       headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify({ data: { type: "policy-sets", attributes: { name: "baseline", global: true, policies: [POLICY] } } }),
+      body: JSON.stringify({
+        data: { type: "policy-sets", attributes: { name: "baseline", global: true, policies: [POLICY] } },
+      }),
     });
     assert.is(policySet.status, 201, await policySet.clone().text());
     const sessions = {
@@ -400,7 +545,9 @@ testEachServer(
       sessions,
     };
     assert.equal(
-      await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))),
+      await matrixMismatches(operations, EXPECTED, async (operation, caller) =>
+        send(world, operation, caller, await callFor(operation.operationId, caller, world)),
+      ),
       [],
     );
   },

@@ -31,19 +31,29 @@ const PROBES: Probe[] = [
   {
     name: "createVariable (workspace:write)",
     call: (s, p) =>
-      s.request("POST", `/v1/workspaces/${p.workspaceId}/variables`, { body: { data: { type: "variables", attributes: { key: `k_${(counter += 1)}`, value: "v" } } } }),
+      s.request("POST", `/v1/workspaces/${p.workspaceId}/variables`, {
+        body: { data: { type: "variables", attributes: { key: `k_${(counter += 1)}`, value: "v" } } },
+      }),
   },
   {
     // The seeded run is not waiting for recovery: whoever may resolve it reaches the state check (409).
     name: "resolveRunRecovery (run:recover)",
     call: (s, p) =>
       s.request("POST", `/v1/runs/${p.runId}/actions/resolve-recovery`, {
-        body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "scope matrix" } } },
+        body: {
+          data: {
+            type: "recovery-resolutions",
+            attributes: { resolution: "keep_current_state", reason: "scope matrix" },
+          },
+        },
       }),
   },
   {
     name: "downloadRawPlan (artifact:read_sensitive)",
-    call: (s, p) => s.request("POST", `/v1/runs/${p.runId}/downloads/raw-plan`, { body: { data: { type: "download-requests", attributes: { reason: "scope matrix" } } } }),
+    call: (s, p) =>
+      s.request("POST", `/v1/runs/${p.runId}/downloads/raw-plan`, {
+        body: { data: { type: "download-requests", attributes: { reason: "scope matrix" } } },
+      }),
   },
 ];
 
@@ -86,7 +96,10 @@ async function world(server: TestServer): Promise<World> {
   // v1 creates workspaces in the default project; this one moves to project q.
   await server.db.knex("workspaces").where({ id: elsewhere.id }).update({ project_id: projectQId });
   const foreign = await createWorkspace(server, otherToken, "other", { name: "foreign" });
-  const place = async (token: string, workspaceId: string) => ({ workspaceId, runId: (await seedRunIn(server, token, workspaceId)).run.id });
+  const place = async (token: string, workspaceId: string) => ({
+    workspaceId,
+    runId: (await seedRunIn(server, token, workspaceId)).run.id,
+  });
   return {
     server,
     token: org.token,
@@ -106,7 +119,11 @@ async function mismatches(w: World, scope: "organization" | "project" | "workspa
       w.server,
       "acme",
       role,
-      scope === "project" ? { project_id: w.projectId } : scope === "workspace" ? { workspace_id: w.inside.workspaceId } : {},
+      scope === "project"
+        ? { project_id: w.projectId }
+        : scope === "workspace"
+          ? { workspace_id: w.inside.workspaceId }
+          : {},
     );
     for (const probe of PROBES) {
       for (const [where, target, expected] of [
@@ -117,21 +134,34 @@ async function mismatches(w: World, scope: "organization" | "project" | "workspa
       ] as [Place, { workspaceId: string; runId: string }, number][]) {
         const response = await probe.call(member.session, target);
         if (response.status !== expected)
-          found.push(`${scope} ${role}, ${probe.name} ${where}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 200)}`);
+          found.push(
+            `${scope} ${role}, ${probe.name} ${where}: ${response.status} (expected ${expected}) ${(await response.text()).slice(0, 200)}`,
+          );
       }
     }
     // Every member sees the organization, and lists exactly the workspaces its scope covers.
     const organization = await member.session.request("GET", "/v1/organizations/acme");
-    if (organization.status !== 200) found.push(`${scope} ${role}, getOrganization: ${organization.status} (expected 200)`);
+    if (organization.status !== 200)
+      found.push(`${scope} ${role}, getOrganization: ${organization.status} (expected 200)`);
     const listed = await member.session.request("GET", "/v1/organizations/acme/workspaces");
-    const ids = listed.status === 200 ? ((await listed.json()) as { data: Array<{ id: string }> }).data.map((w) => w.id).sort() : [`status ${listed.status}`];
-    const covered = scope === "organization" ? [w.inside, w.sibling, w.otherProject] : scope === "project" ? [w.inside, w.sibling] : [w.inside];
+    const ids =
+      listed.status === 200
+        ? ((await listed.json()) as { data: Array<{ id: string }> }).data.map((w) => w.id).sort()
+        : [`status ${listed.status}`];
+    const covered =
+      scope === "organization"
+        ? [w.inside, w.sibling, w.otherProject]
+        : scope === "project"
+          ? [w.inside, w.sibling]
+          : [w.inside];
     const expectedIds = covered.map((place) => place.workspaceId).sort();
-    if (JSON.stringify(ids) !== JSON.stringify(expectedIds)) found.push(`${scope} ${role}, listWorkspaces: ${JSON.stringify(ids)} (expected ${JSON.stringify(expectedIds)})`);
+    if (JSON.stringify(ids) !== JSON.stringify(expectedIds))
+      found.push(`${scope} ${role}, listWorkspaces: ${JSON.stringify(ids)} (expected ${JSON.stringify(expectedIds)})`);
     // The organization's own administration (org:admin on the organization) is an organization admin's only.
     const memberships = await member.session.request("GET", "/v1/organizations/acme/memberships");
     const expected = role !== "admin" ? 403 : scope === "organization" ? 200 : 404;
-    if (memberships.status !== expected) found.push(`${scope} ${role}, listMemberships: ${memberships.status} (expected ${expected})`);
+    if (memberships.status !== expected)
+      found.push(`${scope} ${role}, listMemberships: ${memberships.status} (expected ${expected})`);
   }
   return found;
 }
@@ -139,9 +169,13 @@ async function mismatches(w: World, scope: "organization" | "project" | "workspa
 const test = suite("authorization by scope");
 
 for (const scope of ["organization", "project", "workspace"] as const) {
-  testEachServer(test, `a ${scope}-scoped viewer, operator and admin get what the scope implies inside it and nothing outside`, async (server) => {
-    assert.equal(await mismatches(await world(server), scope), []);
-  });
+  testEachServer(
+    test,
+    `a ${scope}-scoped viewer, operator and admin get what the scope implies inside it and nothing outside`,
+    async (server) => {
+      assert.equal(await mismatches(await world(server), scope), []);
+    },
+  );
 }
 
 test.run();

@@ -43,54 +43,66 @@ const BOMB = gzipSync(Buffer.alloc(500 * 1024 * 1024), { level: 9 });
 // ---------------------------------------------------------------------------------------------
 const bombs = suite("configuration upload: gzip bombs and unsafe archives");
 
-testEachServer(bombs, "refuses a 0.5 MB gzip bomb (500 MiB inflated) with 422 CONFIGURATION_UPLOAD_INVALID naming the ratio, and writes nothing", async (server) => {
-  const { token, workspace } = await setUp(server);
-  assert.ok(BOMB.length < 600_000, String(BOMB.length));
-  const pending = await createPendingConfiguration(server, token, workspace.id);
-  const before = await storedArtifactKeys(server);
-  const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, BOMB)));
-  const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
-  assert.match(error.detail!, "compression bomb");
-  assert.equal(await storedArtifactKeys(server), before);
-  // A bomb that is a tar archive (a zero-filled file, well over the ratio) is refused the same way.
-  const tarBomb = gzipSync(tarArchive([{ name: "zeros.bin", data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 });
-  const tarResult = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, tarBomb)));
-  assert.match(expectV1Error(tarResult, 422, "CONFIGURATION_UPLOAD_INVALID").detail!, "compression bomb");
-  assert.equal(await storedArtifactKeys(server), before);
-});
+testEachServer(
+  bombs,
+  "refuses a 0.5 MB gzip bomb (500 MiB inflated) with 422 CONFIGURATION_UPLOAD_INVALID naming the ratio, and writes nothing",
+  async (server) => {
+    const { token, workspace } = await setUp(server);
+    assert.ok(BOMB.length < 600_000, String(BOMB.length));
+    const pending = await createPendingConfiguration(server, token, workspace.id);
+    const before = await storedArtifactKeys(server);
+    const result = await allTablesUnchanged(server, async () =>
+      asResult(await putUpload(pending.attributes.upload_url!, BOMB)),
+    );
+    const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
+    assert.match(error.detail!, "compression bomb");
+    assert.equal(await storedArtifactKeys(server), before);
+    // A bomb that is a tar archive (a zero-filled file, well over the ratio) is refused the same way.
+    const tarBomb = gzipSync(tarArchive([{ name: "zeros.bin", data: Buffer.alloc(64 * 1024 * 1024) }]), { level: 9 });
+    const tarResult = await allTablesUnchanged(server, async () =>
+      asResult(await putUpload(pending.attributes.upload_url!, tarBomb)),
+    );
+    assert.match(expectV1Error(tarResult, 422, "CONFIGURATION_UPLOAD_INVALID").detail!, "compression bomb");
+    assert.equal(await storedArtifactKeys(server), before);
+  },
+);
 
-testEachServer(bombs, "answers /healthz while four bombs are inspected in parallel (responses arrive while inspections are in flight)", async (server) => {
-  const { token, workspace } = await setUp(server);
-  const pendings = await Promise.all([0, 1, 2, 3].map(() => createPendingConfiguration(server, token, workspace.id)));
-  const inspector = server.services.uploadInspector;
-  const delay = monitorEventLoopDelay({ resolution: 10 });
-  delay.enable();
-  let uploadsDone = 0;
-  const uploads = pendings.map(async (pending) => {
-    const result = await asResult(await putUpload(pending.attributes.upload_url!, BOMB));
-    uploadsDone += 1;
-    return result;
-  });
-  // Wait (by ordering, not by time) until inspections are under way.
-  while (inspector.inFlight === 0 && uploadsDone === 0) await new Promise((resolve) => setImmediate(resolve));
-  let answeredInFlight = 0;
-  let answered = 0;
-  while (uploadsDone < 4) {
-    const health = await fetch(`${server.baseUrl}/healthz`);
-    assert.is(health.status, 200);
-    await health.arrayBuffer();
-    answered += 1;
-    if (inspector.inFlight > 0 && uploadsDone < 4) answeredInFlight += 1;
-  }
-  delay.disable();
-  for (const result of await Promise.all(uploads)) expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
-  // The event loop served /healthz while the bombs were being inflated (on the workers).
-  assert.ok(answeredInFlight >= 1, `no /healthz answer while an inspection was in flight (${answered} answered)`);
-  console.log(
-    `  /healthz answered ${answeredInFlight} times while bombs were inspected; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
-  );
-  assert.is(inspector.inFlight, 0);
-});
+testEachServer(
+  bombs,
+  "answers /healthz while four bombs are inspected in parallel (responses arrive while inspections are in flight)",
+  async (server) => {
+    const { token, workspace } = await setUp(server);
+    const pendings = await Promise.all([0, 1, 2, 3].map(() => createPendingConfiguration(server, token, workspace.id)));
+    const inspector = server.services.uploadInspector;
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    let uploadsDone = 0;
+    const uploads = pendings.map(async (pending) => {
+      const result = await asResult(await putUpload(pending.attributes.upload_url!, BOMB));
+      uploadsDone += 1;
+      return result;
+    });
+    // Wait (by ordering, not by time) until inspections are under way.
+    while (inspector.inFlight === 0 && uploadsDone === 0) await new Promise((resolve) => setImmediate(resolve));
+    let answeredInFlight = 0;
+    let answered = 0;
+    while (uploadsDone < 4) {
+      const health = await fetch(`${server.baseUrl}/healthz`);
+      assert.is(health.status, 200);
+      await health.arrayBuffer();
+      answered += 1;
+      if (inspector.inFlight > 0 && uploadsDone < 4) answeredInFlight += 1;
+    }
+    delay.disable();
+    for (const result of await Promise.all(uploads)) expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
+    // The event loop served /healthz while the bombs were being inflated (on the workers).
+    assert.ok(answeredInFlight >= 1, `no /healthz answer while an inspection was in flight (${answered} answered)`);
+    console.log(
+      `  /healthz answered ${answeredInFlight} times while bombs were inspected; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms`,
+    );
+    assert.is(inspector.inFlight, 0);
+  },
+);
 
 testEachServer(
   bombs,
@@ -106,14 +118,19 @@ testEachServer(
     while (inspector.queued === 0 && inspector.inFlight === 1) await new Promise((resolve) => setImmediate(resolve));
     let busy: SdkResult | null = null;
     if (inspector.queued === 1) {
-      busy = await asResult(await putUpload(pendings[2].attributes.upload_url!, gzipSync(tarArchive([{ name: "main.tf", data: "# x\n" }]))));
+      busy = await asResult(
+        await putUpload(pendings[2].attributes.upload_url!, gzipSync(tarArchive([{ name: "main.tf", data: "# x\n" }]))),
+      );
     }
     await Promise.all([first, second]);
     if (busy) {
       const error = expectV1Error(busy, 503, "CONFIGURATION_UPLOAD_BUSY");
       assert.match(error.detail!, "Upload again");
     } else console.log("  (the inspections finished before the third upload arrived; busy not observed)");
-    const later = await putUpload(pendings[2].attributes.upload_url!, gzipSync(tarArchive([{ name: "main.tf", data: "# x\n" }])));
+    const later = await putUpload(
+      pendings[2].attributes.upload_url!,
+      gzipSync(tarArchive([{ name: "main.tf", data: "# x\n" }])),
+    );
     assert.is(later.status, 200);
   },
   { config: { uploadInspections: 1, uploadInspectionQueue: 1 } },
@@ -145,7 +162,9 @@ testEachServer(
       ["device", [main, { name: "null", type: "3" }], "device file"],
     ];
     for (const [label, entries, why] of cases) {
-      const result = await allTablesUnchanged(server, async () => asResult(await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive(entries)))));
+      const result = await allTablesUnchanged(server, async () =>
+        asResult(await putUpload(pending.attributes.upload_url!, gzipSync(tarArchive(entries)))),
+      );
       const error = expectV1Error(result, 422, "CONFIGURATION_UPLOAD_INVALID");
       assert.match(error.detail!, why, label);
     }
@@ -178,14 +197,32 @@ testEachServer(
     const { token, workspace } = await setUp(server);
     const path = `/v1/workspaces/${workspace.id}/variables`;
     const cases: Array<[Buffer, string]> = [
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"a', [0xff, 0xfe], 'b"}}}'), "/data/attributes/value"],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"a', [0xff, 0xfe], 'b"}}}'),
+        "/data/attributes/value",
+      ],
       // Invalid in a member name: the pointer is the object holding it.
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"v","x', [0xc0, 0xaf], '":1}}}'), "/data/attributes"],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"v","x', [0xc0, 0xaf], '":1}}}'),
+        "/data/attributes",
+      ],
       // A lone continuation byte, a truncated sequence, an encoded surrogate, a code point above U+10FFFF.
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0x80], '"}}}'), "/data/attributes/value"],
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xe2, 0x82], '"}}}'), "/data/attributes/value"],
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xed, 0xa0, 0x80], '"}}}'), "/data/attributes/value"],
-      [withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xf4, 0x90, 0x80, 0x80], '"}}}'), "/data/attributes/value"],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0x80], '"}}}'),
+        "/data/attributes/value",
+      ],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xe2, 0x82], '"}}}'),
+        "/data/attributes/value",
+      ],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xed, 0xa0, 0x80], '"}}}'),
+        "/data/attributes/value",
+      ],
+      [
+        withBytes('{"data":{"type":"variables","attributes":{"key":"k","value":"', [0xf4, 0x90, 0x80, 0x80], '"}}}'),
+        "/data/attributes/value",
+      ],
       // Outside any string: the whole body.
       [withBytes('{"data":', [0xff], "}"), ""],
     ];
@@ -195,27 +232,54 @@ testEachServer(
       assert.match(error.detail!, "not valid UTF-8");
     }
     const text = "aé✓😀b";
-    const created = await send(server, "POST", path, token, Buffer.from(JSON.stringify({ data: { type: "variables", attributes: { key: "k", value: text } } })));
+    const created = await send(
+      server,
+      "POST",
+      path,
+      token,
+      Buffer.from(JSON.stringify({ data: { type: "variables", attributes: { key: "k", value: text } } })),
+    );
     assert.is(created.response.status, 201, JSON.stringify(created.error));
-    const listed = expectStatus(await listVariables({ client: server.v1(token), path: { workspace_id: workspace.id } }), 200);
+    const listed = expectStatus(
+      await listVariables({ client: server.v1(token), path: { workspace_id: workspace.id } }),
+      200,
+    );
     assert.is(listed.data[0].attributes.value, text);
   },
 );
 
-testEachServer(utf8, "/api/v2: a workspace description a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written", async (server) => {
-  const { organizationName, token } = await setUp(server);
-  const path = `/api/v2/organizations/${organizationName}/workspaces`;
-  const bad = withBytes('{"data":{"type":"workspaces","attributes":{"name":"app","description":"a', [0xff, 0xfe], 'b"}}}');
-  const result = await allTablesUnchanged(server, () => send(server, "POST", path, token, bad));
-  assert.is(result.response.status, 400, JSON.stringify(result.error));
-  const [error] = (result.error as { errors: Array<{ status: string; code: string; title: string; detail: string; source?: { pointer?: string } }> }).errors;
-  assert.is(error.status, "400");
-  assert.is(error.code, "REQUEST_ENCODING_INVALID");
-  assert.is(error.source?.pointer, "/data/attributes/description");
-  assert.match(error.detail, "not valid UTF-8");
-  const good = await send(server, "POST", path, token, Buffer.from(JSON.stringify({ data: { type: "workspaces", attributes: { name: "app", description: "aé😀b" } } })));
-  assert.is(good.response.status, 201, JSON.stringify(good.error));
-});
+testEachServer(
+  utf8,
+  "/api/v2: a workspace description a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written",
+  async (server) => {
+    const { organizationName, token } = await setUp(server);
+    const path = `/api/v2/organizations/${organizationName}/workspaces`;
+    const bad = withBytes(
+      '{"data":{"type":"workspaces","attributes":{"name":"app","description":"a',
+      [0xff, 0xfe],
+      'b"}}}',
+    );
+    const result = await allTablesUnchanged(server, () => send(server, "POST", path, token, bad));
+    assert.is(result.response.status, 400, JSON.stringify(result.error));
+    const [error] = (
+      result.error as {
+        errors: Array<{ status: string; code: string; title: string; detail: string; source?: { pointer?: string } }>;
+      }
+    ).errors;
+    assert.is(error.status, "400");
+    assert.is(error.code, "REQUEST_ENCODING_INVALID");
+    assert.is(error.source?.pointer, "/data/attributes/description");
+    assert.match(error.detail, "not valid UTF-8");
+    const good = await send(
+      server,
+      "POST",
+      path,
+      token,
+      Buffer.from(JSON.stringify({ data: { type: "workspaces", attributes: { name: "app", description: "aé😀b" } } })),
+    );
+    assert.is(good.response.status, 201, JSON.stringify(good.error));
+  },
+);
 
 bombs.run();
 utf8.run();

@@ -29,17 +29,23 @@ const STATUSES_OF_KIND: Record<ErrorKind, (status: number) => boolean> = {
 
 const catalogue = suite("error codes");
 
-catalogue("spec/v1/error-codes.yaml is a non-empty map of SCREAMING_SNAKE codes to an integer status and a title", () => {
-  const spec = specCatalogue();
-  const codes = Object.keys(spec);
-  assert.ok(codes.length >= 20, `only ${codes.length} codes`);
-  for (const code of codes) {
-    assert.match(code, /^[A-Z][A-Z0-9_]*$/);
-    assert.ok(Number.isInteger(spec[code].status) && spec[code].status >= 400 && spec[code].status <= 599, `${code}: status ${spec[code].status}`);
-    assert.type(spec[code].title, "string");
-    assert.ok(spec[code].title.length > 0, code);
-  }
-});
+catalogue(
+  "spec/v1/error-codes.yaml is a non-empty map of SCREAMING_SNAKE codes to an integer status and a title",
+  () => {
+    const spec = specCatalogue();
+    const codes = Object.keys(spec);
+    assert.ok(codes.length >= 20, `only ${codes.length} codes`);
+    for (const code of codes) {
+      assert.match(code, /^[A-Z][A-Z0-9_]*$/);
+      assert.ok(
+        Number.isInteger(spec[code].status) && spec[code].status >= 400 && spec[code].status <= 599,
+        `${code}: status ${spec[code].status}`,
+      );
+      assert.type(spec[code].title, "string");
+      assert.ok(spec[code].title.length > 0, code);
+    }
+  },
+);
 
 catalogue("every domain code is in spec/v1/error-codes.yaml", () => {
   const spec = specCatalogue();

@@ -17,7 +17,12 @@ import type { Validator } from "../../../generated/v1/validators.gen.js";
 import { buildApp, type SurfaceBinding } from "../../src/http/app.ts";
 import { renderV1Error } from "../../src/http/middleware/errors.ts";
 import type { Services } from "../../src/commands/services.ts";
-import { applicationTables, createOrganizationWithToken, createWorkspace, expectNothingWritten } from "../support/factories.ts";
+import {
+  applicationTables,
+  createOrganizationWithToken,
+  createWorkspace,
+  expectNothingWritten,
+} from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { createUser, signIn } from "../support/sessions.ts";
 import { isSensitivePermission } from "../../src/domain/authorization.ts";
@@ -27,7 +32,10 @@ type Schema = { type?: string; maxLength?: number; pattern?: string; enum?: stri
 type Node = { $ref?: string };
 type ParameterNode = Node & { name: string; in: "path" | "query"; schema: Schema };
 type PathItem = { parameters?: Node[] } & Record<string, { parameters?: Node[] }>;
-type Spec = { paths: Record<string, PathItem>; components: { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> } };
+type Spec = {
+  paths: Record<string, PathItem>;
+  components: { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> };
+};
 
 /** The node itself, or what its `$ref` chain leads to (as the caller expects it to be). */
 function resolve<T>(spec: Spec, node: unknown): T {
@@ -41,7 +49,10 @@ function resolve<T>(spec: Spec, node: unknown): T {
 }
 
 /** The declared path and query parameters of an operation, with their resolved schemas. */
-function parametersOf(spec: Spec, op: OperationDescriptor): Array<{ name: string; in: "path" | "query"; schema: Schema }> {
+function parametersOf(
+  spec: Spec,
+  op: OperationDescriptor,
+): Array<{ name: string; in: "path" | "query"; schema: Schema }> {
   const item = spec.paths[op.path];
   return [...(item.parameters ?? []), ...(item[op.method.toLowerCase()].parameters ?? [])].map((p) => {
     const parameter = resolve<ParameterNode>(spec, p);
@@ -71,7 +82,12 @@ function badValue(schema: Schema): string | null {
   return null;
 }
 
-function urlOf(baseUrl: string, op: OperationDescriptor, path: Record<string, string>, query: Record<string, string> = {}): string {
+function urlOf(
+  baseUrl: string,
+  op: OperationDescriptor,
+  path: Record<string, string>,
+  query: Record<string, string> = {},
+): string {
   const filled = op.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => encodeURIComponent(path[name]));
   const search = new URLSearchParams(query).toString();
   return `${baseUrl}${filled}${search ? `?${search}` : ""}`;
@@ -86,10 +102,16 @@ interface Probe {
 /** How a probe authenticates: a bearer token, or (for operations only a person may use) a session cookie and its CSRF token. */
 type Credentials = string | { cookie: string; csrfToken: string };
 
-async function send(url: string, op: OperationDescriptor, token: Credentials, body?: Buffer): Promise<Probe & { label: "" }> {
+async function send(
+  url: string,
+  op: OperationDescriptor,
+  token: Credentials,
+  body?: Buffer,
+): Promise<Probe & { label: "" }> {
   const headers: Record<string, string> = { "Content-Type": op.requestBody?.contentType ?? "application/vnd.api+json" };
   if (op.authenticated && typeof token === "string") headers.Authorization = `Bearer ${token}`;
-  else if (op.authenticated && typeof token !== "string") Object.assign(headers, { Cookie: token.cookie, "X-CSRF-Token": token.csrfToken });
+  else if (op.authenticated && typeof token !== "string")
+    Object.assign(headers, { Cookie: token.cookie, "X-CSRF-Token": token.csrfToken });
   const response = await fetch(url, { method: op.method, headers, body: body as unknown as BodyInit | undefined });
   const text = await response.text();
   return { label: "", status: response.status, body: text ? JSON.parse(text) : undefined };
@@ -104,7 +126,10 @@ async function probes(server: TestServer, spec: Spec, op: OperationDescriptor, t
   for (const p of parameters) {
     const bad = badValue(p.schema);
     if (bad === null) continue;
-    const url = p.in === "path" ? urlOf(server.baseUrl, op, { ...path, [p.name]: bad }) : urlOf(server.baseUrl, op, path, { [p.name]: bad });
+    const url =
+      p.in === "path"
+        ? urlOf(server.baseUrl, op, { ...path, [p.name]: bad })
+        : urlOf(server.baseUrl, op, path, { [p.name]: bad });
     results.push({ ...(await send(url, op, token)), label: `${p.in} parameter ${p.name}=${bad.slice(0, 20)}` });
   }
   // A raw body (x-stackship-raw-body, the GitHub webhook) is never parsed as JSON by the binding: its
@@ -114,8 +139,14 @@ async function probes(server: TestServer, spec: Spec, op: OperationDescriptor, t
     const url = urlOf(server.baseUrl, op, path);
     const bodies: Array<[string, Buffer]> = [
       ["malformed JSON", Buffer.from('{"data": {')],
-      ["a body over 1 MiB", Buffer.from(JSON.stringify({ data: { type: "x", attributes: { pad: "x".repeat(1024 * 1024) } } }))],
-      ["invalid UTF-8", Buffer.concat([Buffer.from('{"data":{"type":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')])],
+      [
+        "a body over 1 MiB",
+        Buffer.from(JSON.stringify({ data: { type: "x", attributes: { pad: "x".repeat(1024 * 1024) } } })),
+      ],
+      [
+        "invalid UTF-8",
+        Buffer.concat([Buffer.from('{"data":{"type":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]),
+      ],
     ];
     for (const [label, body] of bodies) results.push({ ...(await send(url, op, token, body)), label });
   }
@@ -137,7 +168,11 @@ async function checkSurface(
     // The binding refuses a token on what only a person may do before it reads a body; a session reaches the body.
     const needsPerson =
       personOnly &&
-      (op.permission === "session" || (op.permission !== "none" && op.permission !== "authenticated" && op.permission !== "site:admin" && isSensitivePermission(op.permission)));
+      (op.permission === "session" ||
+        (op.permission !== "none" &&
+          op.permission !== "authenticated" &&
+          op.permission !== "site:admin" &&
+          isSensitivePermission(op.permission)));
     // The binding refuses anyone but a deployment administrator on site:admin operations before it reads a body.
     const credentials = needsPerson ? personOnly : op.permission === "site:admin" ? server.bootstrapToken : token;
     for (const probe of await probes(server, spec, op, credentials)) {
@@ -152,7 +187,9 @@ async function checkSurface(
       const declared = op.responses[400];
       if (!declared) problems.push(`${where}: 400 is not declared`);
       else if (declared.validate && !declared.validate(probe.body))
-        problems.push(`${where}: the 400 document breaks the declared schema: ${JSON.stringify(declared.validate.errors)}`);
+        problems.push(
+          `${where}: the 400 document breaks the declared schema: ${JSON.stringify(declared.validate.errors)}`,
+        );
       if (!errorDocument(probe.body)) problems.push(`${where}: not an ErrorDocument`);
     }
   }
@@ -175,8 +212,14 @@ testEachServer(
   async (server) => {
     const { token } = await setUp(server);
     const tables = await applicationTables(server);
-    const { probed, answering400 } = await expectNothingWritten(server, () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument), tables);
-    const withJsonBody = tfeOperations.filter((op) => op.requestBody && op.requestBody.contentType !== "application/octet-stream");
+    const { probed, answering400 } = await expectNothingWritten(
+      server,
+      () => checkSurface(server, tfeSpec as Spec, tfeOperations, token, tfeValidators.ErrorDocument),
+      tables,
+    );
+    const withJsonBody = tfeOperations.filter(
+      (op) => op.requestBody && op.requestBody.contentType !== "application/octet-stream",
+    );
     assert.ok(withJsonBody.length >= 10, String(withJsonBody.length));
     for (const op of withJsonBody) assert.ok(answering400.has(op.operationId), op.operationId);
     // The operations that can answer 400 declare it, and only those.
@@ -189,27 +232,36 @@ testEachServer(
   },
 );
 
-testEachServer(declared, "/v1: the same probes on every operation; each 400 is declared and validates, and nothing is written", async (server) => {
-  const { token } = await setUp(server);
-  const tables = await applicationTables(server);
-  // The deployment administrator's token reaches every v1 operation's body reading but those only a
-  // person may use (step-up, the sensitive downloads); a deployment administrator's session reaches those.
-  void token;
-  const admin = await createUser(server, { siteAdmin: true });
-  const session = await signIn(server, admin.email, admin.password);
-  const { probed, answering400 } = await expectNothingWritten(
-    server,
-    () => checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument, session),
-    tables,
-  );
-  console.log(`  /v1: ${probed} requests, ${answering400.size} of ${v1Operations.length} operations answer 400`);
-});
+testEachServer(
+  declared,
+  "/v1: the same probes on every operation; each 400 is declared and validates, and nothing is written",
+  async (server) => {
+    const { token } = await setUp(server);
+    const tables = await applicationTables(server);
+    // The deployment administrator's token reaches every v1 operation's body reading but those only a
+    // person may use (step-up, the sensitive downloads); a deployment administrator's session reaches those.
+    void token;
+    const admin = await createUser(server, { siteAdmin: true });
+    const session = await signIn(server, admin.email, admin.password);
+    const { probed, answering400 } = await expectNothingWritten(
+      server,
+      () =>
+        checkSurface(server, v1Spec as Spec, v1Operations, server.bootstrapToken, v1Validators.ErrorDocument, session),
+      tables,
+    );
+    console.log(`  /v1: ${probed} requests, ${answering400.size} of ${v1Operations.length} operations answer 400`);
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 const check = suite("the response check covers errors raised before the handler");
 
 /** An app with one bound operation whose spec declares only 200 and, optionally, a 400 with a validator. */
-async function probeApp(validateResponses: boolean, declared400: Validator | null, fn: (baseUrl: string, logged: string[]) => Promise<void>) {
+async function probeApp(
+  validateResponses: boolean,
+  declared400: Validator | null,
+  fn: (baseUrl: string, logged: string[]) => Promise<void>,
+) {
   const logged: string[] = [];
   const logger = pino({ level: "error" }, { write: (line: string) => void logged.push(line) });
   const responses: OperationDescriptor["responses"] = { 200: { contentType: "application/json", validate: null } };
@@ -233,7 +285,10 @@ async function probeApp(validateResponses: boolean, declared400: Validator | nul
     renderError: renderV1Error,
     prefix: "/probe",
   };
-  const services = { config: { validateResponses, publicUrl: null, trustedProxies: [] }, logger } as unknown as Services;
+  const services = {
+    config: { validateResponses, publicUrl: null, trustedProxies: [] },
+    logger,
+  } as unknown as Services;
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(buildApp(services, [surface]).callback());
   await new Promise<void>((done) => http.listen(0, "127.0.0.1", done));
@@ -246,26 +301,41 @@ async function probeApp(validateResponses: boolean, declared400: Validator | nul
 }
 
 async function post(baseUrl: string, body: string) {
-  const response = await fetch(`${baseUrl}/probe`, { method: "POST", headers: { "Content-Type": "application/json" }, body });
-  return { status: response.status, body: (await response.json()) as { errors?: Array<{ code: string }>; ok?: boolean } };
+  const response = await fetch(`${baseUrl}/probe`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body,
+  });
+  return {
+    status: response.status,
+    body: (await response.json()) as { errors?: Array<{ code: string }>; ok?: boolean },
+  };
 }
 
-check("dev mode: malformed JSON on an operation that declares no 400 is caught (500 INTERNAL, logged as a spec violation)", async () => {
-  await probeApp(true, null, async (baseUrl, logged) => {
-    const good = await post(baseUrl, "{}");
-    assert.is(good.status, 200);
-    const caught = await post(baseUrl, "{");
-    assert.is(caught.status, 500);
-    assert.is(caught.body.errors?.[0].code, "INTERNAL");
-    assert.ok(
-      logged.some((line) => line.includes("error response violates the spec") && line.includes("probe answered undeclared status 400")),
-      logged.join("\n"),
-    );
-  });
-});
+check(
+  "dev mode: malformed JSON on an operation that declares no 400 is caught (500 INTERNAL, logged as a spec violation)",
+  async () => {
+    await probeApp(true, null, async (baseUrl, logged) => {
+      const good = await post(baseUrl, "{}");
+      assert.is(good.status, 200);
+      const caught = await post(baseUrl, "{");
+      assert.is(caught.status, 500);
+      assert.is(caught.body.errors?.[0].code, "INTERNAL");
+      assert.ok(
+        logged.some(
+          (line) =>
+            line.includes("error response violates the spec") && line.includes("probe answered undeclared status 400"),
+        ),
+        logged.join("\n"),
+      );
+    });
+  },
+);
 
 check("dev mode: a declared 400 whose document breaks the declared schema is caught too", async () => {
-  const refuses = Object.assign(() => false, { errors: [{ instancePath: "", message: "never valid" }] }) as unknown as Validator;
+  const refuses = Object.assign(() => false, {
+    errors: [{ instancePath: "", message: "never valid" }],
+  }) as unknown as Validator;
   await probeApp(true, refuses, async (baseUrl, logged) => {
     const caught = await post(baseUrl, "{");
     assert.is(caught.status, 500);

@@ -4,7 +4,17 @@ import type { RunRow } from "../../src/store/rows.ts";
 import { firstError, jsonOf, type V1 } from "../support/documents.ts";
 import { countRows, createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { bindInstallation, commitTarball, connectWorkspace, deliver, newInstallationId, newRepository, newSha, pushPayload, settled } from "../support/github.ts";
+import {
+  bindInstallation,
+  commitTarball,
+  connectWorkspace,
+  deliver,
+  newInstallationId,
+  newRepository,
+  newSha,
+  pushPayload,
+  settled,
+} from "../support/github.ts";
 import { auditOf, githubServerOptions, MAIN_TF, sourceOf } from "../support/github-source.ts";
 import { signedInMember, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -49,7 +59,12 @@ async function issueState(session: TestSession, organizationName: string): Promi
 
 function bindWithState(session: TestSession, installationId: number, state: string) {
   return session.request("POST", "/v1/github/installations", {
-    body: { data: { type: "github-installations", attributes: { installation_id: installationId, state, setup_action: "install" } } },
+    body: {
+      data: {
+        type: "github-installations",
+        attributes: { installation_id: installationId, state, setup_action: "install" },
+      },
+    },
   });
 }
 
@@ -69,7 +84,11 @@ testEachServer(
 
     // An operator may not start the setup; an organization admin may.
     const operator = await signedInMember(server, organizationName, "operator");
-    assert.is((await operator.session.request("POST", `/v1/organizations/${organizationName}/github-installation-states`)).status, 403);
+    assert.is(
+      (await operator.session.request("POST", `/v1/organizations/${organizationName}/github-installation-states`))
+        .status,
+      403,
+    );
     const state = await issueState(admin.session, organizationName);
     const stored = await server.db.knex<Record<string, unknown>>("github_installation_states").first();
     assert.not.ok(JSON.stringify(stored).includes(state), "only the state's hash is stored");
@@ -90,7 +109,10 @@ testEachServer(
       [body.data.attributes.installation_id, body.data.attributes.organization, body.data.attributes.account],
       [installationId, organizationName, repository.split("/")[0]],
     );
-    assert.ok(double.requests.slice(requestsBefore).includes(`GET /app/installations/${installationId}`), "GitHub confirmed the installation");
+    assert.ok(
+      double.requests.slice(requestsBefore).includes(`GET /app/installations/${installationId}`),
+      "GitHub confirmed the installation",
+    );
     assert.ok((await auditOf(server, String(installationId))).some((e) => e.action === "github.installation.bound"));
 
     // Single use.
@@ -102,7 +124,10 @@ testEachServer(
 
     // The organization's admin connects a repository the installation can access, and not one it cannot.
     const workspace = await createWorkspace(server, token, organizationName);
-    const hidden = await putSource(server, token, workspace.id, { installation_id: installationId, repository: newRepository() });
+    const hidden = await putSource(server, token, workspace.id, {
+      installation_id: installationId,
+      repository: newRepository(),
+    });
     assert.is(hidden.status, 422);
     assert.is(await errorCode(hidden), "SOURCE_REPOSITORY_NOT_ACCESSIBLE");
     assert.equal(await countRows(server, BINDING_TABLES), before);
@@ -155,7 +180,12 @@ testEachServer(
     const byToken = await fetch(`${server.baseUrl}/v1/github/installations`, {
       method: "POST",
       headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify({ data: { type: "github-installations", attributes: { installation_id: installationId, organization: organizationName } } }),
+      body: JSON.stringify({
+        data: {
+          type: "github-installations",
+          attributes: { installation_id: installationId, organization: organizationName },
+        },
+      }),
     });
     assert.is(byToken.status, 403);
     assert.is(await errorCode(byToken), "GITHUB_INSTALLATION_SETUP_REQUIRED");
@@ -172,14 +202,24 @@ testEachServer(
     assert.is(await errorCode(old), "GITHUB_INSTALLATION_PREDATES_STATE");
 
     // An id GitHub does not know.
-    const unknown = await bindWithState(admin.session, newInstallationId(), await issueState(admin.session, organizationName));
+    const unknown = await bindWithState(
+      admin.session,
+      newInstallationId(),
+      await issueState(admin.session, organizationName),
+    );
     assert.is(unknown.status, 422);
     assert.is(await errorCode(unknown), "GITHUB_INSTALLATION_NOT_FOUND");
     assert.equal(await countRows(server, BINDING_TABLES), before, "nothing bound, nothing connected");
 
     // A deployment administrator may bind it (GitHub confirms it first).
     await bindInstallation(server, double, organizationName, installationId, []);
-    assert.is((await server.db.knex<BindingRow>("github_installation_bindings").where({ installation_id: installationId }).first())!.bound_by, "prn-bootstrap0000000");
+    assert.is(
+      (await server.db
+        .knex<BindingRow>("github_installation_bindings")
+        .where({ installation_id: installationId })
+        .first())!.bound_by,
+      "prn-bootstrap0000000",
+    );
   },
   GITHUB,
 );
@@ -189,25 +229,41 @@ testEachServer(
   "attack: another organization's admin cannot connect to a bound installation, bind it or reach its pushes; the owner still connects; moving it needs a release",
   async (server) => {
     const victim = await connectWorkspace(server, double);
-    const { token: attackerToken, organizationName: attackerOrg } = await createOrganizationWithToken(server, "attacker", "admin");
+    const { token: attackerToken, organizationName: attackerOrg } = await createOrganizationWithToken(
+      server,
+      "attacker",
+      "admin",
+    );
     const attackerAdmin = await signedInMember(server, attackerOrg, "admin");
     const attackerWorkspace = await createWorkspace(server, attackerToken, attackerOrg);
     const tables = [...BINDING_TABLES, "runs"];
 
     // Connect a workspace to the victim's installation and repository: refused, nothing written.
     let before = await countRows(server, tables);
-    const refused = await putSource(server, attackerToken, attackerWorkspace.id, { installation_id: victim.installationId, repository: victim.repository });
+    const refused = await putSource(server, attackerToken, attackerWorkspace.id, {
+      installation_id: victim.installationId,
+      repository: victim.repository,
+    });
     assert.is(refused.status, 422);
     assert.is(await errorCode(refused), "SOURCE_INSTALLATION_NOT_BOUND");
     // Bind it through the setup flow with the attacker's own state: refused.
-    const claimed = await bindWithState(attackerAdmin.session, victim.installationId, await issueState(attackerAdmin.session, attackerOrg));
+    const claimed = await bindWithState(
+      attackerAdmin.session,
+      victim.installationId,
+      await issueState(attackerAdmin.session, attackerOrg),
+    );
     assert.is(claimed.status, 409);
     assert.is(await errorCode(claimed), "SOURCE_INSTALLATION_IN_USE");
     // Even a deployment administrator cannot move it while it is bound.
     const moved = await fetch(`${server.baseUrl}/v1/github/installations`, {
       method: "POST",
       headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify({ data: { type: "github-installations", attributes: { installation_id: victim.installationId, organization: attackerOrg } } }),
+      body: JSON.stringify({
+        data: {
+          type: "github-installations",
+          attributes: { installation_id: victim.installationId, organization: attackerOrg },
+        },
+      }),
     });
     assert.is(moved.status, 409);
     assert.equal((await countRows(server, tables)).source_connections, before.source_connections);
@@ -216,7 +272,16 @@ testEachServer(
 
     // The victim still connects another workspace through it.
     const second = await createWorkspace(server, victim.token, victim.organizationName);
-    assert.is((await putSource(server, victim.token, second.id, { installation_id: victim.installationId, repository: victim.repository, working_directory: "app" })).status, 200);
+    assert.is(
+      (
+        await putSource(server, victim.token, second.id, {
+          installation_id: victim.installationId,
+          repository: victim.repository,
+          working_directory: "app",
+        })
+      ).status,
+      200,
+    );
 
     // A connection row of the attacker's through the victim's installation (as the old code let
     // anyone write) still never gets a run: deliveries reach only the bound organization.
@@ -230,39 +295,87 @@ testEachServer(
       now: new Date(),
     });
     const sha = newSha();
-    double.setTarball(victim.repository, sha, await commitTarball(victim.repository, sha, { "main.tf": MAIN_TF, "app/main.tf": MAIN_TF }));
-    const result = await settled(server, (await deliver(server, double, "push", pushPayload(victim.repository, victim.installationId, sha, { changed: ["main.tf"] }))).deliveryId);
+    double.setTarball(
+      victim.repository,
+      sha,
+      await commitTarball(victim.repository, sha, { "main.tf": MAIN_TF, "app/main.tf": MAIN_TF }),
+    );
+    const result = await settled(
+      server,
+      (
+        await deliver(
+          server,
+          double,
+          "push",
+          pushPayload(victim.repository, victim.installationId, sha, { changed: ["main.tf"] }),
+        )
+      ).deliveryId,
+    );
     assert.is(result.status, "processed", JSON.stringify(result));
-    const workspaces = (await server.db.knex<RunRow>("runs").whereIn("id", result.run_ids).select("workspace_id")).map((r) => r.workspace_id);
+    const workspaces = (await server.db.knex<RunRow>("runs").whereIn("id", result.run_ids).select("workspace_id")).map(
+      (r) => r.workspace_id,
+    );
     assert.equal(workspaces, [victim.workspaceId]);
-    assert.is((await server.db.knex("runs").where({ workspace_id: attackerWorkspace.id })).length, 0, "no run in the attacker's workspace");
+    assert.is(
+      (await server.db.knex("runs").where({ workspace_id: attackerWorkspace.id })).length,
+      0,
+      "no run in the attacker's workspace",
+    );
     await server.services.stores.github.deleteConnection(attackerWorkspace.id);
 
     // Release: refused while the victim's workspaces connect through it, then allowed; then the
     // other organization may bind it.
     const release = () =>
-      fetch(`${server.baseUrl}/v1/organizations/${victim.organizationName}/github-installations/${victim.installationId}`, {
-        method: "DELETE",
-        headers: { Authorization: `Bearer ${victim.token}` },
-      });
+      fetch(
+        `${server.baseUrl}/v1/organizations/${victim.organizationName}/github-installations/${victim.installationId}`,
+        {
+          method: "DELETE",
+          headers: { Authorization: `Bearer ${victim.token}` },
+        },
+      );
     const busy = await release();
     assert.is(busy.status, 409);
     assert.is(await errorCode(busy), "GITHUB_INSTALLATION_HAS_CONNECTIONS");
-    const byAttacker = await fetch(`${server.baseUrl}/v1/organizations/${victim.organizationName}/github-installations/${victim.installationId}`, {
-      method: "DELETE",
-      headers: { Authorization: `Bearer ${attackerToken}` },
-    });
+    const byAttacker = await fetch(
+      `${server.baseUrl}/v1/organizations/${victim.organizationName}/github-installations/${victim.installationId}`,
+      {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${attackerToken}` },
+      },
+    );
     assert.is(byAttacker.status, 404, "another organization cannot even see it");
     for (const workspaceId of [victim.workspaceId, second.id])
-      assert.is((await fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${victim.token}` } })).status, 204);
+      assert.is(
+        (
+          await fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, {
+            method: "DELETE",
+            headers: { Authorization: `Bearer ${victim.token}` },
+          })
+        ).status,
+        204,
+      );
     assert.is((await release()).status, 204);
-    assert.ok((await auditOf(server, String(victim.installationId))).some((e) => e.action === "github.installation.released"));
+    assert.ok(
+      (await auditOf(server, String(victim.installationId))).some((e) => e.action === "github.installation.released"),
+    );
     before = await countRows(server, tables);
     await bindInstallation(server, double, attackerOrg, victim.installationId, []);
     assert.is((await countRows(server, tables)).github_installation_bindings, before.github_installation_bindings + 1);
     // The installation's new organization sees nothing of what it delivered to its previous owner.
-    assert.is((await putSource(server, attackerToken, attackerWorkspace.id, { installation_id: victim.installationId, repository: victim.repository })).status, 200);
-    assert.equal((await sourceOf(server, attackerWorkspace.id, attackerToken)).body.meta.deliveries, [], "no delivery from before the move");
+    assert.is(
+      (
+        await putSource(server, attackerToken, attackerWorkspace.id, {
+          installation_id: victim.installationId,
+          repository: victim.repository,
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (await sourceOf(server, attackerWorkspace.id, attackerToken)).body.meta.deliveries,
+      [],
+      "no delivery from before the move",
+    );
   },
   GITHUB,
 );
@@ -285,7 +398,10 @@ testEachServer(
     // The attacker's own installation, which GitHub says can see a repository of the same name
     // (a transferred or re-created repository, a GitHub Enterprise mirror), connects to it.
     const { token, organizationName } = await createOrganizationWithToken(server, "peek", "admin");
-    const attacker = await connectWorkspace(server, double, { organization: { organizationName, token }, repository: victim.repository });
+    const attacker = await connectWorkspace(server, double, {
+      organization: { organizationName, token },
+      repository: victim.repository,
+    });
     assert.is.not(attacker.installationId, victim.installationId);
     const seen = await sourceOf(server, attacker.workspaceId, attacker.token);
     assert.is(seen.status, 200);

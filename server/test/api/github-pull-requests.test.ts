@@ -3,7 +3,16 @@ import * as assert from "uvu/assert";
 import type { InputSnapshotRow, RunRow } from "../../src/store/rows.ts";
 import { createVariable } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { commitTarball, connectWorkspace, deliver, newInstallationId, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
+import {
+  commitTarball,
+  connectWorkspace,
+  deliver,
+  newInstallationId,
+  newSha,
+  pullRequestPayload,
+  pushPayload,
+  settled,
+} from "../support/github.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { auditOf, githubServerOptions, MAIN_TF, runOf, sourceOf } from "../support/github-source.ts";
 
@@ -33,8 +42,18 @@ testEachServer(
     double.installations.set(connected.installationId, [connected.repository]);
     const first = newSha();
     const second = newSha();
-    for (const sha of [first, second]) double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
-    const opened = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }));
+    for (const sha of [first, second])
+      double.setTarball(
+        connected.repository,
+        sha,
+        await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
+      );
+    const opened = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }),
+    );
     const one = await settled(server, opened.deliveryId);
     assert.is(one.status, "processed", JSON.stringify(one));
     const older = await runOf(server, connected.token, one.run_ids[0]);
@@ -50,11 +69,29 @@ testEachServer(
     });
 
     // Replay: the same signed body under a new X-GitHub-Delivery creates nothing (number and head SHA ran already).
-    const replayed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }));
-    assert.equal(await settled(server, replayed.deliveryId).then((r) => [r.status, r.outcome, r.run_ids]), ["ignored", "replayed", []]);
-    assert.is((await runOf(server, connected.token, older.id)).attributes.status, "pending", "the replay did not supersede the run");
+    const replayed = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }),
+    );
+    assert.equal(await settled(server, replayed.deliveryId).then((r) => [r.status, r.outcome, r.run_ids]), [
+      "ignored",
+      "replayed",
+      [],
+    ]);
+    assert.is(
+      (await runOf(server, connected.token, older.id)).attributes.status,
+      "pending",
+      "the replay did not supersede the run",
+    );
 
-    const synced = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }));
+    const synced = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }),
+    );
     const two = await settled(server, synced.deliveryId);
     assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
     const newer = await runOf(server, connected.token, two.run_ids[0]);
@@ -66,11 +103,23 @@ testEachServer(
       server,
       double,
       "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 8, headSha: first, base: "develop" }),
+      pullRequestPayload(connected.repository, connected.installationId, "opened", {
+        number: 8,
+        headSha: first,
+        base: "develop",
+      }),
     );
-    assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), ["ignored", "branch_not_tracked"]);
+    assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), [
+      "ignored",
+      "branch_not_tracked",
+    ]);
 
-    const closed = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }));
+    const closed = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }),
+    );
     const three = await settled(server, closed.deliveryId);
     assert.equal([three.outcome, three.run_ids], ["pull_request_closed", [newer.id]]);
     assert.is((await runOf(server, connected.token, newer.id)).attributes.status, "canceled");
@@ -85,15 +134,32 @@ testEachServer(
     const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     const canary = `canary-${newSha()}`;
-    await createVariable(server, connected.token, connected.workspaceId, { key: "db_password", value: canary, sensitive: true });
-    await createVariable(server, connected.token, connected.workspaceId, { key: "AWS_SECRET_ACCESS_KEY", value: `${canary}-env`, sensitive: true, category: "env" });
+    await createVariable(server, connected.token, connected.workspaceId, {
+      key: "db_password",
+      value: canary,
+      sensitive: true,
+    });
+    await createVariable(server, connected.token, connected.workspaceId, {
+      key: "AWS_SECRET_ACCESS_KEY",
+      value: `${canary}-env`,
+      sensitive: true,
+      category: "env",
+    });
     const sha = newSha();
-    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }));
+    double.setTarball(
+      connected.repository,
+      sha,
+      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
+    );
     const sent = await deliver(
       server,
       double,
       "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 9, headSha: sha, headRepository: "mallory/infra" }),
+      pullRequestPayload(connected.repository, connected.installationId, "opened", {
+        number: 9,
+        headSha: sha,
+        headRepository: "mallory/infra",
+      }),
     );
     const result = await settled(server, sent.deliveryId);
     assert.is(result.status, "processed", JSON.stringify(result));
@@ -128,28 +194,63 @@ testEachServer(
   async (server) => {
     const installationId = newInstallationId();
     const connected = await connectWorkspace(server, double, { installationId });
-    const created = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "created");
+    const created = (await import("../support/github-double.ts")).webhookExample(
+      "installation",
+      (p) => p.action === "created",
+    );
     created.installation.id = installationId;
     created.installation.repository_selection = "selected";
     created.repositories = [{ ...created.repositories![0], full_name: connected.repository }];
-    assert.is((await settled(server, (await deliver(server, double, "installation", created)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access, "granted");
-    const removed = (await import("../support/github-double.ts")).webhookExample("installation_repositories", (p) => p.action === "removed");
+    assert.is(
+      (await settled(server, (await deliver(server, double, "installation", created)).deliveryId)).status,
+      "processed",
+    );
+    assert.is(
+      (await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access,
+      "granted",
+    );
+    const removed = (await import("../support/github-double.ts")).webhookExample(
+      "installation_repositories",
+      (p) => p.action === "removed",
+    );
     removed.installation.id = installationId;
     removed.repository_selection = "selected";
     removed.repositories_removed = [{ ...removed.repositories_removed[0], full_name: connected.repository }];
     removed.repositories_added = [];
-    assert.is((await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status, "processed");
-    assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access, "not_granted");
-    const notGranted = await deliver(server, double, "push", pushPayload(connected.repository, installationId, newSha()));
-    assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "repository_not_granted"]);
-    const deleted = (await import("../support/github-double.ts")).webhookExample("installation", (p) => p.action === "deleted");
+    assert.is(
+      (await settled(server, (await deliver(server, double, "installation_repositories", removed)).deliveryId)).status,
+      "processed",
+    );
+    assert.is(
+      (await sourceOf(server, connected.workspaceId, connected.token)).body.data!.attributes.repository_access,
+      "not_granted",
+    );
+    const notGranted = await deliver(
+      server,
+      double,
+      "push",
+      pushPayload(connected.repository, installationId, newSha()),
+    );
+    assert.equal(await settled(server, notGranted.deliveryId).then((r) => [r.status, r.outcome]), [
+      "refused",
+      "repository_not_granted",
+    ]);
+    const deleted = (await import("../support/github-double.ts")).webhookExample(
+      "installation",
+      (p) => p.action === "deleted",
+    );
     deleted.installation.id = installationId;
-    assert.is((await settled(server, (await deliver(server, double, "installation", deleted)).deliveryId)).status, "processed");
+    assert.is(
+      (await settled(server, (await deliver(server, double, "installation", deleted)).deliveryId)).status,
+      "processed",
+    );
     // A push through an uninstalled installation is refused.
     const sha = newSha();
     const refused = await deliver(server, double, "push", pushPayload(connected.repository, installationId, sha));
-    assert.equal(await settled(server, refused.deliveryId).then((r) => [r.status, r.outcome]), ["refused", "installation_unknown"]);
+    assert.equal(await settled(server, refused.deliveryId).then((r) => [r.status, r.outcome]), [
+      "refused",
+      "installation_unknown",
+    ]);
   },
   GITHUB,
 );

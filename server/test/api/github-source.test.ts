@@ -23,28 +23,36 @@ source.before(async () => {
   await double.start();
 });
 
-testEachServer(source, "without the GitHub variables the pipeline is off: the source document says so and the webhook answers 503, writing nothing", async (server) => {
-  const { token, organizationName } = await createOrganizationWithToken(server, "nogh", "admin");
-  const workspace = await createWorkspace(server, token, organizationName);
-  const read = await sourceOf(server, workspace.id, token);
-  assert.is(read.status, 200);
-  assert.is(read.body.data, null);
-  assert.is(read.body.meta.pipeline.state, "off");
-  assert.match(read.body.meta.pipeline.detail, "STACKSHIP_GITHUB_APP_ID");
-  assert.match(read.body.meta.pipeline.detail, "STACKSHIP_GITHUB_WEBHOOK_SECRET");
-  assert.equal(read.body.meta.deliveries, []);
-  const before = await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]);
-  const { response, body } = await deliver(server, double, "ping", { zen: "hi" });
-  assert.is(response.status, 503);
-  assert.is(firstError(body).code, "GITHUB_APP_NOT_CONFIGURED");
-  assert.equal(await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]), before);
-});
+testEachServer(
+  source,
+  "without the GitHub variables the pipeline is off: the source document says so and the webhook answers 503, writing nothing",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "nogh", "admin");
+    const workspace = await createWorkspace(server, token, organizationName);
+    const read = await sourceOf(server, workspace.id, token);
+    assert.is(read.status, 200);
+    assert.is(read.body.data, null);
+    assert.is(read.body.meta.pipeline.state, "off");
+    assert.match(read.body.meta.pipeline.detail, "STACKSHIP_GITHUB_APP_ID");
+    assert.match(read.body.meta.pipeline.detail, "STACKSHIP_GITHUB_WEBHOOK_SECRET");
+    assert.equal(read.body.meta.deliveries, []);
+    const before = await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]);
+    const { response, body } = await deliver(server, double, "ping", { zen: "hi" });
+    assert.is(response.status, 503);
+    assert.is(firstError(body).code, "GITHUB_APP_NOT_CONFIGURED");
+    assert.equal(await countRows(server, ["github_deliveries", ...PIPELINE_TABLES]), before);
+  },
+);
 
 testEachServer(
   source,
   "PUT/GET/DELETE: the connection with the workspace's branch and directory, workspace:write to change, schema refusals write nothing",
   async (server) => {
-    const connected = await connectWorkspace(server, double, { workingDirectory: "infra/", triggerPaths: ["modules/**", "modules/**"], trackedBranch: "release" });
+    const connected = await connectWorkspace(server, double, {
+      workingDirectory: "infra/",
+      triggerPaths: ["modules/**", "modules/**"],
+      trackedBranch: "release",
+    });
     const read = await sourceOf(server, connected.workspaceId, connected.token);
     assert.is(read.status, 200);
     const attributes = read.body.data!.attributes;
@@ -66,7 +74,9 @@ testEachServer(
     assert.is(read.body.meta.pipeline.webhook_url, `${server.baseUrl}/v1/github/webhooks`);
     // The workspace shows the same branch and directory.
     const workspace = await jsonOf<V1["WorkspaceDocument"]>(
-      await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}`, { headers: { Authorization: `Bearer ${connected.token}` } }),
+      await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}`, {
+        headers: { Authorization: `Bearer ${connected.token}` },
+      }),
     );
     assert.is(workspace.data.attributes.tracked_branch, "release");
     assert.is(workspace.data.attributes.working_directory, "infra");
@@ -78,11 +88,19 @@ testEachServer(
         body: JSON.stringify({ data: { type: "source-connections", attributes } }),
       });
     const { token: viewer } = await createToken(server, server.bootstrapToken, connected.organizationName, "viewer");
-    const { token: operator } = await createToken(server, server.bootstrapToken, connected.organizationName, "operator");
+    const { token: operator } = await createToken(
+      server,
+      server.bootstrapToken,
+      connected.organizationName,
+      "operator",
+    );
     const before = await countRows(server, ["source_connections", "audit_events"]);
     assert.is((await put(viewer, { installation_id: 1, repository: "a/b" })).status, 403);
     // Only an organization administrator connects, changes or removes a connection.
-    const byOperator = await put(operator, { installation_id: connected.installationId, repository: connected.repository });
+    const byOperator = await put(operator, {
+      installation_id: connected.installationId,
+      repository: connected.repository,
+    });
     assert.is(byOperator.status, 403);
     for (const bad of [
       { installation_id: 0, repository: "a/b" },
@@ -91,8 +109,16 @@ testEachServer(
       { installation_id: 1, repository: "a/b", trigger_paths: ["/abs/**"] },
       { installation_id: "1", repository: "a/b" },
       // The trigger path bounds: at most 20 globs, each at most 200 characters.
-      { installation_id: connected.installationId, repository: connected.repository, trigger_paths: Array.from({ length: 21 }, (_, i) => `m${i}/**`) },
-      { installation_id: connected.installationId, repository: connected.repository, trigger_paths: [`${"a".repeat(199)}/*`, "x"] },
+      {
+        installation_id: connected.installationId,
+        repository: connected.repository,
+        trigger_paths: Array.from({ length: 21 }, (_, i) => `m${i}/**`),
+      },
+      {
+        installation_id: connected.installationId,
+        repository: connected.repository,
+        trigger_paths: [`${"a".repeat(199)}/*`, "x"],
+      },
     ]) {
       const response = await put(connected.token, bad);
       assert.is(response.status, 422, JSON.stringify(bad));
@@ -109,13 +135,24 @@ testEachServer(
     // Exactly at the bounds is accepted.
     const atBounds = [`${"a".repeat(198)}/*`, ...Array.from({ length: 19 }, (_, i) => `m${i}/**`)];
     assert.is(atBounds[0].length, 200);
-    const bounded = await put(connected.token, { installation_id: connected.installationId, repository: connected.repository, trigger_paths: atBounds });
+    const bounded = await put(connected.token, {
+      installation_id: connected.installationId,
+      repository: connected.repository,
+      trigger_paths: atBounds,
+    });
     assert.is(bounded.status, 200, await bounded.clone().text());
     assert.equal((await jsonOf<V1["SourceConnectionDocument"]>(bounded)).data!.attributes.trigger_paths, atBounds);
-    const byOperatorDelete = await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${operator}` } });
+    const byOperatorDelete = await fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, {
+      method: "DELETE",
+      headers: { Authorization: `Bearer ${operator}` },
+    });
     assert.is(byOperatorDelete.status, 403);
 
-    const del = (token: string) => fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, { method: "DELETE", headers: { Authorization: `Bearer ${token}` } });
+    const del = (token: string) =>
+      fetch(`${server.baseUrl}/v1/workspaces/${connected.workspaceId}/source`, {
+        method: "DELETE",
+        headers: { Authorization: `Bearer ${token}` },
+      });
     assert.is((await del(viewer)).status, 403);
     assert.is((await del(connected.token)).status, 204);
     assert.is((await sourceOf(server, connected.workspaceId, connected.token)).body.data, null);
@@ -145,7 +182,9 @@ testEachServer(
     const wrong = await deliver(server, double, "ping", ping, { signature: `sha256=${"0".repeat(64)}` });
     assert.is(wrong.response.status, 401);
     // Signed for another body: the bytes are what is verified.
-    const tampered = await deliver(server, double, "ping", ping, { signature: await double.sign(JSON.stringify({ ...ping, zen: "x" })) });
+    const tampered = await deliver(server, double, "ping", ping, {
+      signature: await double.sign(JSON.stringify({ ...ping, zen: "x" })),
+    });
     assert.is(tampered.response.status, 401);
     assert.equal(await countRows(server, tables), before);
     assert.equal(
@@ -203,7 +242,12 @@ testEachServer(
     const post = (bytes: Buffer, signature: string) =>
       fetch(`${server.baseUrl}/v1/github/webhooks`, {
         method: "POST",
-        headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": randomUUID(), "X-Hub-Signature-256": signature },
+        headers: {
+          "Content-Type": "application/json",
+          "X-GitHub-Event": "ping",
+          "X-GitHub-Delivery": randomUUID(),
+          "X-Hub-Signature-256": signature,
+        },
         body: new Uint8Array(bytes),
       });
     // GitHub signed a body holding U+FFFD (EF BF BD); the attacker sends 0xFF in its place, which
@@ -216,7 +260,10 @@ testEachServer(
     assert.is(attack.status, 401);
     assert.is(firstError(await attack.json()).code, "GITHUB_WEBHOOK_SIGNATURE_INVALID");
     // Bytes that are not UTF-8, even when signed over exactly, are refused once verified.
-    const invalid = await post(tampered, `sha256=${createHmac("sha256", double.webhookSecret).update(tampered).digest("hex")}`);
+    const invalid = await post(
+      tampered,
+      `sha256=${createHmac("sha256", double.webhookSecret).update(tampered).digest("hex")}`,
+    );
     assert.is(invalid.status, 400);
     assert.is(firstError(await invalid.json()).code, "GITHUB_WEBHOOK_INVALID");
     assert.equal(await countRows(server, tables), before);

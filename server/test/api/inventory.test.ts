@@ -4,7 +4,14 @@ import * as assert from "uvu/assert";
 import { createRun, listOrganizationRuns, type Run } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { encodeRunCursor } from "../../src/domain/cursor.ts";
-import { createOrganizationWithToken, createWorkspace, expectNothingWritten, expectStatus, expectV1Error, uploadConfiguration } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  expectNothingWritten,
+  expectStatus,
+  expectV1Error,
+  uploadConfiguration,
+} from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The injectable clock: every server in this file reads `now`.
@@ -19,11 +26,18 @@ const ORG_A_TIED = 120;
 
 /** Run keys in the order the inventory must return them: created_at desc, then id desc. */
 function byInventoryOrder(a: Pick<Run, "id" | "attributes">, b: Pick<Run, "id" | "attributes">): number {
-  if (a.attributes.created_at !== b.attributes.created_at) return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
+  if (a.attributes.created_at !== b.attributes.created_at)
+    return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
-async function createRuns(server: TestServer, token: string, workspaceIds: string[], count: number, at: () => number): Promise<Run[]> {
+async function createRuns(
+  server: TestServer,
+  token: string,
+  workspaceIds: string[],
+  count: number,
+  at: () => number,
+): Promise<Run[]> {
   const runs: Run[] = [];
   const BATCH = 10;
   for (let done = 0; done < count; done += BATCH) {
@@ -73,7 +87,10 @@ async function seedInventory(server: TestServer) {
     ...(await createRuns(server, a.token, [wsA1.id, wsA2.id], ORG_A_TIED, tied)),
     ...(await createRuns(server, a.token, [wsA1.id, wsA2.id], ORG_A_RUNS - ORG_A_TIED - before, later)),
   ];
-  const runsB = [...(await createRuns(server, b.token, [wsB.id], 15, tied)), ...(await createRuns(server, b.token, [wsB.id], 15, later))];
+  const runsB = [
+    ...(await createRuns(server, b.token, [wsB.id], 15, tied)),
+    ...(await createRuns(server, b.token, [wsB.id], 15, later)),
+  ];
   assert.is(runsA.length, ORG_A_RUNS);
   assert.is(runsA.filter((r) => r.attributes.created_at === TIE).length, ORG_A_TIED);
   return { a, b, runsA, runsB, wsA1 };
@@ -105,9 +122,17 @@ testEachServer(
     let cursor: string | undefined;
     let lateRunId: string | undefined;
     do {
-      const result = await page(server, a.token, a.organizationName, cursor === undefined ? { limit: 7 } : { limit: 7, cursor });
+      const result = await page(
+        server,
+        a.token,
+        a.organizationName,
+        cursor === undefined ? { limit: 7 } : { limit: 7, cursor },
+      );
       const body = expectStatus(result, 200);
-      assert.ok(v1Validators.listOrganizationRunsResponse200(body), JSON.stringify(v1Validators.listOrganizationRunsResponse200.errors));
+      assert.ok(
+        v1Validators.listOrganizationRunsResponse200(body),
+        JSON.stringify(v1Validators.listOrganizationRunsResponse200.errors),
+      );
       assert.is(body.meta.page.limit, 7);
       pages.push(body.data.length);
       seen.push(...body.data);
@@ -121,7 +146,11 @@ testEachServer(
       if (pages.length === 10) {
         // A run created while paging is newer than every cursor: it must not appear later on.
         now = Date.parse("2026-12-01T23:00:00.000Z");
-        const late = await createRun({ client: server.v1(a.token), path: { workspace_id: wsA1.id }, body: { data: { type: "runs" } } });
+        const late = await createRun({
+          client: server.v1(a.token),
+          path: { workspace_id: wsA1.id },
+          body: { data: { type: "runs" } },
+        });
         lateRunId = expectStatus(late, 201).data.id;
       }
     } while (cursor !== undefined && pages.length < 100);
@@ -163,12 +192,18 @@ testEachServer(
       expected.slice(0, 100),
     );
     assert.is(hundred.meta.page.limit, 100);
-    const rest = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: hundred.meta.page.next_cursor }), 200);
+    const rest = expectStatus(
+      await page(server, a.token, a.organizationName, { limit: 100, cursor: hundred.meta.page.next_cursor }),
+      200,
+    );
     assert.equal(
       rest.data.map((r) => r.id),
       expected.slice(100, 200),
     );
-    const tail = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: rest.meta.page.next_cursor }), 200);
+    const tail = expectStatus(
+      await page(server, a.token, a.organizationName, { limit: 100, cursor: rest.meta.page.next_cursor }),
+      200,
+    );
     assert.equal(
       tail.data.map((r) => r.id),
       expected.slice(200),
@@ -196,7 +231,8 @@ testEachServer(
   "fails 400 RUN_LIST_CURSOR_INVALID (source.parameter cursor) for bare timestamps, delimiter cursors, tampered, forged, unauthenticated and garbage cursors",
   async (server) => {
     const { a } = await seedInventory(server);
-    const real = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200).meta.page.next_cursor!;
+    const real = expectStatus(await page(server, a.token, a.organizationName, { limit: 7 }), 200).meta.page
+      .next_cursor!;
     assert.type(real, "string");
     // The real cursor works.
     expectStatus(await page(server, a.token, a.organizationName, { limit: 7, cursor: real }), 200);
@@ -207,8 +243,18 @@ testEachServer(
     const key = { v: 1, c: lastOfPage.attributes.created_at, i: lastOfPage.id };
     const unsigned = Buffer.from(JSON.stringify(key)).toString("base64url");
     assert.is(unsigned, real.split(".")[0]);
-    const otherKey = Buffer.from(JSON.stringify({ v: 1, c: firstPage[5].attributes.created_at, i: firstPage[5].id })).toString("base64url");
-    const tampered = [0, 1, Math.floor(real.length / 3), real.indexOf(".") - 1, real.indexOf(".") + 1, real.length - 2, real.length - 1].map((i) => flip(real, i));
+    const otherKey = Buffer.from(
+      JSON.stringify({ v: 1, c: firstPage[5].attributes.created_at, i: firstPage[5].id }),
+    ).toString("base64url");
+    const tampered = [
+      0,
+      1,
+      Math.floor(real.length / 3),
+      real.indexOf(".") - 1,
+      real.indexOf(".") + 1,
+      real.length - 2,
+      real.length - 1,
+    ].map((i) => flip(real, i));
     for (const t of tampered) assert.is.not(t, real);
 
     const invalid: Array<[string, string]> = [
@@ -227,7 +273,10 @@ testEachServer(
       ["base64 JSON key without a MAC", Buffer.from(JSON.stringify(key)).toString("base64")],
       ["base64url JSON key with a zero MAC", `${unsigned}.${Buffer.alloc(16).toString("base64url")}`],
       ["another key with the real cursor's MAC", `${otherKey}.${real.split(".")[1]}`],
-      ["key signed with another secret", encodeRunCursor({ createdAt: lastOfPage.attributes.created_at, id: lastOfPage.id }, randomBytes(32))],
+      [
+        "key signed with another secret",
+        encodeRunCursor({ createdAt: lastOfPage.attributes.created_at, id: lastOfPage.id }, randomBytes(32)),
+      ],
       ["garbage", "garbage"],
       ["punctuation", "!!!"],
       ["a lone dot", "."],
@@ -236,7 +285,9 @@ testEachServer(
       ["run id", lastOfPage.id],
     ];
     for (const [label, cursor] of invalid) {
-      const result = await expectNothingWritten(server, () => page(server, a.token, a.organizationName, { limit: 7, cursor }));
+      const result = await expectNothingWritten(server, () =>
+        page(server, a.token, a.organizationName, { limit: 7, cursor }),
+      );
       try {
         expectV1Error(result, 400, "RUN_LIST_CURSOR_INVALID", { parameter: "cursor" });
       } catch (error) {
@@ -253,10 +304,24 @@ testEachServer(
   "fails 400 REQUEST_INVALID for an empty cursor=, a cursor over 512 characters and an unknown query parameter",
   async (server) => {
     const { a } = await seedInventory(server);
-    expectV1Error(await page(server, a.token, a.organizationName, { cursor: "" }), 400, "REQUEST_INVALID", { parameter: "cursor" });
-    expectV1Error(await page(server, a.token, a.organizationName, { cursor: "A".repeat(513) }), 400, "REQUEST_INVALID", { parameter: "cursor" });
-    expectV1Error(await page(server, a.token, a.organizationName, { limit: 7, sort: "created_at" }), 400, "REQUEST_INVALID", { parameter: "sort" });
-    expectV1Error(await page(server, a.token, a.organizationName, { "page[size]": 7 }), 400, "REQUEST_INVALID", { parameter: "page[size]" });
+    expectV1Error(await page(server, a.token, a.organizationName, { cursor: "" }), 400, "REQUEST_INVALID", {
+      parameter: "cursor",
+    });
+    expectV1Error(
+      await page(server, a.token, a.organizationName, { cursor: "A".repeat(513) }),
+      400,
+      "REQUEST_INVALID",
+      { parameter: "cursor" },
+    );
+    expectV1Error(
+      await page(server, a.token, a.organizationName, { limit: 7, sort: "created_at" }),
+      400,
+      "REQUEST_INVALID",
+      { parameter: "sort" },
+    );
+    expectV1Error(await page(server, a.token, a.organizationName, { "page[size]": 7 }), 400, "REQUEST_INVALID", {
+      parameter: "page[size]",
+    });
   },
   options,
 );
@@ -272,7 +337,10 @@ testEachServer(
     const bFirst = expectStatus(await page(server, b.token, b.organizationName, { limit: 3 }), 200);
     const foreignCursor = bFirst.meta.page.next_cursor!;
     const keyRun = bFirst.data[2];
-    const result = expectStatus(await page(server, a.token, a.organizationName, { limit: 100, cursor: foreignCursor }), 200);
+    const result = expectStatus(
+      await page(server, a.token, a.organizationName, { limit: 100, cursor: foreignCursor }),
+      200,
+    );
     const expected = [...runsA]
       .sort(byInventoryOrder)
       .filter((r) => byInventoryOrder(r, keyRun) > 0)

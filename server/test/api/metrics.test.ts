@@ -35,7 +35,10 @@ testEachServer(
     assert.is(queued.value("stackship_run_queue_depth"), 2);
     const age = queued.value("stackship_run_queue_oldest_age_seconds");
     assert.ok(age >= 90 && age < 100, `oldest queued age ${age}`);
-    assert.ok(queued.value('stackship_http_request_duration_seconds_count{operation_id="createRun",status="201"}') >= 2, queued.text);
+    assert.ok(
+      queued.value('stackship_http_request_duration_seconds_count{operation_id="createRun",status="201"}') >= 2,
+      queued.text,
+    );
     const missing = await fetch(`${server.baseUrl}/v1/no-such-thing`);
     assert.is(missing.status, 404);
     const after = await scrape(`${server.baseUrl}/metrics`);
@@ -45,7 +48,8 @@ testEachServer(
       1,
     );
     assert.ok(after.value('stackship_artifact_bytes_total{direction="written"}') > 0, "the uploads were counted");
-    for (const name of ["metered", workspace.id, organizationName, token]) assert.not.ok(after.text.includes(name), `the page names ${name}`);
+    for (const name of ["metered", workspace.id, organizationName, token])
+      assert.not.ok(after.text.includes(name), `the page names ${name}`);
   },
   { clock },
 );

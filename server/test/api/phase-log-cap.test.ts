@@ -22,14 +22,18 @@ function output(bytes: number): string {
 
 /** Writes `text` through a PhaseLog of the run's apply in pieces of `piece` characters, then closes it. */
 async function writeApplyLog(server: TestServer, runId: string, text: string, piece: number): Promise<void> {
-  const log = new PhaseLog(server.services.stores, runId, "apply", server.services.clock, [], { maxBytes: server.services.config.phaseLogMaxBytes });
+  const log = new PhaseLog(server.services.stores, runId, "apply", server.services.clock, [], {
+    maxBytes: server.services.config.phaseLogMaxBytes,
+  });
   for (let at = 0; at < text.length; at += piece) log.write(text.slice(at, at + piece));
   await log.close();
 }
 
 /** The apply log as the CLI reads it (the framed stream of log-read-url, without STX, the header it drops and ETX). */
 async function cliLog(server: TestServer, token: string, runId: string): Promise<string> {
-  const apply = await fetch(`${server.baseUrl}/api/v2/applies/${phaseId(runId, "apply")}`, { headers: { Authorization: `Bearer ${token}` } });
+  const apply = await fetch(`${server.baseUrl}/api/v2/applies/${phaseId(runId, "apply")}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   const url = new URL((await jsonOf<Tfe["ApplyDocument"]>(apply)).data.attributes["log-read-url"]);
   url.search = "?offset=0&limit=1048576";
   const bytes = Buffer.from(await (await fetch(url)).arrayBuffer());
@@ -40,7 +44,9 @@ async function cliLog(server: TestServer, token: string, runId: string): Promise
 }
 
 async function reviewOf(server: TestServer, token: string, runId: string): Promise<V1["RunReview"]["attributes"]> {
-  const response = await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   assert.is(response.status, 200);
   return (await jsonOf<V1["RunReviewDocument"]>(response)).data.attributes;
 }
@@ -58,7 +64,10 @@ testEachServer(
     assert.is(server.services.config.phaseLogMaxBytes, CAP);
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     // Without structured output: the test writes the human apply log, which the CLI's log-read-url then serves too.
-    const workspace = await createWorkspace(server, token, organizationName, { name: "logs", structured_run_output_enabled: false });
+    const workspace = await createWorkspace(server, token, organizationName, {
+      name: "logs",
+      structured_run_output_enabled: false,
+    });
     const line = truncationLine(CAP);
     assert.match(line, "STACKSHIP_PHASE_LOG_MAX_BYTES");
 

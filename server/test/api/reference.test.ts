@@ -21,11 +21,16 @@ test("/openapi/v1.json and /openapi/tfe.json are the bundled specs, without a to
     }
     const v1 = (await (await fetch(`${server.baseUrl}/openapi/v1.json`)).json()) as { paths: Record<string, unknown> };
     // The served v1 spec declares its own reference routes, and the tfe spec its /api/v2 paths.
-    for (const path of ["/openapi/v1.json", "/openapi/tfe.json", "/docs", "/docs/tfe", "/v1/runs/{run_id}"]) assert.ok(v1.paths[path], path);
-    const tfe = (await (await fetch(`${server.baseUrl}/openapi/tfe.json`)).json()) as { paths: Record<string, unknown> };
+    for (const path of ["/openapi/v1.json", "/openapi/tfe.json", "/docs", "/docs/tfe", "/v1/runs/{run_id}"])
+      assert.ok(v1.paths[path], path);
+    const tfe = (await (await fetch(`${server.baseUrl}/openapi/tfe.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
     assert.ok(Object.keys(tfe.paths).some((path) => path.startsWith("/api/v2/")));
     // A bad token is not even looked at (the routes take no credentials).
-    const withBadToken = await fetch(`${server.baseUrl}/openapi/v1.json`, { headers: { Authorization: "Bearer nonsense" } });
+    const withBadToken = await fetch(`${server.baseUrl}/openapi/v1.json`, {
+      headers: { Authorization: "Bearer nonsense" },
+    });
     assert.is(withBadToken.status, 200);
   }));
 
@@ -53,7 +58,16 @@ test("/docs and /docs/tfe are the generated reference pages, loading nothing fro
 
 test("the reference routes shadow nothing: API prefixes keep their 404s, other methods get 405", () =>
   withTestServer("sqlite", async (server) => {
-    for (const path of ["/docs/v2", "/docs/tfe/x", "/openapi/v2.json", "/openapi/v1.yaml", "/openapi", "/v1/docs", "/api/v2/docs", "/.well-known/docs"]) {
+    for (const path of [
+      "/docs/v2",
+      "/docs/tfe/x",
+      "/openapi/v2.json",
+      "/openapi/v1.yaml",
+      "/openapi",
+      "/v1/docs",
+      "/api/v2/docs",
+      "/.well-known/docs",
+    ]) {
       const response = await fetch(`${server.baseUrl}${path}`);
       assert.is(response.status, 404, path);
       assert.match(response.headers.get("content-type") ?? "", /json/, path);

@@ -1,6 +1,13 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { applicationTables, createOrganizationWithToken, createWorkspace, databaseText, expectNothingWritten, leakForms } from "../support/factories.ts";
+import {
+  applicationTables,
+  createOrganizationWithToken,
+  createWorkspace,
+  databaseText,
+  expectNothingWritten,
+  leakForms,
+} from "../support/factories.ts";
 import { addMembership, createUser, signIn, signedInMember } from "../support/sessions.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 import { testDialects } from "../support/databases.ts";
@@ -10,7 +17,9 @@ import type { AuditEventRow } from "../../src/store/rows.ts";
 const ADMIN = { email: "Admin@Example.com", password: "correct horse battery staple" };
 
 async function errorOf(response: Response, status: number, code: string) {
-  const body = (await response.json()) as { errors: Array<{ code: string; status: string; detail?: string; source?: Record<string, string> }> };
+  const body = (await response.json()) as {
+    errors: Array<{ code: string; status: string; detail?: string; source?: Record<string, string> }>;
+  };
   assert.is(response.status, status, JSON.stringify(body));
   assert.is(body.errors[0].code, code);
   return body.errors[0];
@@ -24,10 +33,16 @@ const signInPost = (server: TestServer, email: string, password: string) =>
   });
 
 // Failed password attempts write exactly two things: their audit event and the throttle counts.
-const writeTables = async (server: TestServer) => (await applicationTables(server)).filter((table) => table !== "audit_events" && table !== "auth_throttles");
+const writeTables = async (server: TestServer) =>
+  (await applicationTables(server)).filter((table) => table !== "audit_events" && table !== "auth_throttles");
 
 const failureAudits = (server: TestServer) =>
-  server.db.knex("audit_events").select<AuditEventRow[]>("*").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id");
+  server.db
+    .knex("audit_events")
+    .select<AuditEventRow[]>("*")
+    .whereIn("action", ["session.sign_in_failed", "session.step_up_failed"])
+    .orderBy("created_at")
+    .orderBy("id");
 
 /** The refusal code a failure audit event records in its data. */
 const refusalOf = (row: AuditEventRow) => (JSON.parse(row.data) as { refusal?: string }).refusal;
@@ -40,7 +55,9 @@ testEachServer(
   "STACKSHIP_BOOTSTRAP_ADMIN_* creates a site admin who signs in (email case-insensitively) and creates organizations; the password is stored only hashed",
   async (server) => {
     const session = await signIn(server, "admin@example.COM", ADMIN.password);
-    const created = await session.request("POST", "/v1/organizations", { body: { data: { type: "organizations", attributes: { name: "acme" } } } });
+    const created = await session.request("POST", "/v1/organizations", {
+      body: { data: { type: "organizations", attributes: { name: "acme" } } },
+    });
     assert.is(created.status, 201);
     const text = await databaseText(server);
     for (const form of leakForms(ADMIN.password)) assert.not.ok(text.includes(form), "the password is stored");
@@ -57,7 +74,11 @@ testEachServer(
     const { email, userId } = await createUser(server, { password: "a long enough password" });
     const tables = await writeTables(server);
     const wrong = await expectNothingWritten(server, () => signInPost(server, email, "a long enough passworD"), tables);
-    const unknown = await expectNothingWritten(server, () => signInPost(server, "nobody@example.com", "a long enough password"), tables);
+    const unknown = await expectNothingWritten(
+      server,
+      () => signInPost(server, "nobody@example.com", "a long enough password"),
+      tables,
+    );
     const a = await errorOf(wrong, 401, "CREDENTIALS_INVALID");
     const b = await errorOf(unknown, 401, "CREDENTIALS_INVALID");
     assert.is(a.detail, b.detail);
@@ -75,13 +96,18 @@ testEachServer(
   },
 );
 
-testEachServer(bootstrap, "the cookie is HttpOnly, SameSite=Strict, Path=/ and not Secure over plain HTTP", async (server) => {
-  const { email, password } = await createUser(server);
-  const session = await signIn(server, email, password);
-  assert.match(session.cookie, /^stackship_session=sss\.[A-Za-z0-9_-]{43}$/);
-  for (const attribute of ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"]) assert.ok(session.setCookie.includes(attribute), session.setCookie);
-  assert.not.ok(session.setCookie.includes("Secure"));
-});
+testEachServer(
+  bootstrap,
+  "the cookie is HttpOnly, SameSite=Strict, Path=/ and not Secure over plain HTTP",
+  async (server) => {
+    const { email, password } = await createUser(server);
+    const session = await signIn(server, email, password);
+    assert.match(session.cookie, /^stackship_session=sss\.[A-Za-z0-9_-]{43}$/);
+    for (const attribute of ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"])
+      assert.ok(session.setCookie.includes(attribute), session.setCookie);
+    assert.not.ok(session.setCookie.includes("Secure"));
+  },
+);
 
 bootstrap("the cookie is Secure when clients reach StackShip over TLS", async () => {
   await withTestServer(
@@ -95,50 +121,106 @@ bootstrap("the cookie is Secure when clients reach StackShip over TLS", async ()
   );
 });
 
-testEachServer(bootstrap, "users need 12+ character passwords and unique emails (any case); only deployment administrators create them", async (server) => {
-  const post = (token: string, attributes: Record<string, unknown>) =>
-    fetch(`${server.baseUrl}/v1/users`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify({ data: { type: "users", attributes } }),
-    });
-  const tables = await writeTables(server);
-  await errorOf(await expectNothingWritten(server, () => post(server.bootstrapToken, { email: "a@example.com", password: "x".repeat(11) }), tables), 422, "DOCUMENT_INVALID");
-  assert.is((await post(server.bootstrapToken, { email: "a@example.com", password: "x".repeat(12) })).status, 201);
-  await errorOf(await expectNothingWritten(server, () => post(server.bootstrapToken, { email: "A@EXAMPLE.com", password: "y".repeat(12) }), tables), 409, "USER_EMAIL_TAKEN");
-  const org = await createOrganizationWithToken(server, "acme", "admin");
-  await errorOf(await expectNothingWritten(server, () => post(org.token, { email: "b@example.com", password: "y".repeat(12) }), tables), 403, "FORBIDDEN");
-});
+testEachServer(
+  bootstrap,
+  "users need 12+ character passwords and unique emails (any case); only deployment administrators create them",
+  async (server) => {
+    const post = (token: string, attributes: Record<string, unknown>) =>
+      fetch(`${server.baseUrl}/v1/users`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
+        body: JSON.stringify({ data: { type: "users", attributes } }),
+      });
+    const tables = await writeTables(server);
+    await errorOf(
+      await expectNothingWritten(
+        server,
+        () => post(server.bootstrapToken, { email: "a@example.com", password: "x".repeat(11) }),
+        tables,
+      ),
+      422,
+      "DOCUMENT_INVALID",
+    );
+    assert.is((await post(server.bootstrapToken, { email: "a@example.com", password: "x".repeat(12) })).status, 201);
+    await errorOf(
+      await expectNothingWritten(
+        server,
+        () => post(server.bootstrapToken, { email: "A@EXAMPLE.com", password: "y".repeat(12) }),
+        tables,
+      ),
+      409,
+      "USER_EMAIL_TAKEN",
+    );
+    const org = await createOrganizationWithToken(server, "acme", "admin");
+    await errorOf(
+      await expectNothingWritten(
+        server,
+        () => post(org.token, { email: "b@example.com", password: "y".repeat(12) }),
+        tables,
+      ),
+      403,
+      "FORBIDDEN",
+    );
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 const csrf = suite("CSRF and origins");
 
-testEachServer(csrf, "a cookie-authenticated change needs the session's X-CSRF-Token and an allowed Origin; reads do not; nothing is written when refused", async (server) => {
-  const org = await createOrganizationWithToken(server, "acme", "admin");
-  const member = await signedInMember(server, "acme", "admin");
-  const body = { data: { type: "workspaces", attributes: { name: "ws-1" } } };
-  const path = "/v1/organizations/acme/workspaces";
-  const tables = await writeTables(server);
-  const refused = [
-    await expectNothingWritten(server, () => member.session.request("POST", path, { body, csrf: false }), tables),
-    await expectNothingWritten(server, () => member.session.request("POST", path, { body, headers: { "X-CSRF-Token": "x".repeat(43) } }), tables),
-    await expectNothingWritten(server, () => member.session.request("POST", path, { body, headers: { "X-CSRF-Token": member.session.csrfToken.slice(0, -1) } }), tables),
-    await expectNothingWritten(server, () => member.session.request("POST", path, { body, headers: { Origin: "https://evil.example" } }), tables),
-  ];
-  for (const response of refused) await errorOf(response, 403, "SESSION_CSRF_INVALID");
-  // Another session's token does not fit this session.
-  const other = await signedInMember(server, "acme", "admin");
-  await errorOf(await member.session.request("POST", path, { body, headers: { "X-CSRF-Token": other.session.csrfToken } }), 403, "SESSION_CSRF_INVALID");
-  assert.is((await member.session.request("GET", path)).status, 200);
-  assert.is((await member.session.request("POST", path, { body, headers: { Origin: new URL(server.baseUrl).origin } })).status, 201);
-  // An API token needs no CSRF token.
-  const viaToken = await fetch(`${server.baseUrl}${path}`, {
-    method: "POST",
-    headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "ws-2" } } }),
-  });
-  assert.is(viaToken.status, 201);
-});
+testEachServer(
+  csrf,
+  "a cookie-authenticated change needs the session's X-CSRF-Token and an allowed Origin; reads do not; nothing is written when refused",
+  async (server) => {
+    const org = await createOrganizationWithToken(server, "acme", "admin");
+    const member = await signedInMember(server, "acme", "admin");
+    const body = { data: { type: "workspaces", attributes: { name: "ws-1" } } };
+    const path = "/v1/organizations/acme/workspaces";
+    const tables = await writeTables(server);
+    const refused = [
+      await expectNothingWritten(server, () => member.session.request("POST", path, { body, csrf: false }), tables),
+      await expectNothingWritten(
+        server,
+        () => member.session.request("POST", path, { body, headers: { "X-CSRF-Token": "x".repeat(43) } }),
+        tables,
+      ),
+      await expectNothingWritten(
+        server,
+        () =>
+          member.session.request("POST", path, {
+            body,
+            headers: { "X-CSRF-Token": member.session.csrfToken.slice(0, -1) },
+          }),
+        tables,
+      ),
+      await expectNothingWritten(
+        server,
+        () => member.session.request("POST", path, { body, headers: { Origin: "https://evil.example" } }),
+        tables,
+      ),
+    ];
+    for (const response of refused) await errorOf(response, 403, "SESSION_CSRF_INVALID");
+    // Another session's token does not fit this session.
+    const other = await signedInMember(server, "acme", "admin");
+    await errorOf(
+      await member.session.request("POST", path, { body, headers: { "X-CSRF-Token": other.session.csrfToken } }),
+      403,
+      "SESSION_CSRF_INVALID",
+    );
+    assert.is((await member.session.request("GET", path)).status, 200);
+    assert.is(
+      (await member.session.request("POST", path, { body, headers: { Origin: new URL(server.baseUrl).origin } }))
+        .status,
+      201,
+    );
+    // An API token needs no CSRF token.
+    const viaToken = await fetch(`${server.baseUrl}${path}`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${org.token}`, "Content-Type": "application/vnd.api+json" },
+      body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "ws-2" } } }),
+    });
+    assert.is(viaToken.status, 201);
+  },
+);
 
 testEachServer(
   csrf,
@@ -147,36 +229,59 @@ testEachServer(
     await createOrganizationWithToken(server, "acme", "admin");
     const member = await signedInMember(server, "acme", "admin");
     const body = { data: { type: "workspaces", attributes: { name: "ws-1" } } };
-    assert.is((await member.session.request("POST", "/v1/organizations/acme/workspaces", { body, headers: { Origin: "https://dash.example" } })).status, 201);
+    assert.is(
+      (
+        await member.session.request("POST", "/v1/organizations/acme/workspaces", {
+          body,
+          headers: { Origin: "https://dash.example" },
+        })
+      ).status,
+      201,
+    );
   },
   { config: { allowedOrigins: ["https://dash.example"] } },
 );
 
-testEachServer(csrf, "sessions are for the native API only: the compatibility surface ignores the cookie", async (server) => {
-  await createOrganizationWithToken(server, "acme", "admin");
-  const member = await signedInMember(server, "acme", "admin");
-  const response = await member.session.request("GET", "/api/v2/organizations/acme/entitlement-set");
-  assert.is(response.status, 401);
-});
+testEachServer(
+  csrf,
+  "sessions are for the native API only: the compatibility surface ignores the cookie",
+  async (server) => {
+    await createOrganizationWithToken(server, "acme", "admin");
+    const member = await signedInMember(server, "acme", "admin");
+    const response = await member.session.request("GET", "/api/v2/organizations/acme/entitlement-set");
+    assert.is(response.status, 401);
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 const lifecycle = suite("session lifecycle and step-up");
 
-testEachServer(lifecycle, "GET current returns the user and the same CSRF token; sign-out ends the session and clears the cookie", async (server) => {
-  const { email, password, userId } = await createUser(server, { displayName: "Dana Reviewer" });
-  const session = await signIn(server, email, password);
-  const current = await session.request("GET", "/v1/auth/sessions/current");
-  assert.is(current.status, 200);
-  assert.is(current.headers.get("cache-control"), "no-store");
-  const body = await jsonOf<V1["SessionDocument"]>(current);
-  assert.is(body.data.attributes.csrf_token, session.csrfToken);
-  assert.equal(body.data.attributes.user, { id: userId, email, display_name: "Dana Reviewer", site_admin: false });
-  await errorOf(await session.request("DELETE", "/v1/auth/sessions/current", { csrf: false }), 403, "SESSION_CSRF_INVALID");
-  const out = await session.request("DELETE", "/v1/auth/sessions/current");
-  assert.is(out.status, 204);
-  assert.match(out.headers.get("set-cookie") ?? "", /^stackship_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict/);
-  await errorOf(await session.request("GET", "/v1/auth/sessions/current"), 401, "UNAUTHENTICATED");
-});
+testEachServer(
+  lifecycle,
+  "GET current returns the user and the same CSRF token; sign-out ends the session and clears the cookie",
+  async (server) => {
+    const { email, password, userId } = await createUser(server, { displayName: "Dana Reviewer" });
+    const session = await signIn(server, email, password);
+    const current = await session.request("GET", "/v1/auth/sessions/current");
+    assert.is(current.status, 200);
+    assert.is(current.headers.get("cache-control"), "no-store");
+    const body = await jsonOf<V1["SessionDocument"]>(current);
+    assert.is(body.data.attributes.csrf_token, session.csrfToken);
+    assert.equal(body.data.attributes.user, { id: userId, email, display_name: "Dana Reviewer", site_admin: false });
+    await errorOf(
+      await session.request("DELETE", "/v1/auth/sessions/current", { csrf: false }),
+      403,
+      "SESSION_CSRF_INVALID",
+    );
+    const out = await session.request("DELETE", "/v1/auth/sessions/current");
+    assert.is(out.status, 204);
+    assert.match(
+      out.headers.get("set-cookie") ?? "",
+      /^stackship_session=; Path=\/; Max-Age=0; HttpOnly; SameSite=Strict/,
+    );
+    await errorOf(await session.request("GET", "/v1/auth/sessions/current"), 401, "UNAUTHENTICATED");
+  },
+);
 
 testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED", async (server) => {
   for (const cookie of ["stackship_session=abc", `stackship_session=sss.${"A".repeat(43)}`, "stackship_session="]) {
@@ -205,7 +310,10 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
       const tables = await writeTables(server);
       const wrong = await expectNothingWritten(
         server,
-        () => session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: "not it at all" } } } }),
+        () =>
+          session.request("POST", "/v1/auth/step-up", {
+            body: { data: { type: "step-ups", attributes: { password: "not it at all" } } },
+          }),
         tables,
       );
       await errorOf(wrong, 403, "STEP_UP_PASSWORD_INVALID");
@@ -213,7 +321,9 @@ testEachServer(lifecycle, "malformed and unknown cookies are 401 UNAUTHENTICATED
         (await failureAudits(server)).map((row) => [row.action, row.actor_id, refusalOf(row)]),
         [["session.step_up_failed", session.userId, "STEP_UP_PASSWORD_INVALID"]],
       );
-      const ok = await session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password } } } });
+      const ok = await session.request("POST", "/v1/auth/step-up", {
+        body: { data: { type: "step-ups", attributes: { password } } },
+      });
       assert.is(ok.status, 200);
       const stepped = await jsonOf<V1["SessionDocument"]>(ok);
       assert.is(stepped.data.attributes.stepped_up_at, "2026-12-02T10:40:00.000Z");
@@ -251,7 +361,9 @@ testEachServer(
 
     assert.is((await viewer.session.request("GET", `/v1/workspaces/${ws2.id}`)).status, 200);
     await errorOf(
-      await viewer.session.request("POST", `/v1/workspaces/${ws2.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } }),
+      await viewer.session.request("POST", `/v1/workspaces/${ws2.id}/variables`, {
+        body: { data: { type: "variables", attributes: { key: "k", value: "v" } } },
+      }),
       403,
       "FORBIDDEN",
     );
@@ -259,53 +371,89 @@ testEachServer(
 
     assert.is((await scoped.session.request("GET", `/v1/workspaces/${ws1.id}`)).status, 200);
     assert.is(
-      (await scoped.session.request("POST", `/v1/workspaces/${ws1.id}/variables`, { body: { data: { type: "variables", attributes: { key: "k", value: "v" } } } })).status,
+      (
+        await scoped.session.request("POST", `/v1/workspaces/${ws1.id}/variables`, {
+          body: { data: { type: "variables", attributes: { key: "k", value: "v" } } },
+        })
+      ).status,
       201,
     );
     await errorOf(await scoped.session.request("GET", `/v1/workspaces/${ws2.id}`), 404, "NOT_FOUND");
   },
 );
 
-testEachServer(memberships, "only organization admins add members; duplicates, unknown users and foreign scopes are refused and write nothing", async (server) => {
-  await createOrganizationWithToken(server, "acme", "admin");
-  const other = await createOrganizationWithToken(server, "other", "admin");
-  const foreign = await createWorkspace(server, other.token, "other", { name: "theirs" });
-  const user = await createUser(server);
-  const operator = await signedInMember(server, "acme", "operator");
-  const admin = await signedInMember(server, "acme", "admin");
-  const post = (attributes: Record<string, unknown>, session = admin.session) =>
-    session.request("POST", "/v1/organizations/acme/memberships", { body: { data: { type: "memberships", attributes } } });
+testEachServer(
+  memberships,
+  "only organization admins add members; duplicates, unknown users and foreign scopes are refused and write nothing",
+  async (server) => {
+    await createOrganizationWithToken(server, "acme", "admin");
+    const other = await createOrganizationWithToken(server, "other", "admin");
+    const foreign = await createWorkspace(server, other.token, "other", { name: "theirs" });
+    const user = await createUser(server);
+    const operator = await signedInMember(server, "acme", "operator");
+    const admin = await signedInMember(server, "acme", "admin");
+    const post = (attributes: Record<string, unknown>, session = admin.session) =>
+      session.request("POST", "/v1/organizations/acme/memberships", {
+        body: { data: { type: "memberships", attributes } },
+      });
 
-  const tables = await writeTables(server);
-  await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "viewer" }, operator.session), tables), 403, "FORBIDDEN");
-  await errorOf(await expectNothingWritten(server, () => post({ email: "ghost@example.com", role: "viewer" }), tables), 422, "MEMBERSHIP_USER_UNKNOWN");
-  await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "viewer", workspace_id: foreign.id }), tables), 422, "MEMBERSHIP_SCOPE_INVALID");
-  await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "owner" }), tables), 422, "DOCUMENT_INVALID");
-  const created = await post({ email: user.email.toUpperCase(), role: "viewer" });
-  assert.is(created.status, 201);
-  const membership = (await jsonOf<V1["MembershipDocument"]>(created)).data;
-  assert.equal(
-    { ...membership.attributes, created_at: undefined },
-    {
-      user_id: user.userId,
-      email: user.email,
-      display_name: user.email.split("@")[0],
-      role: "viewer",
-      scope_kind: "organization",
-      scope_id: membership.attributes.scope_id,
-      created_at: undefined,
-    },
-  );
-  await errorOf(await expectNothingWritten(server, () => post({ email: user.email, role: "admin" }), await writeTables(server)), 409, "MEMBERSHIP_EXISTS");
+    const tables = await writeTables(server);
+    await errorOf(
+      await expectNothingWritten(server, () => post({ email: user.email, role: "viewer" }, operator.session), tables),
+      403,
+      "FORBIDDEN",
+    );
+    await errorOf(
+      await expectNothingWritten(server, () => post({ email: "ghost@example.com", role: "viewer" }), tables),
+      422,
+      "MEMBERSHIP_USER_UNKNOWN",
+    );
+    await errorOf(
+      await expectNothingWritten(
+        server,
+        () => post({ email: user.email, role: "viewer", workspace_id: foreign.id }),
+        tables,
+      ),
+      422,
+      "MEMBERSHIP_SCOPE_INVALID",
+    );
+    await errorOf(
+      await expectNothingWritten(server, () => post({ email: user.email, role: "owner" }), tables),
+      422,
+      "DOCUMENT_INVALID",
+    );
+    const created = await post({ email: user.email.toUpperCase(), role: "viewer" });
+    assert.is(created.status, 201);
+    const membership = (await jsonOf<V1["MembershipDocument"]>(created)).data;
+    assert.equal(
+      { ...membership.attributes, created_at: undefined },
+      {
+        user_id: user.userId,
+        email: user.email,
+        display_name: user.email.split("@")[0],
+        role: "viewer",
+        scope_kind: "organization",
+        scope_id: membership.attributes.scope_id,
+        created_at: undefined,
+      },
+    );
+    await errorOf(
+      await expectNothingWritten(server, () => post({ email: user.email, role: "admin" }), await writeTables(server)),
+      409,
+      "MEMBERSHIP_EXISTS",
+    );
 
-  const list = await admin.session.request("GET", "/v1/organizations/acme/memberships");
-  const ids = (await jsonOf<V1["MembershipListDocument"]>(list)).data.map((m) => m.attributes.user_id);
-  assert.ok(ids.includes(user.userId) && ids.includes(admin.userId) && ids.includes(operator.userId));
-  // Organization B's admin token cannot even see A's memberships.
-  const hidden = await fetch(`${server.baseUrl}/v1/organizations/acme/memberships`, { headers: { Authorization: `Bearer ${other.token}` } });
-  await errorOf(hidden, 404, "NOT_FOUND");
-  await addMembership(server, "other", user.email, "viewer");
-});
+    const list = await admin.session.request("GET", "/v1/organizations/acme/memberships");
+    const ids = (await jsonOf<V1["MembershipListDocument"]>(list)).data.map((m) => m.attributes.user_id);
+    assert.ok(ids.includes(user.userId) && ids.includes(admin.userId) && ids.includes(operator.userId));
+    // Organization B's admin token cannot even see A's memberships.
+    const hidden = await fetch(`${server.baseUrl}/v1/organizations/acme/memberships`, {
+      headers: { Authorization: `Bearer ${other.token}` },
+    });
+    await errorOf(hidden, 404, "NOT_FOUND");
+    await addMembership(server, "other", user.email, "viewer");
+  },
+);
 
 bootstrap.run();
 csrf.run();

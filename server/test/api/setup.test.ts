@@ -16,10 +16,22 @@ const post = (server: TestServer, path: string, document: unknown, cookie?: stri
   });
 
 const setupDocument = (token: string, overrides: Record<string, unknown> = {}) => ({
-  data: { type: "setups", attributes: { token, email: "first@example.com", display_name: "First Admin", password: PASSWORD, organization_name: "acme", ...overrides } },
+  data: {
+    type: "setups",
+    attributes: {
+      token,
+      email: "first@example.com",
+      display_name: "First Admin",
+      password: PASSWORD,
+      organization_name: "acme",
+      ...overrides,
+    },
+  },
 });
-const completeSetup = (server: TestServer, token: string, overrides: Record<string, unknown> = {}) => post(server, "/v1/setup", setupDocument(token, overrides));
-const checkToken = (server: TestServer, token: string) => post(server, "/v1/setup/token-checks", { data: { type: "setup-token-checks", attributes: { token } } });
+const completeSetup = (server: TestServer, token: string, overrides: Record<string, unknown> = {}) =>
+  post(server, "/v1/setup", setupDocument(token, overrides));
+const checkToken = (server: TestServer, token: string) =>
+  post(server, "/v1/setup/token-checks", { data: { type: "setup-token-checks", attributes: { token } } });
 
 async function errorCode(response: Response, status: number): Promise<string> {
   const body = (await response.json()) as { errors: Array<{ code: string }> };
@@ -34,41 +46,49 @@ async function issued(server: TestServer): Promise<string> {
 }
 
 // Everything but the audit trail (events and chain heads): a refused setup creates no user, organization, session or token.
-const writeTables = async (server: TestServer) => (await applicationTables(server)).filter((table) => !table.startsWith("audit_"));
+const writeTables = async (server: TestServer) =>
+  (await applicationTables(server)).filter((table) => !table.startsWith("audit_"));
 
-const refusals = async (server: TestServer) => (await server.db.knex("audit_events").where({ action: "setup.refused" }).select("data")).length;
+const refusals = async (server: TestServer) =>
+  (await server.db.knex("audit_events").where({ action: "setup.refused" }).select("data")).length;
 
 const sessionCookieOf = (response: Response) => (response.headers.get("set-cookie") ?? "").split(";")[0];
 
 // ---------------------------------------------------------------------------------------------
 const setup = suite("one-time setup link");
 
-testEachServer(setup, "the link creates the deployment administrator, the first organization and a session; its token is stored only hashed", async (server) => {
-  const token = await issued(server);
-  const check = await checkToken(server, token);
-  assert.is(check.status, 200);
-  const response = await completeSetup(server, token);
-  assert.is(response.status, 201, await response.clone().text());
-  const body = (await response.json()) as { data: { attributes: { user: { email: string; site_admin: boolean }; csrf_token: string } } };
-  assert.is(body.data.attributes.user.email, "first@example.com");
-  assert.ok(body.data.attributes.user.site_admin);
-  const cookie = sessionCookieOf(response);
-  assert.match(cookie, /^stackship_session=sss\./);
-  // Signed in: the session reads itself and, as a deployment administrator, sees the new organization.
-  const current = await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: cookie } });
-  assert.is(current.status, 200);
-  const organizations = await fetch(`${server.baseUrl}/v1/organizations`, { headers: { Cookie: cookie } });
-  const listed = (await organizations.json()) as { data: Array<{ attributes: { name: string } }> };
-  assert.equal(
-    listed.data.map((o) => o.attributes.name),
-    ["acme"],
-  );
-  const text = await databaseText(server);
-  for (const form of leakForms(token)) assert.not.ok(text.includes(form), "the setup token is stored in clear");
-  for (const form of leakForms(PASSWORD)) assert.not.ok(text.includes(form), "the password is stored in clear");
-  const completed = await server.db.knex("audit_events").where({ action: "setup.completed" });
-  assert.is(completed.length, 1);
-});
+testEachServer(
+  setup,
+  "the link creates the deployment administrator, the first organization and a session; its token is stored only hashed",
+  async (server) => {
+    const token = await issued(server);
+    const check = await checkToken(server, token);
+    assert.is(check.status, 200);
+    const response = await completeSetup(server, token);
+    assert.is(response.status, 201, await response.clone().text());
+    const body = (await response.json()) as {
+      data: { attributes: { user: { email: string; site_admin: boolean }; csrf_token: string } };
+    };
+    assert.is(body.data.attributes.user.email, "first@example.com");
+    assert.ok(body.data.attributes.user.site_admin);
+    const cookie = sessionCookieOf(response);
+    assert.match(cookie, /^stackship_session=sss\./);
+    // Signed in: the session reads itself and, as a deployment administrator, sees the new organization.
+    const current = await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: cookie } });
+    assert.is(current.status, 200);
+    const organizations = await fetch(`${server.baseUrl}/v1/organizations`, { headers: { Cookie: cookie } });
+    const listed = (await organizations.json()) as { data: Array<{ attributes: { name: string } }> };
+    assert.equal(
+      listed.data.map((o) => o.attributes.name),
+      ["acme"],
+    );
+    const text = await databaseText(server);
+    for (const form of leakForms(token)) assert.not.ok(text.includes(form), "the setup token is stored in clear");
+    for (const form of leakForms(PASSWORD)) assert.not.ok(text.includes(form), "the password is stored in clear");
+    const completed = await server.db.knex("audit_events").where({ action: "setup.completed" });
+    assert.is(completed.length, 1);
+  },
+);
 
 testEachServer(setup, "the organization is optional", async (server) => {
   const token = await issued(server);
@@ -78,26 +98,42 @@ testEachServer(setup, "the organization is optional", async (server) => {
   assert.is(String(counted?.n), "0");
 });
 
-testEachServer(setup, "a password of 11 characters is refused and creates nothing; the token stays usable for 12", async (server) => {
-  const token = await issued(server);
-  const tables = await writeTables(server);
-  const short = await expectNothingWritten(server, () => completeSetup(server, token, { password: "eleven char" }), tables);
-  assert.is(await errorCode(short, 422), "DOCUMENT_INVALID");
-  assert.is((await completeSetup(server, token)).status, 201);
-});
+testEachServer(
+  setup,
+  "a password of 11 characters is refused and creates nothing; the token stays usable for 12",
+  async (server) => {
+    const token = await issued(server);
+    const tables = await writeTables(server);
+    const short = await expectNothingWritten(
+      server,
+      () => completeSetup(server, token, { password: "eleven char" }),
+      tables,
+    );
+    assert.is(await errorCode(short, 422), "DOCUMENT_INVALID");
+    assert.is((await completeSetup(server, token)).status, 201);
+  },
+);
 
-testEachServer(setup, "a used token is refused with SETUP_TOKEN_INVALID, creates nothing and is audited", async (server) => {
-  const token = await issued(server);
-  assert.is((await completeSetup(server, token)).status, 201);
-  const tables = await writeTables(server);
-  // The attack: replay the printed link to create a second administrator.
-  const replay = await expectNothingWritten(server, () => completeSetup(server, token, { email: "attacker@example.com", organization_name: "evil" }), tables);
-  assert.is(await errorCode(replay, 422), "SETUP_TOKEN_INVALID");
-  assert.is(sessionCookieOf(replay), "");
-  assert.is(await errorCode(await checkToken(server, token), 422), "SETUP_TOKEN_INVALID");
-  assert.is(await refusals(server), 2);
-  assert.is((await server.db.knex("users").where({ email: "attacker@example.com" })).length, 0);
-});
+testEachServer(
+  setup,
+  "a used token is refused with SETUP_TOKEN_INVALID, creates nothing and is audited",
+  async (server) => {
+    const token = await issued(server);
+    assert.is((await completeSetup(server, token)).status, 201);
+    const tables = await writeTables(server);
+    // The attack: replay the printed link to create a second administrator.
+    const replay = await expectNothingWritten(
+      server,
+      () => completeSetup(server, token, { email: "attacker@example.com", organization_name: "evil" }),
+      tables,
+    );
+    assert.is(await errorCode(replay, 422), "SETUP_TOKEN_INVALID");
+    assert.is(sessionCookieOf(replay), "");
+    assert.is(await errorCode(await checkToken(server, token), 422), "SETUP_TOKEN_INVALID");
+    assert.is(await refusals(server), 2);
+    assert.is((await server.db.knex("users").where({ email: "attacker@example.com" })).length, 0);
+  },
+);
 
 testEachServer(setup, "a wrong token is refused, creates nothing and is audited without its text", async (server) => {
   const token = await issued(server);

@@ -26,11 +26,20 @@ interface Via {
 
 function signIn(server: TestServer, email: string, password: string, via: Via = {}): Promise<number> {
   const body = JSON.stringify({ data: { type: "sessions", attributes: { email, password } } });
-  const headers: Record<string, string | number> = { "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(body) };
+  const headers: Record<string, string | number> = {
+    "Content-Type": "application/vnd.api+json",
+    "Content-Length": Buffer.byteLength(body),
+  };
   if (via.forwardedFor) headers["X-Forwarded-For"] = via.forwardedFor;
   const target = via.socketPath
     ? { socketPath: via.socketPath, path: "/v1/auth/sessions", headers: { ...headers, Host: "127.0.0.1:7480" } }
-    : { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port), path: "/v1/auth/sessions", localAddress: via.localAddress ?? "127.0.0.1", headers };
+    : {
+        host: "127.0.0.1",
+        port: Number(new URL(server.baseUrl).port),
+        path: "/v1/auth/sessions",
+        localAddress: via.localAddress ?? "127.0.0.1",
+        headers,
+      };
   return new Promise((resolve, reject) => {
     const req = httpRequest({ ...target, method: "POST", agent: false }, (res) => {
       res.resume();
@@ -43,7 +52,12 @@ function signIn(server: TestServer, email: string, password: string, via: Via = 
 
 /** Twenty failed sign-ins for unknown accounts: the address they count against is then blocked. */
 async function spray(server: TestServer, via: Via, label: string): Promise<void> {
-  for (let i = 1; i <= 20; i++) assert.is(await signIn(server, `spray-${label}-${i}@example.com`, "Winter2026!", via), 401, `${label} failure ${i}`);
+  for (let i = 1; i <= 20; i++)
+    assert.is(
+      await signIn(server, `spray-${label}-${i}@example.com`, "Winter2026!", via),
+      401,
+      `${label} failure ${i}`,
+    );
 }
 
 const T0 = Date.parse("2026-12-04T09:00:00.000Z");
@@ -59,13 +73,25 @@ testEachServer(
     const victim = await createUser(server);
     // The attacker at 127.0.0.2 names a fresh client in every request…
     for (let i = 1; i <= 20; i++) {
-      assert.is(await signIn(server, `spray-${i}@example.com`, "Winter2026!", { localAddress: "127.0.0.2", forwardedFor: `198.51.100.${i}` }), 401);
+      assert.is(
+        await signIn(server, `spray-${i}@example.com`, "Winter2026!", {
+          localAddress: "127.0.0.2",
+          forwardedFor: `198.51.100.${i}`,
+        }),
+        401,
+      );
     }
     // …but every failure counted against 127.0.0.2: blocked, whatever it claims next.
-    assert.is(await signIn(server, victim.email, victim.password, { localAddress: "127.0.0.2", forwardedFor: "203.0.113.77" }), 429);
+    assert.is(
+      await signIn(server, victim.email, victim.password, { localAddress: "127.0.0.2", forwardedFor: "203.0.113.77" }),
+      429,
+    );
     // The addresses it named were not charged: a person there (behind no proxy: 127.0.0.3) signs in.
     assert.is(await signIn(server, victim.email, victim.password, { localAddress: "127.0.0.3" }), 201);
-    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first<AuditEventRow>();
+    const failure = await server.db
+      .knex("audit_events")
+      .where({ action: "session.sign_in_failed" })
+      .first<AuditEventRow>();
     assert.is((JSON.parse(failure.data) as { client_address?: string }).client_address, "127.0.0.2");
   },
   { clock, config: { trustedProxies: ["127.0.0.9", "10.0.0.0/8"] } },
@@ -79,13 +105,28 @@ testEachServer(
     const proxy = { localAddress: "127.0.0.5" };
     await spray(server, { ...proxy, forwardedFor: "198.51.100.7" }, "behind-proxy");
     // The attacker is blocked however it dresses up the header (the proxy appends the real peer).
-    assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.7" }), 429);
-    assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "192.0.2.1, 198.51.100.7" }), 429);
+    assert.is(
+      await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.7" }),
+      429,
+    );
+    assert.is(
+      await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "192.0.2.1, 198.51.100.7" }),
+      429,
+    );
     // A chain of listed proxies (10.0.0.0/8) is walked through to the client.
-    assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.7, 10.1.2.3" }), 429);
+    assert.is(
+      await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.7, 10.1.2.3" }),
+      429,
+    );
     // Everyone else behind the same proxy still signs in.
-    assert.is(await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.8" }), 201);
-    const failure = await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }).first<AuditEventRow>();
+    assert.is(
+      await signIn(server, bystander.email, bystander.password, { ...proxy, forwardedFor: "198.51.100.8" }),
+      201,
+    );
+    const failure = await server.db
+      .knex("audit_events")
+      .where({ action: "session.sign_in_failed" })
+      .first<AuditEventRow>();
     assert.is((JSON.parse(failure.data) as { client_address?: string }).client_address, "198.51.100.7");
   },
   { clock, config: { trustedProxies: ["127.0.0.5", "10.0.0.0/8"] } },
@@ -99,16 +140,31 @@ testEachServer(
   async (server) => {
     const person = await createUser(server);
     const dir = await mkdtemp(join(tmpdir(), "ss-channel-"));
-    const api = await openApiChannel({ socketPath: join(dir, "api.sock"), target: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) } });
+    const api = await openApiChannel({
+      socketPath: join(dir, "api.sock"),
+      target: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) },
+    });
     try {
       for (let i = 1; i <= 25; i++) {
         assert.is(await signIn(server, person.email, `guess ${i}`, { socketPath: api.socketPath }), 403, `guess ${i}`);
-        assert.is(await signIn(server, `spray-${i}@example.com`, "Winter2026!", { socketPath: api.socketPath }), 403, `spray ${i}`);
+        assert.is(
+          await signIn(server, `spray-${i}@example.com`, "Winter2026!", { socketPath: api.socketPath }),
+          403,
+          `spray ${i}`,
+        );
       }
-      assert.is(await signIn(server, person.email, person.password, { socketPath: api.socketPath }), 403, "not even the right password: signing in is not a run's operation");
+      assert.is(
+        await signIn(server, person.email, person.password, { socketPath: api.socketPath }),
+        403,
+        "not even the right password: signing in is not a run's operation",
+      );
       // The channel's peer is the host's loopback, like a person's browser on this machine.
       assert.is(await signIn(server, person.email, person.password, { localAddress: "127.0.0.1" }), 201);
-      assert.equal(await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }), [], "the guesses never reached the API");
+      assert.equal(
+        await server.db.knex("audit_events").where({ action: "session.sign_in_failed" }),
+        [],
+        "the guesses never reached the API",
+      );
     } finally {
       await api.close();
       await rm(dir, { recursive: true, force: true });
@@ -136,7 +192,11 @@ testEachServer(
       })();
     `;
     try {
-      const result = await runCollecting({ argv: [process.execPath, "-e", program], tmpDir: dir, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) } });
+      const result = await runCollecting({
+        argv: [process.execPath, "-e", program],
+        tmpDir: dir,
+        api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) },
+      });
       assert.is(result.exitCode, 0, result.stderr);
       assert.equal(
         JSON.parse(result.stdout),

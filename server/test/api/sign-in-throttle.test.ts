@@ -21,27 +21,41 @@ interface Answer {
 }
 
 /** POST /v1/auth/sessions from a chosen local address (127.0.0.x all reach the server on 127.0.0.1). */
-function signInFrom(server: TestServer, email: string, password: string, options: { localAddress?: string; cookie?: string } = {}): Promise<Answer> {
+function signInFrom(
+  server: TestServer,
+  email: string,
+  password: string,
+  options: { localAddress?: string; cookie?: string } = {},
+): Promise<Answer> {
   const body = JSON.stringify({ data: { type: "sessions", attributes: { email, password } } });
-  const headers: Record<string, string | number> = { "Content-Type": "application/vnd.api+json", "Content-Length": Buffer.byteLength(body) };
+  const headers: Record<string, string | number> = {
+    "Content-Type": "application/vnd.api+json",
+    "Content-Length": Buffer.byteLength(body),
+  };
   if (options.cookie) headers.Cookie = options.cookie;
   return new Promise((resolve, reject) => {
-    const req = httpRequest(`${server.baseUrl}/v1/auth/sessions`, { method: "POST", headers, localAddress: options.localAddress ?? "127.0.0.1", agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => {
-        const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as { errors?: Array<{ code: string; meta?: Record<string, unknown> }> };
-        const error = parsed.errors?.[0];
-        if (error?.meta) delete error.meta.request_id;
-        resolve({
-          status: res.statusCode ?? 0,
-          retryAfter: res.headers["retry-after"] ?? null,
-          code: error?.code ?? null,
-          error: error ?? null,
-          setCookie: (res.headers["set-cookie"] ?? [null])[0],
+    const req = httpRequest(
+      `${server.baseUrl}/v1/auth/sessions`,
+      { method: "POST", headers, localAddress: options.localAddress ?? "127.0.0.1", agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const parsed = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+            errors?: Array<{ code: string; meta?: Record<string, unknown> }>;
+          };
+          const error = parsed.errors?.[0];
+          if (error?.meta) delete error.meta.request_id;
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: res.headers["retry-after"] ?? null,
+            code: error?.code ?? null,
+            error: error ?? null,
+            setCookie: (res.headers["set-cookie"] ?? [null])[0],
+          });
         });
-      });
-    });
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -49,7 +63,12 @@ function signInFrom(server: TestServer, email: string, password: string, options
 
 const failureAudits = async (server: TestServer) =>
   (
-    await server.db.knex("audit_events").whereIn("action", ["session.sign_in_failed", "session.step_up_failed"]).orderBy("created_at").orderBy("id").select<AuditEventRow[]>("*")
+    await server.db
+      .knex("audit_events")
+      .whereIn("action", ["session.sign_in_failed", "session.step_up_failed"])
+      .orderBy("created_at")
+      .orderBy("id")
+      .select<AuditEventRow[]>("*")
   ).map((row) => [row.action, (JSON.parse(row.data) as { refusal?: string }).refusal]);
 
 const T0 = Date.parse("2026-12-03T09:00:00.000Z");
@@ -74,7 +93,10 @@ testEachServer(
     assert.is(fifth.code, "CREDENTIALS_INVALID");
     // Now blocked for 1 s: the right password is not even checked.
     const blocked = await signInFrom(server, email, password);
-    assert.equal([blocked.status, blocked.code, blocked.retryAfter, blocked.setCookie], [429, "AUTH_THROTTLED", "1", null]);
+    assert.equal(
+      [blocked.status, blocked.code, blocked.retryAfter, blocked.setCookie],
+      [429, "AUTH_THROTTLED", "1", null],
+    );
     assert.equal((blocked.error as { meta: unknown }).meta, { retry_after_seconds: 1 });
     at(999);
     assert.equal([(await signInFrom(server, email, password)).status], [429]);
@@ -84,7 +106,10 @@ testEachServer(
     const twice = await signInFrom(server, email, password);
     assert.equal([twice.status, twice.retryAfter], [429, "2"]);
     at(2999);
-    assert.equal([(await signInFrom(server, email, password)).status, (await signInFrom(server, email, password)).retryAfter], [429, "1"]);
+    assert.equal(
+      [(await signInFrom(server, email, password)).status, (await signInFrom(server, email, password)).retryAfter],
+      [429, "1"],
+    );
     at(3000);
     const success = await signInFrom(server, email, password);
     assert.is(success.status, 201);
@@ -144,21 +169,42 @@ testEachServer(
     const victim = await createUser(server);
     const bystander = await createUser(server);
     // Five failures for the victim from 127.0.0.2: the account is blocked from 127.0.0.3 too.
-    for (let i = 0; i < 5; i++) assert.is((await signInFrom(server, victim.email, `guess ${i}`, { localAddress: "127.0.0.2" })).status, 401);
+    for (let i = 0; i < 5; i++)
+      assert.is((await signInFrom(server, victim.email, `guess ${i}`, { localAddress: "127.0.0.2" })).status, 401);
     assert.is((await signInFrom(server, victim.email, victim.password, { localAddress: "127.0.0.3" })).status, 429);
     // …while the bystander signs in from there (and from .2, whose address count is only 5).
-    assert.is((await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.3" })).status, 201);
-    assert.is((await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.2" })).status, 201);
+    assert.is(
+      (await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.3" })).status,
+      201,
+    );
+    assert.is(
+      (await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.2" })).status,
+      201,
+    );
     // Spraying: failures 6..19 from .2 over many unknown accounts keep being checked…
-    for (let i = 6; i <= 19; i++) assert.is((await signInFrom(server, `spray-${i}@example.com`, "Winter2026!", { localAddress: "127.0.0.2" })).status, 401, `failure ${i}`);
+    for (let i = 6; i <= 19; i++)
+      assert.is(
+        (await signInFrom(server, `spray-${i}@example.com`, "Winter2026!", { localAddress: "127.0.0.2" })).status,
+        401,
+        `failure ${i}`,
+      );
     // …the bystander's success gave its attempt back, so .2 has 19 failures: the 20th is checked…
-    assert.is((await signInFrom(server, "spray-20@example.com", "Winter2026!", { localAddress: "127.0.0.2" })).status, 401);
+    assert.is(
+      (await signInFrom(server, "spray-20@example.com", "Winter2026!", { localAddress: "127.0.0.2" })).status,
+      401,
+    );
     // …and blocks the address for every account, the bystander's right password included.
     const blocked = await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.2" });
     assert.equal([blocked.status, blocked.retryAfter], [429, "1"]);
-    assert.is((await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.4" })).status, 201);
+    assert.is(
+      (await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.4" })).status,
+      201,
+    );
     at(1000);
-    assert.is((await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.2" })).status, 201);
+    assert.is(
+      (await signInFrom(server, bystander.email, bystander.password, { localAddress: "127.0.0.2" })).status,
+      201,
+    );
   },
   { clock },
 );
@@ -204,7 +250,10 @@ testEachServer(
     at(0);
     const { email, password } = await createUser(server);
     const session = await signIn(server, email, password);
-    const stepUp = (pw: string) => session.request("POST", "/v1/auth/step-up", { body: { data: { type: "step-ups", attributes: { password: pw } } } });
+    const stepUp = (pw: string) =>
+      session.request("POST", "/v1/auth/step-up", {
+        body: { data: { type: "step-ups", attributes: { password: pw } } },
+      });
     for (let i = 1; i <= 5; i++) {
       const response = await stepUp(`wrong ${i}`);
       assert.is(response.status, 403, `failure ${i}`);
@@ -219,35 +268,44 @@ testEachServer(
     assert.is((await stepUp(password)).status, 200);
     // The clock stood still, so the events are compared as a set of counts rather than in order.
     const counts: Record<string, number> = {};
-    for (const [action, refusal] of await failureAudits(server)) counts[`${action} ${refusal}`] = (counts[`${action} ${refusal}`] ?? 0) + 1;
-    assert.equal(counts, { "session.step_up_failed STEP_UP_PASSWORD_INVALID": 5, "session.step_up_failed AUTH_THROTTLED": 1, "session.sign_in_failed AUTH_THROTTLED": 1 });
+    for (const [action, refusal] of await failureAudits(server))
+      counts[`${action} ${refusal}`] = (counts[`${action} ${refusal}`] ?? 0) + 1;
+    assert.equal(counts, {
+      "session.step_up_failed STEP_UP_PASSWORD_INVALID": 5,
+      "session.step_up_failed AUTH_THROTTLED": 1,
+      "session.sign_in_failed AUTH_THROTTLED": 1,
+    });
   },
   { clock },
 );
 
 const rotation = suite("session rotation");
 
-testEachServer(rotation, "a sign-in starts a new session: the cookie sent with it is revoked (audited), the new one works", async (server) => {
-  const { email, password } = await createUser(server);
-  const first = await signIn(server, email, password);
-  const again = await signInFrom(server, email, password, { cookie: first.cookie });
-  assert.is(again.status, 201);
-  const second = again.setCookie!.split(";")[0];
-  assert.is.not(second, first.cookie);
-  const old = await first.request("GET", "/v1/auth/sessions/current");
-  assert.is(old.status, 401);
-  assert.match(firstError(await old.json()).detail!, /signed out/);
-  const current = await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } });
-  assert.is(current.status, 200);
-  const ended = await server.db.knex("audit_events").where({ action: "session.ended" }).select<AuditEventRow[]>("*");
-  assert.is(ended.length, 1);
-  const endedData = JSON.parse(ended[0].data) as { reason?: string; replaced_by?: string };
-  assert.is(endedData.reason, "replaced_by_sign_in");
-  assert.is(endedData.replaced_by, (await jsonOf<V1["SessionDocument"]>(current)).data.id);
-  // A failed sign-in leaves the presented session alone.
-  assert.is((await signInFrom(server, email, "wrong", { cookie: second })).status, 401);
-  assert.is((await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } })).status, 200);
-});
+testEachServer(
+  rotation,
+  "a sign-in starts a new session: the cookie sent with it is revoked (audited), the new one works",
+  async (server) => {
+    const { email, password } = await createUser(server);
+    const first = await signIn(server, email, password);
+    const again = await signInFrom(server, email, password, { cookie: first.cookie });
+    assert.is(again.status, 201);
+    const second = again.setCookie!.split(";")[0];
+    assert.is.not(second, first.cookie);
+    const old = await first.request("GET", "/v1/auth/sessions/current");
+    assert.is(old.status, 401);
+    assert.match(firstError(await old.json()).detail!, /signed out/);
+    const current = await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } });
+    assert.is(current.status, 200);
+    const ended = await server.db.knex("audit_events").where({ action: "session.ended" }).select<AuditEventRow[]>("*");
+    assert.is(ended.length, 1);
+    const endedData = JSON.parse(ended[0].data) as { reason?: string; replaced_by?: string };
+    assert.is(endedData.reason, "replaced_by_sign_in");
+    assert.is(endedData.replaced_by, (await jsonOf<V1["SessionDocument"]>(current)).data.id);
+    // A failed sign-in leaves the presented session alone.
+    assert.is((await signInFrom(server, email, "wrong", { cookie: second })).status, 401);
+    assert.is((await fetch(`${server.baseUrl}/v1/auth/sessions/current`, { headers: { Cookie: second } })).status, 200);
+  },
+);
 
 throttle.run();
 rotation.run();

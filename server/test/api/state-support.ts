@@ -44,12 +44,26 @@ export async function setUp(server: TestServer, name = "acme"): Promise<Fixture>
   const { organizationName, organizationId, token } = await createOrganizationWithToken(server, name, "admin");
   const workspace = await createWorkspace(server, token, organizationName, { name: "networking" });
   await uploadConfiguration(server, token, workspace.id);
-  return { organizationName, organizationId, token, workspaceId: workspace.id, workspaceName: workspace.attributes.name };
+  return {
+    organizationName,
+    organizationId,
+    token,
+    workspaceId: workspace.id,
+    workspaceName: workspace.attributes.name,
+  };
 }
 
 /** A run of the workspace, created through v1, as the runner sees it. */
-export async function newRun(server: TestServer, f: Fixture, kind: "plan_and_apply" | "speculative" = "plan_and_apply"): Promise<Run> {
-  const created = await v1CreateRun({ client: server.v1(f.token), path: { workspace_id: f.workspaceId }, body: { data: { type: "runs", attributes: { kind } } } });
+export async function newRun(
+  server: TestServer,
+  f: Fixture,
+  kind: "plan_and_apply" | "speculative" = "plan_and_apply",
+): Promise<Run> {
+  const created = await v1CreateRun({
+    client: server.v1(f.token),
+    path: { workspace_id: f.workspaceId },
+    body: { data: { type: "runs", attributes: { kind } } },
+  });
   const id = expectStatus(created, 201).data.id;
   return (await server.services.stores.runs.getById(id))!;
 }
@@ -62,8 +76,14 @@ export async function startApply(server: TestServer, run: Run): Promise<{ fence:
 }
 
 /** A state file as `tofu` writes it (pretty-printed, trailing newline: the bytes must survive exactly). */
-export function stateFile(serial: number, lineage: string, outputs: Record<string, { value: unknown; type: unknown; sensitive?: boolean }> = {}): Buffer {
-  return Buffer.from(`${JSON.stringify({ version: 4, terraform_version: "1.10.6", serial, lineage, outputs, resources: [], check_results: null }, null, 2)}\n`);
+export function stateFile(
+  serial: number,
+  lineage: string,
+  outputs: Record<string, { value: unknown; type: unknown; sensitive?: boolean }> = {},
+): Buffer {
+  return Buffer.from(
+    `${JSON.stringify({ version: 4, terraform_version: "1.10.6", serial, lineage, outputs, resources: [], check_results: null }, null, 2)}\n`,
+  );
 }
 
 export function hex(algorithm: "md5" | "sha256", bytes: Uint8Array): string {
@@ -75,7 +95,12 @@ export function base64Json(value: unknown): string {
 }
 
 /** The create document go-tfe sends (relationship `run` only when TFE_RUN_ID is set). */
-export function createBody(bytes: Buffer, serial: number, lineage: string, options: { runId?: string; outputs?: unknown; force?: boolean } = {}) {
+export function createBody(
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+  options: { runId?: string; outputs?: unknown; force?: boolean } = {},
+) {
   return {
     data: {
       type: "state-versions" as const,
@@ -100,12 +125,27 @@ export function createWith(
   lineage: string,
   options: Parameters<typeof createBody>[3] = {},
 ) {
-  return createStateVersion({ client: server.tfe(secret), path: { workspace_id: workspaceId }, body: createBody(bytes, serial, lineage, options) });
+  return createStateVersion({
+    client: server.tfe(secret),
+    path: { workspace_id: workspaceId },
+    body: createBody(bytes, serial, lineage, options),
+  });
 }
 
 /** Creates a state version with the run token and PUTs the state and JSON state as the CLI does; returns the pending version. */
-export async function writeState(server: TestServer, secret: string, run: Run, bytes: Buffer, serial: number, lineage: string, outputs?: unknown) {
-  const created = expectStatus(await createWith(server, secret, run.workspaceId, bytes, serial, lineage, { runId: run.id, outputs }), 201).data;
+export async function writeState(
+  server: TestServer,
+  secret: string,
+  run: Run,
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+  outputs?: unknown,
+) {
+  const created = expectStatus(
+    await createWith(server, secret, run.workspaceId, bytes, serial, lineage, { runId: run.id, outputs }),
+    201,
+  ).data;
   const [state, json] = await Promise.all([
     putUpload(created.attributes["hosted-state-upload-url"]!, bytes),
     putUpload(created.attributes["hosted-json-state-upload-url"]!, Buffer.from('{"format_version":"1.0"}')),
@@ -115,7 +155,14 @@ export async function writeState(server: TestServer, secret: string, run: Run, b
   return created;
 }
 
-export function publication(run: Run, stateVersionId: string, bytes: Buffer, serial: number, lineage: string, fence: number): StatePublication {
+export function publication(
+  run: Run,
+  stateVersionId: string,
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+  fence: number,
+): StatePublication {
   return { runId: run.id, stateVersionId, serial, lineage, sha256: hex("sha256", bytes), fence };
 }
 
@@ -134,7 +181,11 @@ export async function publishState(
 }
 
 export async function downloadBytes(server: TestServer, secret: string | undefined, id: string) {
-  const result = await downloadStateVersion({ client: server.tfe(secret), path: { state_version_id: id }, parseAs: "arrayBuffer" });
+  const result = await downloadStateVersion({
+    client: server.tfe(secret),
+    path: { state_version_id: id },
+    parseAs: "arrayBuffer",
+  });
   return { result, bytes: result.data ? Buffer.from(result.data as unknown as ArrayBuffer) : undefined };
 }
 
@@ -165,11 +216,17 @@ export async function stateSnapshot(server: TestServer, workspaceId: string) {
 export async function expectUnchanged<T>(server: TestServer, workspaceId: string, act: () => Promise<T>): Promise<T> {
   const before = await stateSnapshot(server, workspaceId);
   const result = await act();
-  assert.equal(await stateSnapshot(server, workspaceId), before, "a refused request changed state, locks, tokens or the audit trail");
+  assert.equal(
+    await stateSnapshot(server, workspaceId),
+    before,
+    "a refused request changed state, locks, tokens or the audit trail",
+  );
   return result;
 }
 
-export function validWorkspaceDocument(result: SdkResult): { data: { id: string; attributes: { locked: boolean; permissions: Record<string, boolean> } } } {
+export function validWorkspaceDocument(result: SdkResult): {
+  data: { id: string; attributes: { locked: boolean; permissions: Record<string, boolean> } };
+} {
   assert.is(result.response.status, 200, JSON.stringify(result.error));
   assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/vnd.api+json");
   assert.ok(result.data, "a lock action must answer with the workspace document, never an empty body");

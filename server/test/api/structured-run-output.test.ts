@@ -18,7 +18,12 @@ async function setUp(server: TestServer) {
   return { organizationName, admin, viewer, workspace };
 }
 
-async function v1Patch(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>): Promise<Response> {
+async function v1Patch(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  attributes: Record<string, unknown>,
+): Promise<Response> {
   return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}`, {
     method: "PATCH",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
@@ -26,57 +31,93 @@ async function v1Patch(server: TestServer, token: string, workspaceId: string, a
   });
 }
 
-async function tfeWorkspace(server: TestServer, token: string, workspaceId: string, attributes?: Record<string, unknown>) {
+async function tfeWorkspace(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  attributes?: Record<string, unknown>,
+) {
   const response = await fetch(`${server.baseUrl}/api/v2/workspaces/${workspaceId}`, {
     method: attributes ? "PATCH" : "GET",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
     ...(attributes ? { body: JSON.stringify({ data: { type: "workspaces", attributes } }) } : {}),
   });
-  return { status: response.status, document: (await response.json()) as { data: { attributes: Record<string, unknown> }; errors?: Array<{ code: string }> } };
+  return {
+    status: response.status,
+    document: (await response.json()) as {
+      data: { attributes: Record<string, unknown> };
+      errors?: Array<{ code: string }>;
+    },
+  };
 }
 
-testEachServer(test, "the switch: true for a new workspace, set through /v1 and /api/v2, refused to a viewer, audited once per change", async (server) => {
-  const { admin, viewer, workspace } = await setUp(server);
-  assert.is(workspace.attributes.structured_run_output_enabled, true);
-  assert.is((await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"], true);
+testEachServer(
+  test,
+  "the switch: true for a new workspace, set through /v1 and /api/v2, refused to a viewer, audited once per change",
+  async (server) => {
+    const { admin, viewer, workspace } = await setUp(server);
+    assert.is(workspace.attributes.structured_run_output_enabled, true);
+    assert.is(
+      (await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"],
+      true,
+    );
 
-  const off = await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false });
-  assert.is(off.status, 200);
-  assert.is(((await off.json()) as { data: { attributes: Record<string, unknown> } }).data.attributes.structured_run_output_enabled, false);
-  assert.is((await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"], false);
-  // The same value again changes nothing and is not audited again.
-  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false })).status, 200);
+    const off = await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false });
+    assert.is(off.status, 200);
+    assert.is(
+      ((await off.json()) as { data: { attributes: Record<string, unknown> } }).data.attributes
+        .structured_run_output_enabled,
+      false,
+    );
+    assert.is(
+      (await tfeWorkspace(server, admin, workspace.id)).document.data.attributes["structured-run-output-enabled"],
+      false,
+    );
+    // The same value again changes nothing and is not audited again.
+    assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false })).status, 200);
 
-  const on = await tfeWorkspace(server, admin, workspace.id, { "structured-run-output-enabled": true });
-  assert.is(on.status, 200);
-  assert.is(on.document.data.attributes["structured-run-output-enabled"], true);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
+    const on = await tfeWorkspace(server, admin, workspace.id, { "structured-run-output-enabled": true });
+    assert.is(on.status, 200);
+    assert.is(on.document.data.attributes["structured-run-output-enabled"], true);
+    assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
 
-  // A viewer may not change it: nothing is written.
-  assert.is((await v1Patch(server, viewer, workspace.id, { structured_run_output_enabled: false })).status, 403);
-  assert.is((await tfeWorkspace(server, viewer, workspace.id, { "structured-run-output-enabled": false })).status >= 400, true);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
-  // Not a boolean: refused before anything is written.
-  assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: "no" })).status, 422);
-  assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
+    // A viewer may not change it: nothing is written.
+    assert.is((await v1Patch(server, viewer, workspace.id, { structured_run_output_enabled: false })).status, 403);
+    assert.is(
+      (await tfeWorkspace(server, viewer, workspace.id, { "structured-run-output-enabled": false })).status >= 400,
+      true,
+    );
+    assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
+    // Not a boolean: refused before anything is written.
+    assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: "no" })).status, 422);
+    assert.is((await server.services.stores.workspaces.getById(workspace.id))!.structuredRunOutputEnabled, true);
 
-  const stored = (await server.services.stores.workspaces.getById(workspace.id))!;
-  const events = await server.services.stores.audit.listByOrganization(stored.organizationId);
-  const changes = events.filter((e) => e.action === "workspace.updated" && e.targetId === workspace.id && "structured_run_output_enabled" in e.data);
-  assert.equal(
-    changes.map((e) => e.data.structured_run_output_enabled),
-    [false, true],
-  );
-});
+    const stored = (await server.services.stores.workspaces.getById(workspace.id))!;
+    const events = await server.services.stores.audit.listByOrganization(stored.organizationId);
+    const changes = events.filter(
+      (e) =>
+        e.action === "workspace.updated" && e.targetId === workspace.id && "structured_run_output_enabled" in e.data,
+    );
+    assert.equal(
+      changes.map((e) => e.data.structured_run_output_enabled),
+      [false, true],
+    );
+  },
+);
 
 testEachServer(test, "a workspace created with the switch off through /v1 or /api/v2 has it off", async (server) => {
   const { organizationName, admin } = await setUp(server);
-  const viaV1 = await createWorkspace(server, admin, organizationName, { name: "plain-v1", structured_run_output_enabled: false });
+  const viaV1 = await createWorkspace(server, admin, organizationName, {
+    name: "plain-v1",
+    structured_run_output_enabled: false,
+  });
   assert.is(viaV1.attributes.structured_run_output_enabled, false);
   const response = await fetch(`${server.baseUrl}/api/v2/organizations/${organizationName}/workspaces`, {
     method: "POST",
     headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "plain-tfe", "structured-run-output-enabled": false } } }),
+    body: JSON.stringify({
+      data: { type: "workspaces", attributes: { name: "plain-tfe", "structured-run-output-enabled": false } },
+    }),
   });
   assert.is(response.status, 201);
   const document = (await response.json()) as { data: { id: string; attributes: Record<string, unknown> } };
@@ -89,7 +130,9 @@ testEachServer(test, "a workspace created with the switch on through /api/v2 has
   const response = await fetch(`${server.baseUrl}/api/v2/organizations/${organizationName}/workspaces`, {
     method: "POST",
     headers: { Authorization: `Bearer ${admin}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "workspaces", attributes: { name: "structured", "structured-run-output-enabled": true } } }),
+    body: JSON.stringify({
+      data: { type: "workspaces", attributes: { name: "structured", "structured-run-output-enabled": true } },
+    }),
   });
   assert.is(response.status, 201);
   const document = (await response.json()) as { data: { id: string; attributes: Record<string, unknown> } };
@@ -113,12 +156,19 @@ testEachServer(
       const planned = await waitForStatus(server, admin, run.id, ["planned_and_finished", "errored"]);
       assert.is(planned.attributes.status, "planned_and_finished", await readLog(server, admin, run.id, "plan"));
     }
-    const off = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(before.id, "plan")}/json-output-redacted`, { headers: { Authorization: `Bearer ${viewer}` } });
+    const off = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(before.id, "plan")}/json-output-redacted`, {
+      headers: { Authorization: `Bearer ${viewer}` },
+    });
     assert.is(off.status, 404);
     await off.arrayBuffer();
-    const on = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(after.id, "plan")}/json-output-redacted`, { headers: { Authorization: `Bearer ${viewer}` } });
+    const on = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(after.id, "plan")}/json-output-redacted`, {
+      headers: { Authorization: `Bearer ${viewer}` },
+    });
     assert.is(on.status, 200);
-    const document = (await on.json()) as { resource_changes: Array<{ address: string }>; provider_schemas: Record<string, unknown> };
+    const document = (await on.json()) as {
+      resource_changes: Array<{ address: string }>;
+      provider_schemas: Record<string, unknown>;
+    };
     assert.ok(document.resource_changes.length > 0);
     assert.ok(Object.keys(document.provider_schemas).includes("registry.opentofu.org/hashicorp/random"));
   },

@@ -5,7 +5,13 @@ import * as assert from "uvu/assert";
 import { operations } from "../../../generated/tfe/operations.gen.ts";
 import { stateUploadUrls } from "../../src/commands/state-versions.ts";
 import { stateVersionOutputId } from "../../src/api/tfe/presenters.ts";
-import { createOrganizationWithToken, createToken, createVariable, createWorkspace, uploadConfiguration } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createToken,
+  createVariable,
+  createWorkspace,
+  uploadConfiguration,
+} from "../support/factories.ts";
 import { seededOrganization, seedRunIn } from "../support/seeded-runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -113,10 +119,20 @@ interface Call {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}-${(counter += 1)}`;
 
-async function tfe(world: World, method: string, path: string, token: string | null, body?: unknown): Promise<Response> {
+async function tfe(
+  world: World,
+  method: string,
+  path: string,
+  token: string | null,
+  body?: unknown,
+): Promise<Response> {
   const headers: Record<string, string> = { "Content-Type": "application/vnd.api+json" };
   if (token) headers.Authorization = `Bearer ${token}`;
-  return fetch(`${world.server.baseUrl}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return fetch(`${world.server.baseUrl}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
 }
 
 /** A pending state version that has not been uploaded yet, and the signed URLs to upload it. */
@@ -143,7 +159,8 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
   const org = { organization_name: "acme" };
   const ws = { workspace_id: world.workspaceId };
   const run = async () => (await seedRunIn(server, world.adminToken, world.workspaceId)).run.id;
-  const freshWorkspace = async () => (await createWorkspace(server, world.adminToken, "acme", { name: unique("lock") })).id;
+  const freshWorkspace = async () =>
+    (await createWorkspace(server, world.adminToken, "acme", { name: unique("lock") })).id;
   switch (operationId) {
     case "getDiscovery":
     case "ping":
@@ -151,7 +168,9 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "readLog":
       return { path: { log_token: world.logPath.split("/").pop()! } };
     case "uploadStateVersion": {
-      const { bytes, urls } = await pendingUpload(world, (serial) => Buffer.from(`{"version":4,"serial":${serial},"lineage":"l","resources":[]}`));
+      const { bytes, urls } = await pendingUpload(world, (serial) =>
+        Buffer.from(`{"version":4,"serial":${serial},"lineage":"l","resources":[]}`),
+      );
       return { path: { upload_token: urls.state.split("/").pop()! }, rawBody: bytes };
     }
     case "uploadStateVersionJson": {
@@ -182,12 +201,21 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "removeWorkspaceTags":
       return { path: ws, body: { data: [{ type: "tags", attributes: { name: unique("tag") } }] } };
     case "lockWorkspace":
-      return { path: { workspace_id: await freshWorkspace() }, body: { data: { type: "", attributes: { reason: "matrix" } } } };
+      return {
+        path: { workspace_id: await freshWorkspace() },
+        body: { data: { type: "", attributes: { reason: "matrix" } } },
+      };
     case "unlockWorkspace": {
       const workspaceId = await freshWorkspace();
       // Locked by the caller itself where it may lock, so the unlock is the caller's own.
       if (caller === "operator" || caller === "admin") {
-        const locked = await tfe(world, "POST", `/api/v2/workspaces/${workspaceId}/actions/lock`, world.tokens[caller], { data: { type: "", attributes: { reason: "matrix" } } });
+        const locked = await tfe(
+          world,
+          "POST",
+          `/api/v2/workspaces/${workspaceId}/actions/lock`,
+          world.tokens[caller],
+          { data: { type: "", attributes: { reason: "matrix" } } },
+        );
         assert.is(locked.status, 200);
       }
       return { path: { workspace_id: workspaceId } };
@@ -198,9 +226,14 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "getProject":
       return { path: { project_id: (await server.services.stores.workspaces.getById(world.workspaceId))!.projectId } };
     case "updateProject": {
-      const created = await tfe(world, "POST", "/api/v2/organizations/acme/projects", world.adminToken, { data: { type: "projects", attributes: { name: unique("renamed") } } });
+      const created = await tfe(world, "POST", "/api/v2/organizations/acme/projects", world.adminToken, {
+        data: { type: "projects", attributes: { name: unique("renamed") } },
+      });
       const project = (await created.json()) as { data: { id: string } };
-      return { path: { project_id: project.data.id }, body: { data: { type: "projects", attributes: { name: unique("project") } } } };
+      return {
+        path: { project_id: project.data.id },
+        body: { data: { type: "projects", attributes: { name: unique("project") } } },
+      };
     }
     case "forceUnlockWorkspace":
     case "deleteWorkspace":
@@ -213,7 +246,10 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
       return { path: { ...org, workspace_name: name } };
     }
     case "createStateVersion":
-      return { path: ws, body: { data: { type: "state-versions", attributes: { serial: 1000, md5: "0".repeat(32), lineage: "l" } } } };
+      return {
+        path: ws,
+        body: { data: { type: "state-versions", attributes: { serial: 1000, md5: "0".repeat(32), lineage: "l" } } },
+      };
     case "getStateVersion":
     case "downloadStateVersion":
       return { path: { state_version_id: world.stateVersionId } };
@@ -258,18 +294,35 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
     case "getAccountDetails":
       return { path: {} };
     case "createOrganization":
-      return { path: {}, body: { data: { type: "organizations", attributes: { name: unique("org"), email: "ops@example.com" } } } };
+      return {
+        path: {},
+        body: { data: { type: "organizations", attributes: { name: unique("org"), email: "ops@example.com" } } },
+      };
     case "getOrganization":
       return { path: org };
     case "listVariables":
       return { path: ws };
     case "createVariable":
-      return { path: ws, body: { data: { type: "vars", attributes: { key: unique("key").replace("-", "_"), value: "v", category: "terraform" } } } };
+      return {
+        path: ws,
+        body: {
+          data: {
+            type: "vars",
+            attributes: { key: unique("key").replace("-", "_"), value: "v", category: "terraform" },
+          },
+        },
+      };
     case "getVariable":
     case "updateVariable":
     case "deleteVariable": {
-      const variable = await createVariable(server, world.adminToken, world.workspaceId, { key: unique("var").replace("-", "_"), value: "v" });
-      const body = operationId === "updateVariable" ? { data: { type: "vars", id: variable.id, attributes: { value: "changed" } } } : undefined;
+      const variable = await createVariable(server, world.adminToken, world.workspaceId, {
+        key: unique("var").replace("-", "_"),
+        value: "v",
+      });
+      const body =
+        operationId === "updateVariable"
+          ? { data: { type: "vars", id: variable.id, attributes: { value: "changed" } } }
+          : undefined;
       return { path: { ...ws, variable_id: variable.id }, body };
     }
     default:
@@ -277,7 +330,12 @@ async function callFor(operationId: string, caller: Caller, world: World): Promi
   }
 }
 
-async function send(world: World, operation: (typeof operations)[number], caller: Caller, call: Call): Promise<Response> {
+async function send(
+  world: World,
+  operation: (typeof operations)[number],
+  caller: Caller,
+  call: Call,
+): Promise<Response> {
   const { url, headers, body } = matrixRequest(operation, call);
   if (caller !== "anonymous") headers.Authorization = `Bearer ${world.tokens[caller]}`;
   return fetch(`${world.server.baseUrl}${url}`, { method: operation.method, headers, body });
@@ -289,35 +347,50 @@ matrix("has exactly one row per /api/v2 operation of the spec", () => {
   assert.equal(Object.keys(EXPECTED).sort(), operations.map((op) => op.operationId).sort());
 });
 
-testEachServer(matrix, "every /api/v2 operation × anonymous/other-org/viewer/operator/admin token answers the expected status", async (server) => {
-  const { org, workspace } = await seededOrganization(server);
-  const other = await createOrganizationWithToken(server, "globex", "admin");
-  // A published state version with an output, and a run whose plan has a log URL.
-  const seeded = await seedRunIn(server, org.token, workspace.id);
-  const published = (await server.services.stores.stateVersions.listByWorkspace(workspace.id)).find((v) => v.status === "finalized")!;
-  await server.db
-    .knex("state_versions")
-    .where({ id: published.id })
-    .update({ json_outputs: JSON.stringify([{ name: "greeting", sensitive: false, type: "string", value: "hi" }]) });
-  const plan = await fetch(`${server.baseUrl}/api/v2/plans/${seeded.run.id.replace(/^run-/, "plan-")}`, { headers: { Authorization: `Bearer ${org.token}` } });
-  const logReadUrl = ((await plan.json()) as { data: { attributes: { "log-read-url": string } } }).data.attributes["log-read-url"];
-  const world: World = {
-    server,
-    adminToken: org.token,
-    organizationId: org.organizationId,
-    workspaceId: workspace.id,
-    workspaceName: workspace.attributes.name,
-    tokens: {
-      other: other.token,
-      viewer: (await createToken(server, org.token, "acme", "viewer")).token,
-      operator: (await createToken(server, org.token, "acme", "operator")).token,
-      admin: org.token,
-    },
-    stateVersionId: published.id,
-    outputId: stateVersionOutputId(published.id, 0),
-    logPath: new URL(logReadUrl).pathname,
-  };
-  assert.equal(await matrixMismatches(operations, EXPECTED, async (operation, caller) => send(world, operation, caller, await callFor(operation.operationId, caller, world))), []);
-});
+testEachServer(
+  matrix,
+  "every /api/v2 operation × anonymous/other-org/viewer/operator/admin token answers the expected status",
+  async (server) => {
+    const { org, workspace } = await seededOrganization(server);
+    const other = await createOrganizationWithToken(server, "globex", "admin");
+    // A published state version with an output, and a run whose plan has a log URL.
+    const seeded = await seedRunIn(server, org.token, workspace.id);
+    const published = (await server.services.stores.stateVersions.listByWorkspace(workspace.id)).find(
+      (v) => v.status === "finalized",
+    )!;
+    await server.db
+      .knex("state_versions")
+      .where({ id: published.id })
+      .update({ json_outputs: JSON.stringify([{ name: "greeting", sensitive: false, type: "string", value: "hi" }]) });
+    const plan = await fetch(`${server.baseUrl}/api/v2/plans/${seeded.run.id.replace(/^run-/, "plan-")}`, {
+      headers: { Authorization: `Bearer ${org.token}` },
+    });
+    const logReadUrl = ((await plan.json()) as { data: { attributes: { "log-read-url": string } } }).data.attributes[
+      "log-read-url"
+    ];
+    const world: World = {
+      server,
+      adminToken: org.token,
+      organizationId: org.organizationId,
+      workspaceId: workspace.id,
+      workspaceName: workspace.attributes.name,
+      tokens: {
+        other: other.token,
+        viewer: (await createToken(server, org.token, "acme", "viewer")).token,
+        operator: (await createToken(server, org.token, "acme", "operator")).token,
+        admin: org.token,
+      },
+      stateVersionId: published.id,
+      outputId: stateVersionOutputId(published.id, 0),
+      logPath: new URL(logReadUrl).pathname,
+    };
+    assert.equal(
+      await matrixMismatches(operations, EXPECTED, async (operation, caller) =>
+        send(world, operation, caller, await callFor(operation.operationId, caller, world)),
+      ),
+      [],
+    );
+  },
+);
 
 matrix.run();

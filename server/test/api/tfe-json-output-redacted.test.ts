@@ -24,12 +24,17 @@ async function setUp(server: TestServer) {
   const { organizationName: other } = await createOrganizationWithToken(server, "other", "admin");
   const { token: outsider } = await createToken(server, server.bootstrapToken, other, "admin");
   // Without structured output (on by default for new workspaces): only imports build the redacted plan here.
-  const workspace = await createWorkspace(server, admin, organizationName, { name: "app", structured_run_output_enabled: false });
+  const workspace = await createWorkspace(server, admin, organizationName, {
+    name: "app",
+    structured_run_output_enabled: false,
+  });
   return { admin, viewer, outsider, workspace };
 }
 
 function get(server: TestServer, token: string, planId: string): Promise<Response> {
-  return fetch(`${server.baseUrl}/api/v2/plans/${planId}/json-output-redacted`, { headers: { Authorization: `Bearer ${token}` } });
+  return fetch(`${server.baseUrl}/api/v2/plans/${planId}/json-output-redacted`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
 }
 
 async function assertUnavailable(response: Response) {
@@ -38,24 +43,35 @@ async function assertUnavailable(response: Response) {
   assert.is(document.errors[0].code, "PLAN_JSON_UNAVAILABLE");
 }
 
-testEachServer(test, "a viewer reads the stored redacted plan byte for byte; another organization and an unfinished plan read 404", async (server) => {
-  const { admin, viewer, outsider, workspace } = await setUp(server);
-  const created = await startRun(server, admin, workspace.id, { "main.tf": "\n" }, "speculative");
-  const run = (await server.services.stores.runs.getById(created.id))!;
-  const bytes = Buffer.from(JSON.stringify({ plan_format_version: "1.2", resource_changes: [], provider_format_version: "1.0", provider_schemas: {} }));
-  await writeRunArtifact(server.services, run, "plan_json_redacted", bytes);
-  const planId = phaseId(run.id, "plan");
-  // Not published before the plan finished.
-  await assertUnavailable(await get(server, viewer, planId));
-  await server.services.stores.runs.update(run.id, run.status, { planStatus: "finished", updatedAt: new Date() });
-  const response = await get(server, viewer, planId);
-  assert.is(response.status, 200);
-  assert.is(response.headers.get("cache-control"), "private, no-store");
-  assert.is(response.headers.get("content-length"), String(bytes.length));
-  assert.ok(Buffer.from(await response.arrayBuffer()).equals(bytes));
-  await assertUnavailable(await get(server, outsider, planId));
-  await assertUnavailable(await get(server, viewer, "plan-0000000000000000"));
-});
+testEachServer(
+  test,
+  "a viewer reads the stored redacted plan byte for byte; another organization and an unfinished plan read 404",
+  async (server) => {
+    const { admin, viewer, outsider, workspace } = await setUp(server);
+    const created = await startRun(server, admin, workspace.id, { "main.tf": "\n" }, "speculative");
+    const run = (await server.services.stores.runs.getById(created.id))!;
+    const bytes = Buffer.from(
+      JSON.stringify({
+        plan_format_version: "1.2",
+        resource_changes: [],
+        provider_format_version: "1.0",
+        provider_schemas: {},
+      }),
+    );
+    await writeRunArtifact(server.services, run, "plan_json_redacted", bytes);
+    const planId = phaseId(run.id, "plan");
+    // Not published before the plan finished.
+    await assertUnavailable(await get(server, viewer, planId));
+    await server.services.stores.runs.update(run.id, run.status, { planStatus: "finished", updatedAt: new Date() });
+    const response = await get(server, viewer, planId);
+    assert.is(response.status, 200);
+    assert.is(response.headers.get("cache-control"), "private, no-store");
+    assert.is(response.headers.get("content-length"), String(bytes.length));
+    assert.ok(Buffer.from(await response.arrayBuffer()).equals(bytes));
+    await assertUnavailable(await get(server, outsider, planId));
+    await assertUnavailable(await get(server, viewer, "plan-0000000000000000"));
+  },
+);
 
 const CANARY_VARIABLE = "canary-variable-3141592";
 const CANARY_ATTRIBUTE = "canary-attribute-2718281";
@@ -97,26 +113,37 @@ testEachServer(
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
     const run = await startRun(server, admin, workspace.id, IMPORTING);
-    const planned = await waitForStatus(server, admin, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
+    const planned = await waitForStatus(server, admin, run.id, [
+      "awaiting_approval",
+      "planned_and_finished",
+      "errored",
+    ]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
     const response = await get(server, viewer, phaseId(run.id, "plan"));
     assert.is(response.status, 200);
     const text = await response.text();
-    for (const canary of [CANARY_VARIABLE, CANARY_ATTRIBUTE, CANARY_IMPORT]) assert.not.ok(text.includes(canary), `${canary} is in the redacted plan`);
+    for (const canary of [CANARY_VARIABLE, CANARY_ATTRIBUTE, CANARY_IMPORT])
+      assert.not.ok(text.includes(canary), `${canary} is in the redacted plan`);
     const document = JSON.parse(text) as {
       resource_changes: Array<{ address: string; change: { importing?: { id: string } } }>;
       provider_schemas: Record<string, unknown>;
     };
     const imported = document.resource_changes.find((r) => r.address === "random_password.imported")!;
     assert.is(imported.change.importing?.id, "[sensitive value]");
-    assert.equal(Object.keys(document.provider_schemas).sort(), ["registry.opentofu.org/hashicorp/random", "terraform.io/builtin/terraform"]);
+    assert.equal(Object.keys(document.provider_schemas).sort(), [
+      "registry.opentofu.org/hashicorp/random",
+      "terraform.io/builtin/terraform",
+    ]);
     if (unavailable) return;
     // The CLI's renderer: the same lines as from the unredacted plan JSON the runner stored.
     const record = (await server.services.stores.runs.getById(run.id))!;
     const dir = mkdtempSync(join(tmpdir(), "redacted-plan-"));
     try {
       writeFileSync(join(dir, "plan.json"), await readPlanJson(server.services, record));
-      writeFileSync(join(dir, "schemas.json"), JSON.stringify({ format_version: "1.0", provider_schemas: document.provider_schemas }));
+      writeFileSync(
+        join(dir, "schemas.json"),
+        JSON.stringify({ format_version: "1.0", provider_schemas: document.provider_schemas }),
+      );
       // The import id is random_password's result, a value the plan marks sensitive: tofu prints
       // it locally; the redacted plan has it redacted by value, like the logs.
       const local = renderLocal(join(dir, "plan.json"), join(dir, "schemas.json"));
@@ -138,7 +165,11 @@ testEachServer(
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
     const run = await startRun(server, admin, workspace.id, fixture("random"));
-    const planned = await waitForStatus(server, admin, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
+    const planned = await waitForStatus(server, admin, run.id, [
+      "awaiting_approval",
+      "planned_and_finished",
+      "errored",
+    ]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
     await assertUnavailable(await get(server, viewer, phaseId(run.id, "plan")));
   },

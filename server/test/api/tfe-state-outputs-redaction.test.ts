@@ -25,7 +25,10 @@ function stateWithOutputs(serial: number) {
     outputs: {
       plain: { value: VARIABLE_SECRET, type: "string" },
       ns: { value: `copied ${STATE_SECRET}`, type: "string" },
-      nested: { value: { list: [VARIABLE_SECRET, "kept"], n: 7 }, type: ["object", { list: ["list", "string"], n: "number" }] },
+      nested: {
+        value: { list: [VARIABLE_SECRET, "kept"], n: 7 },
+        type: ["object", { list: ["list", "string"], n: "number" }],
+      },
       cfg: { value: `credentials "api" {\n  token = "${RUN_TOKEN}"\n}\n`, type: "string" },
       hello: { value: "hello", type: "string" },
       hidden: { value: "never-stored", type: "string", sensitive: true },
@@ -35,7 +38,12 @@ function stateWithOutputs(serial: number) {
         mode: "managed",
         type: "terraform_data",
         name: "t",
-        instances: [{ attributes: { input: STATE_SECRET, output: STATE_SECRET }, sensitive_attributes: [[{ type: "get_attr", value: "input" }]] }],
+        instances: [
+          {
+            attributes: { input: STATE_SECRET, output: STATE_SECRET },
+            sensitive_attributes: [[{ type: "get_attr", value: "input" }]],
+          },
+        ],
       },
     ],
   };
@@ -43,7 +51,11 @@ function stateWithOutputs(serial: number) {
 
 async function setUp(server: TestServer) {
   const { org, workspace } = await seededOrganization(server);
-  await createVariable(server, org.token, workspace.id, { key: "db_password", value: VARIABLE_SECRET, sensitive: true });
+  await createVariable(server, org.token, workspace.id, {
+    key: "db_password",
+    value: VARIABLE_SECRET,
+    sensitive: true,
+  });
   const state = stateWithOutputs(1);
   const version = await storeState(server, workspace.id, null, 1, "finalized", Buffer.from(JSON.stringify(state)));
   // The outputs as the upload records them (sensitive values dropped at once).
@@ -65,59 +77,71 @@ async function setUp(server: TestServer) {
   return { workspace, version, callers };
 }
 
-async function get<T>(server: TestServer, token: string, path: string): Promise<{ status: number; text: string; body: T }> {
+async function get<T>(
+  server: TestServer,
+  token: string,
+  path: string,
+): Promise<{ status: number; text: string; body: T }> {
   const response = await fetch(`${server.baseUrl}${path}`, { headers: { Authorization: `Bearer ${token}` } });
   const text = await response.text();
   return { status: response.status, text, body: JSON.parse(text) as T };
 }
 
 function assertNoSecret(where: string, text: string) {
-  for (const secret of [VARIABLE_SECRET, STATE_SECRET, RUN_TOKEN]) assert.not.ok(text.includes(secret), `${where} holds ${secret}`);
+  for (const secret of [VARIABLE_SECRET, STATE_SECRET, RUN_TOKEN])
+    assert.not.ok(text.includes(secret), `${where} holds ${secret}`);
 }
 
 const test = suite("state version outputs: redacted by value, values only with state:read");
 
-testEachServer(test, "a viewer and an operator never see a sensitive variable through a plain output, a nonsensitive() copy or a run token", async (server) => {
-  const { workspace, version, callers } = await setUp(server);
-  const list = `/api/v2/workspaces/${workspace.id}/current-state-version-outputs`;
-  const one = (index: number) => `/api/v2/state-version-outputs/${stateVersionOutputId(version.id, index)}`;
+testEachServer(
+  test,
+  "a viewer and an operator never see a sensitive variable through a plain output, a nonsensitive() copy or a run token",
+  async (server) => {
+    const { workspace, version, callers } = await setUp(server);
+    const list = `/api/v2/workspaces/${workspace.id}/current-state-version-outputs`;
+    const one = (index: number) => `/api/v2/state-version-outputs/${stateVersionOutputId(version.id, index)}`;
 
-  // The viewer (no state:read): names, types and sensitivity, never a value.
-  const viewer = await get<Tfe["StateVersionOutputListDocument"]>(server, callers.viewer, list);
-  assert.is(viewer.status, 200, viewer.text);
-  assertNoSecret("the viewer's list", viewer.text);
-  assert.equal(
-    viewer.body.data.map((o) => [o.attributes.name, o.attributes.sensitive, o.attributes.value]),
-    ["plain", "ns", "nested", "cfg", "hello", "hidden"].map((name) => [name, name === "hidden", null]),
-  );
-  assert.equal(viewer.body.data[2].attributes["detailed-type"], ["object", { list: ["list", "string"], n: "number" }]);
-  for (let index = 0; index < 6; index++) {
-    const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers.viewer, one(index));
-    assert.is(single.status, 200, single.text);
-    assert.is(single.body.data.attributes.value, null);
-  }
-
-  // The operator and the admin (state:read): the values, redacted by value like the logs.
-  for (const caller of ["operator", "admin"] as const) {
-    const read = await get<Tfe["StateVersionOutputListDocument"]>(server, callers[caller], list);
-    assert.is(read.status, 200, read.text);
-    assertNoSecret(`the ${caller}'s list`, read.text);
-    const values = Object.fromEntries(read.body.data.map((o) => [o.attributes.name, o.attributes.value]));
-    assert.equal(values, {
-      plain: REDACTED,
-      ns: `copied ${REDACTED}`,
-      nested: { list: [REDACTED, "kept"], n: 7 },
-      cfg: `credentials "api" {\n  token = "${REDACTED}"\n}\n`,
-      hello: "hello",
-      hidden: null,
-    });
+    // The viewer (no state:read): names, types and sensitivity, never a value.
+    const viewer = await get<Tfe["StateVersionOutputListDocument"]>(server, callers.viewer, list);
+    assert.is(viewer.status, 200, viewer.text);
+    assertNoSecret("the viewer's list", viewer.text);
+    assert.equal(
+      viewer.body.data.map((o) => [o.attributes.name, o.attributes.sensitive, o.attributes.value]),
+      ["plain", "ns", "nested", "cfg", "hello", "hidden"].map((name) => [name, name === "hidden", null]),
+    );
+    assert.equal(viewer.body.data[2].attributes["detailed-type"], [
+      "object",
+      { list: ["list", "string"], n: "number" },
+    ]);
     for (let index = 0; index < 6; index++) {
-      const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers[caller], one(index));
+      const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers.viewer, one(index));
       assert.is(single.status, 200, single.text);
-      assertNoSecret(`the ${caller}'s output ${index}`, single.text);
-      assert.equal(single.body.data.attributes.value, read.body.data[index].attributes.value);
+      assert.is(single.body.data.attributes.value, null);
     }
-  }
-});
+
+    // The operator and the admin (state:read): the values, redacted by value like the logs.
+    for (const caller of ["operator", "admin"] as const) {
+      const read = await get<Tfe["StateVersionOutputListDocument"]>(server, callers[caller], list);
+      assert.is(read.status, 200, read.text);
+      assertNoSecret(`the ${caller}'s list`, read.text);
+      const values = Object.fromEntries(read.body.data.map((o) => [o.attributes.name, o.attributes.value]));
+      assert.equal(values, {
+        plain: REDACTED,
+        ns: `copied ${REDACTED}`,
+        nested: { list: [REDACTED, "kept"], n: 7 },
+        cfg: `credentials "api" {\n  token = "${REDACTED}"\n}\n`,
+        hello: "hello",
+        hidden: null,
+      });
+      for (let index = 0; index < 6; index++) {
+        const single = await get<Tfe["StateVersionOutputDocument"]>(server, callers[caller], one(index));
+        assert.is(single.status, 200, single.text);
+        assertNoSecret(`the ${caller}'s output ${index}`, single.text);
+        assert.equal(single.body.data.attributes.value, read.body.data[index].attributes.value);
+      }
+    }
+  },
+);
 
 test.run();

@@ -19,10 +19,17 @@ function signInBody(email: string, password: string): string {
 }
 
 /** Signs in over the server's HTTPS listener (the local CA's certificate); returns the Set-Cookie header. */
-async function signInOverHttps(server: TestServer, email: string, password: string): Promise<{ status: number; setCookie: string }> {
+async function signInOverHttps(
+  server: TestServer,
+  email: string,
+  password: string,
+): Promise<{ status: number; setCookie: string }> {
   const tls = ensureLocalTls(server.dataDir);
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-  const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
+  const listener: Server = createServer(
+    { cert: tls.cert, key: tls.key },
+    buildApp(server.services, [tfeSurface, v1Surface]).callback(),
+  );
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   try {
     const body = signInBody(email, password);
@@ -37,7 +44,9 @@ async function signInOverHttps(server: TestServer, email: string, password: stri
         },
         (res) => {
           res.resume();
-          res.on("end", () => resolve({ status: res.statusCode ?? 0, setCookie: (res.headers["set-cookie"] ?? [""])[0] }));
+          res.on("end", () =>
+            resolve({ status: res.statusCode ?? 0, setCookie: (res.headers["set-cookie"] ?? [""])[0] }),
+          );
         },
       );
       req.on("error", reject);
@@ -71,7 +80,10 @@ testEachServer(
     assert.is(overHttp.status, 201);
     const setCookie = overHttp.headers.get("set-cookie") ?? "";
     assert.ok(setCookie.startsWith("stackship_session="), setCookie);
-    assert.not.ok(attributes(setCookie).includes("secure"), `no Secure over plain http with an http public URL (the local dashboard): ${setCookie}`);
+    assert.not.ok(
+      attributes(setCookie).includes("secure"),
+      `no Secure over plain http with an http public URL (the local dashboard): ${setCookie}`,
+    );
   },
   { config: { publicUrl: "http://stackship.test" } },
 );

@@ -18,9 +18,15 @@ testEachServer(
     const { org, workspace } = await seededOrganization(server);
     const viewer = await createToken(server, org.token, "acme", "viewer");
     const summary = async () => {
-      const result = await getWorkspaceStateSummary({ client: server.v1(viewer.token), path: { workspace_id: workspace.id } });
+      const result = await getWorkspaceStateSummary({
+        client: server.v1(viewer.token),
+        path: { workspace_id: workspace.id },
+      });
       const document = expectStatus(result, 200);
-      assert.ok(v1Validators.WorkspaceStateSummaryDocument(document), JSON.stringify(v1Validators.WorkspaceStateSummaryDocument.errors));
+      assert.ok(
+        v1Validators.WorkspaceStateSummaryDocument(document),
+        JSON.stringify(v1Validators.WorkspaceStateSummaryDocument.errors),
+      );
       return document.data.attributes;
     };
 
@@ -32,12 +38,30 @@ testEachServer(
     const one = await summary();
     assert.is(one.state_versions.length, 1, "the pending upload is not state");
     const [first] = one.state_versions;
-    const row = await server.db.knex("state_versions").where({ workspace_id: workspace.id, serial: 1 }).first<StateVersionRow>();
-    assert.equal(first, { id: row.id, serial: 1, run_id: run.id, published_at: new Date(row.published_at!).toISOString(), digest: row.sha256, size_bytes: Number(row.size_bytes) });
+    const row = await server.db
+      .knex("state_versions")
+      .where({ workspace_id: workspace.id, serial: 1 })
+      .first<StateVersionRow>();
+    assert.equal(first, {
+      id: row.id,
+      serial: 1,
+      run_id: run.id,
+      published_at: new Date(row.published_at!).toISOString(),
+      digest: row.sha256,
+      size_bytes: Number(row.size_bytes),
+    });
     assert.is(one.current_state_version_id, row.id);
     assert.not.ok(JSON.stringify(one).includes("lineage"), "metadata only");
 
-    for (let serial = 3; serial <= 101; serial += 1) await storeState(server, workspace.id, run.id, serial, "finalized", Buffer.from(`{"version":4,"serial":${serial}}`));
+    for (let serial = 3; serial <= 101; serial += 1)
+      await storeState(
+        server,
+        workspace.id,
+        run.id,
+        serial,
+        "finalized",
+        Buffer.from(`{"version":4,"serial":${serial}}`),
+      );
     const hundred = await summary();
     assert.is(hundred.state_versions.length, 100);
     assert.is(hundred.truncated, false, "exactly 100 published: nothing left out");
@@ -51,8 +75,18 @@ testEachServer(
     assert.equal(more.state_versions.map((v) => v.serial).slice(0, 2), [102, 101]);
     assert.is(more.state_versions.at(-1)!.serial, 3);
 
-    await server.services.stores.workspaceLocks.acquire(workspace.id, { kind: "run", id: run.id }, "applying", new Date("2026-12-03T10:00:00.000Z"));
-    assert.equal((await summary()).lock, { holder_kind: "run", holder_id: run.id, reason: "applying", locked_at: "2026-12-03T10:00:00.000Z" });
+    await server.services.stores.workspaceLocks.acquire(
+      workspace.id,
+      { kind: "run", id: run.id },
+      "applying",
+      new Date("2026-12-03T10:00:00.000Z"),
+    );
+    assert.equal((await summary()).lock, {
+      holder_kind: "run",
+      holder_id: run.id,
+      reason: "applying",
+      locked_at: "2026-12-03T10:00:00.000Z",
+    });
   },
 );
 

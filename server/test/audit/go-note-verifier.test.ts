@@ -33,7 +33,11 @@ function buildVerifier(): string {
   if (existsSync(binary)) return binary;
   mkdirSync(dir, { recursive: true });
   const partial = `${binary}.${process.pid}.tmp`;
-  execFileSync("go", ["build", "-o", partial, "."], { cwd: SOURCE, env: { ...process.env, GOFLAGS: "-trimpath -mod=readonly", CGO_ENABLED: "0" }, stdio: "pipe" });
+  execFileSync("go", ["build", "-o", partial, "."], {
+    cwd: SOURCE,
+    env: { ...process.env, GOFLAGS: "-trimpath -mod=readonly", CGO_ENABLED: "0" },
+    stdio: "pipe",
+  });
   renameSync(partial, binary);
   return binary;
 }
@@ -42,7 +46,8 @@ function verifyWithGo(binary: string, verifierKey: string, note: string | Buffer
   return spawnSync(binary, [verifierKey], { input: note, encoding: "utf8" });
 }
 
-const title = "a real checkpoint verifies with note.Open; a flipped byte in the text or the signature, or another key, is refused";
+const title =
+  "a real checkpoint verifies with note.Open; a flipped byte in the text or the signature, or another key, is refused";
 for (const dialect of testDialects()) {
   if (!hasGo()) {
     skipTest(go, `${title} [${dialect}]`, "no go toolchain on PATH");
@@ -60,7 +65,11 @@ for (const dialect of testDialects()) {
       const ok = verifyWithGo(binary, verifierKey, checkpoint.note);
       assert.is(ok.status, 0, ok.stderr);
       const body = parseCheckpointText(ok.stdout);
-      assert.equal(body, { origin: `stackship/audit/${chain}`, treeSize: checkpoint.treeSize, headDigest: (await server.services.stores.audit.head(chain)).digest });
+      assert.equal(body, {
+        origin: `stackship/audit/${chain}`,
+        treeSize: checkpoint.treeSize,
+        headDigest: (await server.services.stores.audit.head(chain)).digest,
+      });
 
       // One byte flipped in the signed text (the tree size), then in the signature.
       const note = Buffer.from(checkpoint.note, "utf8");

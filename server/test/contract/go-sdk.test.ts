@@ -17,9 +17,15 @@ async function buildSmoke(): Promise<string> {
   const module = join(dir, "smoke");
   await cp(join(REPO_ROOT, "server/test/fixtures/sdk/go"), module, { recursive: true });
   const gomod = await readFile(join(module, "go.mod"), "utf8");
-  await writeFile(join(module, "go.mod"), gomod.replace(/=> \S+generated\/sdk\/go/, `=> ${join(REPO_ROOT, "generated/sdk/go")}`));
+  await writeFile(
+    join(module, "go.mod"),
+    gomod.replace(/=> \S+generated\/sdk\/go/, `=> ${join(REPO_ROOT, "generated/sdk/go")}`),
+  );
   const binary = join(dir, "smoke-bin");
-  await run("go", ["build", "-o", binary, "."], { cwd: module, env: { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" } });
+  await run("go", ["build", "-o", binary, "."], {
+    cwd: module,
+    env: { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" },
+  });
   return binary;
 }
 

@@ -64,7 +64,10 @@ async function runSuite(dialect: Dialect): Promise<Map<string, Outcome>> {
     async (server) => {
       const tls = ensureLocalTls(server.dataDir);
       // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-      const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
+      const listener: Server = createServer(
+        { cert: tls.cert, key: tls.key },
+        buildApp(server.services, [tfeSurface, v1Surface]).callback(),
+      );
       await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
       const logs = await mkdtemp(join(tmpdir(), "ss-go-tfe-suite-"));
       try {

@@ -49,7 +49,8 @@ test.after(() => {
   if (mock?.pid) process.kill(-mock.pid, "SIGTERM");
 });
 
-const responseOf = (operationId: string, status: number) => (operations.find((op) => op.operationId === operationId)!.responses as OperationDescriptor["responses"])[status];
+const responseOf = (operationId: string, status: number) =>
+  (operations.find((op) => op.operationId === operationId)!.responses as OperationDescriptor["responses"])[status];
 
 const RUN = "run-0123456789abcdef";
 const WS = "ws-0123456789abcdef";
@@ -71,7 +72,9 @@ test("answers the dashboard's reads (three times each) with documents the spec's
     );
     const { contentType, validate } = responseOf(operationId, 200);
     for (let i = 0; i < 3; i++) {
-      const response = await fetch(`${base}${path}`, { headers: { Authorization: "Bearer mock", Accept: contentType! } });
+      const response = await fetch(`${base}${path}`, {
+        headers: { Authorization: "Bearer mock", Accept: contentType! },
+      });
       assert.is(response.status, 200, path);
       assert.ok((response.headers.get("content-type") ?? "").startsWith(contentType!), path);
       const body: unknown = await response.json();
@@ -84,7 +87,9 @@ test("answers the dashboard's reads (three times each) with documents the spec's
 test("refuses a path parameter the spec refuses, and picks a declared status on request", async () => {
   const bad = await fetch(`${base}/v1/runs/not-a-run-id`, { headers: { Authorization: "Bearer mock" } });
   assert.ok(bad.status >= 400 && bad.status < 500, String(bad.status));
-  const missing = await fetch(`${base}/v1/runs/${RUN}`, { headers: { Authorization: "Bearer mock", Prefer: "code=404" } });
+  const missing = await fetch(`${base}/v1/runs/${RUN}`, {
+    headers: { Authorization: "Bearer mock", Prefer: "code=404" },
+  });
   assert.is(missing.status, 404);
 });
 

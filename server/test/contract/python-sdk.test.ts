@@ -22,14 +22,28 @@ async function pythonWithSdk(): Promise<string> {
   // A copy: pip's build leaves build/ and *.egg-info in the directory it installs from.
   const copy = join(await mkdtemp(join(tmpdir(), "ss-python-sdk-")), "python");
   await cp(join(REPO_ROOT, "generated/sdk/python"), copy, { recursive: true });
-  await run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--force-reinstall", "--no-deps", copy]);
+  await run(python, [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    "--force-reinstall",
+    "--no-deps",
+    copy,
+  ]);
   await run(python, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", copy]);
   return python;
 }
 
 test("stackship_client drives a run to applied: token, workspace, upload, review, plan changes, approval by digest, inventory pages", async () => {
   const python = await pythonWithSdk();
-  await expectSmokeApplies(python, [join(REPO_ROOT, "server/test/fixtures/sdk/python/smoke.py")], "python-sdk", "python sdk smoke");
+  await expectSmokeApplies(
+    python,
+    [join(REPO_ROOT, "server/test/fixtures/sdk/python/smoke.py")],
+    "python-sdk",
+    "python sdk smoke",
+  );
 });
 
 test.run();

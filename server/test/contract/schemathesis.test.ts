@@ -27,10 +27,21 @@ const test = suite("schemathesis", { timeoutSeconds: 900 });
 
 async function schemathesis(): Promise<string> {
   const st = join(VENV, "bin/st");
-  if (existsSync(st) && (await run(st, ["--version"]).catch(() => ({ stdout: "" }))).stdout.includes(SCHEMATHESIS_VERSION)) return st;
+  if (
+    existsSync(st) &&
+    (await run(st, ["--version"]).catch(() => ({ stdout: "" }))).stdout.includes(SCHEMATHESIS_VERSION)
+  )
+    return st;
   await mkdir(join(REPO_ROOT, ".stackship-test"), { recursive: true });
   if (!existsSync(join(VENV, "bin/python"))) await run("python3", ["-m", "venv", VENV]);
-  await run(join(VENV, "bin/python"), ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", `schemathesis==${SCHEMATHESIS_VERSION}`]);
+  await run(join(VENV, "bin/python"), [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
+  ]);
   return st;
 }
 
@@ -59,9 +70,15 @@ max-examples = ${EXAMPLES_PER_OPERATION}
 expected-statuses = ["2xx", "401", "403", "404", "409", "422", "429"]
 ${extraConfig}`,
     );
-    console.log(`  ${surface}: schemathesis ${SCHEMATHESIS_VERSION}, seed ${SEED} (replay: STACKSHIP_FUZZ_SEED=${SEED})`);
+    console.log(
+      `  ${surface}: schemathesis ${SCHEMATHESIS_VERSION}, seed ${SEED} (replay: STACKSHIP_FUZZ_SEED=${SEED})`,
+    );
     const started = Date.now();
-    const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "FORCE_COLOR")), NO_COLOR: "1", SCHEMATHESIS_TELEMETRY: "false" };
+    const env = {
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name !== "FORCE_COLOR")),
+      NO_COLOR: "1",
+      SCHEMATHESIS_TELEMETRY: "false",
+    };
     const args = [
       "--config-file",
       config,
@@ -80,7 +97,11 @@ ${extraConfig}`,
       ...extraArgs,
     ];
     // Run in the temporary directory: schemathesis keeps a cache (.schemathesis/) in its working directory.
-    const result = await run(st, args, { cwd: dir, env, timeoutMs: 240_000 }).catch((error: Error) => ({ stdout: error.message, stderr: "", failed: true }));
+    const result = await run(st, args, { cwd: dir, env, timeoutMs: 240_000 }).catch((error: Error) => ({
+      stdout: error.message,
+      stderr: "",
+      failed: true,
+    }));
     const summary = result.stdout
       .split("\n")
       .filter((line) => /generated|passed|failed|Seed/.test(line))
@@ -121,7 +142,14 @@ expected-statuses = ["2xx", "400", "401", "403", "404"]
     // putWorkspaceSource: a connection is confirmed with GitHub's API first, so without a
     // GitHub App (this server has none) it answers 503 GITHUB_APP_NOT_CONFIGURED by design;
     // api/github-source.test.ts and github-installations.test.ts cover it against the double.
-    ["--exclude-operation-id", "receiveGithubWebhook", "--exclude-operation-id", "deleteOrganizationToken", "--exclude-operation-id", "putWorkspaceSource"],
+    [
+      "--exclude-operation-id",
+      "receiveGithubWebhook",
+      "--exclude-operation-id",
+      "deleteOrganizationToken",
+      "--exclude-operation-id",
+      "putWorkspaceSource",
+    ],
   ));
 
 test(`spec/tfe: every check, ${EXAMPLES_PER_OPERATION} examples per operation, seed ${SEED}: no failure`, () =>

@@ -16,12 +16,26 @@ export interface Finished {
 }
 
 /** Runs `command` to the end; rejects with its output when it exits non-zero. */
-export function run(command: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<Finished> {
+export function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Finished> {
   return new Promise((resolve, reject) => {
-    execFile(command, args, { cwd: options.cwd, env: options.env ?? process.env, timeout: options.timeoutMs ?? 300_000, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${command} ${args.join(" ")} failed (${error.message}):\n${stdout}\n${stderr}`));
-      else resolve({ stdout, stderr });
-    });
+    execFile(
+      command,
+      args,
+      {
+        cwd: options.cwd,
+        env: options.env ?? process.env,
+        timeout: options.timeoutMs ?? 300_000,
+        maxBuffer: 64 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${command} ${args.join(" ")} failed (${error.message}):\n${stdout}\n${stderr}`));
+        else resolve({ stdout, stderr });
+      },
+    );
   });
 }
 
@@ -56,13 +70,24 @@ export function summaryOf(stdout: string): SmokeSummary {
  * what it reports against the server: the run applied, the approval bound to the digest the
  * program read with `reason`, the plan changes naming the resource, two inventory pages.
  */
-export async function expectSmokeApplies(command: string, args: string[], organization: string, reason: string): Promise<void> {
+export async function expectSmokeApplies(
+  command: string,
+  args: string[],
+  organization: string,
+  reason: string,
+): Promise<void> {
   const tarball = await tarballFile();
   await withTestServer(
     "sqlite",
     async (server) => {
       const { stdout } = await run(command, args, {
-        env: { ...process.env, STACKSHIP_URL: server.baseUrl, STACKSHIP_BOOTSTRAP_TOKEN: server.bootstrapToken, STACKSHIP_ORGANIZATION: organization, SMOKE_TARBALL: tarball },
+        env: {
+          ...process.env,
+          STACKSHIP_URL: server.baseUrl,
+          STACKSHIP_BOOTSTRAP_TOKEN: server.bootstrapToken,
+          STACKSHIP_ORGANIZATION: organization,
+          SMOKE_TARBALL: tarball,
+        },
       });
       const summary = summaryOf(stdout);
       assert.is(summary.status, "applied");
@@ -72,7 +97,8 @@ export async function expectSmokeApplies(command: string, args: string[], organi
       const applied = expectStatus(await getRun({ client: server.admin, path: { run_id: summary.run } }), 200).data;
       assert.is(applied.attributes.status, "applied");
       assert.is(applied.attributes.plan_digest, summary.planned_digest);
-      const approval = expectStatus(await getRunReview({ client: server.admin, path: { run_id: summary.run } }), 200).data.attributes.stages.approval;
+      const approval = expectStatus(await getRunReview({ client: server.admin, path: { run_id: summary.run } }), 200)
+        .data.attributes.stages.approval;
       assert.is(approval.state, "approved");
       assert.is(approval.plan_digest, summary.planned_digest);
       assert.is(approval.reason, reason);

@@ -124,7 +124,9 @@ resource "tfe_workspace" "eager" {
 
 /** GETs `path` with the token; `json` is the body as the documented shape `T` (undefined when empty). */
 async function v1<T = unknown>(server: TestServer, token: string, path: string): Promise<{ status: number; json: T }> {
-  const response = await fetch(`${server.baseUrl}${path}`, { headers: { authorization: `Bearer ${token}`, accept: "application/vnd.api+json" } });
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    headers: { authorization: `Bearer ${token}`, accept: "application/vnd.api+json" },
+  });
   const text = await response.text();
   return { status: response.status, json: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -132,7 +134,10 @@ async function v1<T = unknown>(server: TestServer, token: string, path: string):
 async function scenario(server: TestServer, mirror: string): Promise<void> {
   const tls = ensureLocalTls(server.dataDir);
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-  const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
+  const listener: Server = createServer(
+    { cert: tls.cert, key: tls.key },
+    buildApp(server.services, [tfeSurface, v1Surface]).callback(),
+  );
   await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
   const work = await mkdtemp(join(tmpdir(), "ss-tfe-provider-"));
   try {
@@ -219,15 +224,21 @@ async function scenario(server: TestServer, mirror: string): Promise<void> {
   }
 }
 
-const TITLE = "tfe_workspace, two tfe_variable and data tfe_workspace apply, re-plan clean, show on /v1 and destroy; auto_apply = true is refused";
+const TITLE =
+  "tfe_workspace, two tfe_variable and data tfe_workspace apply, re-plan clean, show on /v1 and destroy; auto_apply = true is refused";
 
 if (SOURCE === "" || !existsSync(join(SOURCE, "go.mod"))) {
   for (const dialect of testDialects()) {
     skipTest(
       test,
       `${TITLE} [${dialect}]`,
-      SOURCE === "" ? "STACKSHIP_TFE_PROVIDER_SRC names no terraform-provider-tfe source checkout" : `STACKSHIP_TFE_PROVIDER_SRC=${SOURCE} has no go.mod`,
-      { allowedInCi: "the provider's source is not part of the repository and its registry binaries are not on the Go module proxy" },
+      SOURCE === ""
+        ? "STACKSHIP_TFE_PROVIDER_SRC names no terraform-provider-tfe source checkout"
+        : `STACKSHIP_TFE_PROVIDER_SRC=${SOURCE} has no go.mod`,
+      {
+        allowedInCi:
+          "the provider's source is not part of the repository and its registry binaries are not on the Go module proxy",
+      },
     );
   }
 } else {

@@ -12,19 +12,29 @@ import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
-import { approveRun, createRun, createStackShipClient, getRun, getRunLog, resolveRunRecovery, type Run } from "../../../client/src/index.ts";
+import {
+  approveRun,
+  createRun,
+  createStackShipClient,
+  getRun,
+  getRunLog,
+  resolveRunRecovery,
+  type Run,
+} from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { cliProject } from "../e2e/cli.ts";
 import { createPendingConfiguration, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { podman, podmanOk, waitFor } from "./podman.ts";
 
-const [appImage = "localhost/stackship:latest", servicesImage = "localhost/stackship-services:latest"] = process.argv.slice(2);
+const [appImage = "localhost/stackship:latest", servicesImage = "localhost/stackship-services:latest"] =
+  process.argv.slice(2);
 const project = `stackship-ci-${process.pid}`;
 const COMPOSE_FILE = join(REPO_ROOT, "deploy/compose.yaml");
 
 const started = Date.now();
-const say = (text: string) => process.stdout.write(`[compose-test] ${text} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+const say = (text: string) =>
+  process.stdout.write(`[compose-test] ${text} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -52,14 +62,20 @@ const env = {
 };
 
 function compose(args: string[]): { status: number; output: string } {
-  const result = spawnSync("podman-compose", ["-p", project, "-f", COMPOSE_FILE, ...args], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync("podman-compose", ["-p", project, "-f", COMPOSE_FILE, ...args], {
+    env,
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.error) throw result.error;
   return { status: result.status ?? 1, output: `${result.stdout}${result.stderr}` };
 }
 
 const containerName = (service: string) => `${project}_${service}_1`;
-const projectContainers = () => podmanOk(["ps", "--all", "--filter", `label=io.podman.compose.project=${project}`, "--format", "{{.Names}}"]);
-const projectVolumes = () => podmanOk(["volume", "ls", "--filter", `label=io.podman.compose.project=${project}`, "--format", "{{.Name}}"]);
+const projectContainers = () =>
+  podmanOk(["ps", "--all", "--filter", `label=io.podman.compose.project=${project}`, "--format", "{{.Names}}"]);
+const projectVolumes = () =>
+  podmanOk(["volume", "ls", "--filter", `label=io.podman.compose.project=${project}`, "--format", "{{.Name}}"]);
 const projectNetworks = () =>
   podmanOk(["network", "ls", "--format", "{{.Name}}"])
     .split("\n")
@@ -87,7 +103,11 @@ try {
   assert.equal(up.status, 0, `podman-compose up:\n${up.output}`);
   say(`${project} up: ${projectContainers().split("\n").join(", ")}`);
   const baseUrl = `http://127.0.0.1:${httpPort}`;
-  await waitFor("the API's /healthz", 180_000, async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200);
+  await waitFor(
+    "the API's /healthz",
+    180_000,
+    async () => (await fetch(`${baseUrl}/healthz`).catch(() => null))?.status === 200,
+  );
   say("API /healthz: 200");
 
   const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
@@ -113,13 +133,21 @@ try {
         client: v1(cli.token),
         path: { workspace_id: workspaceId },
         body: {
-          data: { type: "runs", attributes: { kind: "plan_and_apply" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } } },
+          data: {
+            type: "runs",
+            attributes: { kind: "plan_and_apply" },
+            relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } },
+          },
         },
       }),
       201,
     ).data;
     const planned = await waitForRun(baseUrl, cli.token, created.id, ["awaiting_approval", "errored"], 180_000);
-    assert.equal(planned.attributes.status, "awaiting_approval", await phaseLog(baseUrl, cli.token, created.id, "plan"));
+    assert.equal(
+      planned.attributes.status,
+      "awaiting_approval",
+      await phaseLog(baseUrl, cli.token, created.id, "plan"),
+    );
     expectStatus(
       await approveRun({
         client: v1(cli.token),
@@ -128,9 +156,13 @@ try {
       }),
       202,
     );
-    await waitFor("the apply's provisioner to start", 120_000, async () => (await phaseLog(baseUrl, cli.token, created.id, "apply")).includes("provisioning-started"));
+    await waitFor("the apply's provisioner to start", 120_000, async () =>
+      (await phaseLog(baseUrl, cli.token, created.id, "apply")).includes("provisioning-started"),
+    );
     // The runner holding the apply is the one whose container runs the provisioner's sleep.
-    const holder = ["runner-1", "runner-2"].find((service) => podman(["top", containerName(service), "args"]).output.includes("sleep 90"));
+    const holder = ["runner-1", "runner-2"].find((service) =>
+      podman(["top", containerName(service), "args"]).output.includes("sleep 90"),
+    );
     assert.ok(holder, "neither runner container runs the apply's provisioner");
     const other = holder === "runner-1" ? "runner-2" : "runner-1";
     podmanOk(["kill", "--signal", "KILL", containerName(holder)]);
@@ -140,7 +172,11 @@ try {
     assert.equal(stuck.attributes.status_reason, "apply_interrupted");
     assert.equal(stuck.attributes.recovery?.attempt?.terminal_classification, "runner_lost");
     assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
-    assert.equal(podmanOk(["inspect", "--format", "{{.State.Status}}", containerName(other)]), "running", `${other} is not running`);
+    assert.equal(
+      podmanOk(["inspect", "--format", "{{.State.Status}}", containerName(other)]),
+      "running",
+      `${other} is not running`,
+    );
     say(`needs_recovery (apply_interrupted, runner_lost), found by the runners left (${other} running)`);
 
     // 3. Resolved by an operator; a new plan runs on the runners left.
@@ -148,7 +184,12 @@ try {
       await resolveRunRecovery({
         client: v1(cli.token),
         path: { run_id: created.id },
-        body: { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "the provisioner only slept; nothing changed" } } },
+        body: {
+          data: {
+            type: "recovery-resolutions",
+            attributes: { resolution: "keep_current_state", reason: "the provisioner only slept; nothing changed" },
+          },
+        },
       }),
       202,
     ).data;
@@ -163,7 +204,9 @@ try {
 } catch (error) {
   failed = true;
   for (const service of ["api", "runner-1", "runner-2", "postgres", "s3"]) {
-    process.stderr.write(`[compose-test] ${service}'s last log lines:\n${podman(["logs", "--tail", "25", containerName(service)]).output}\n`);
+    process.stderr.write(
+      `[compose-test] ${service}'s last log lines:\n${podman(["logs", "--tail", "25", containerName(service)]).output}\n`,
+    );
   }
   throw error;
 } finally {
@@ -177,22 +220,37 @@ assert.equal(podmanOk(["volume", "ls", "--format", "{{.Name}}"]), volumesBefore,
 assert.equal(projectNetworks(), "", "a network was left behind");
 say("nothing left: no container, volume or network of the project");
 
-async function waitForRun(baseUrl: string, token: string, runId: string, statuses: string[], timeoutMs: number): Promise<Run> {
+async function waitForRun(
+  baseUrl: string,
+  token: string,
+  runId: string,
+  statuses: string[],
+  timeoutMs: number,
+): Promise<Run> {
   let run: Run | undefined;
   await waitFor(`run ${runId} to reach ${statuses.join("|")}`, timeoutMs, async () => {
-    run = expectStatus(await getRun({ client: createStackShipClient({ baseUrl, token }), path: { run_id: runId } }), 200).data;
+    run = expectStatus(
+      await getRun({ client: createStackShipClient({ baseUrl, token }), path: { run_id: runId } }),
+      200,
+    ).data;
     return statuses.includes(run.attributes.status);
   });
   return run!;
 }
 
 async function phaseLog(baseUrl: string, token: string, runId: string, phase: "plan" | "apply"): Promise<string> {
-  const result = await getRunLog({ client: createStackShipClient({ baseUrl, token }), path: { run_id: runId, phase }, query: { offset: 0 } });
+  const result = await getRunLog({
+    client: createStackShipClient({ baseUrl, token }),
+    path: { run_id: runId, phase },
+    query: { offset: 0 },
+  });
   return result.response.status === 200 ? result.data!.data.attributes.text : "";
 }
 
 async function workspaceIdByName(baseUrl: string, token: string, organization: string, name: string): Promise<string> {
-  const response = await fetch(`${baseUrl}/api/v2/organizations/${organization}/workspaces/${name}`, { headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(`${baseUrl}/api/v2/organizations/${organization}/workspaces/${name}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   assert.equal(response.status, 200, `workspace ${organization}/${name}: ${response.status}`);
   return ((await response.json()) as { data: { id: string } }).data.id;
 }

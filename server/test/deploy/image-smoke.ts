@@ -10,7 +10,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { createOrganization, createRun, createStackShipClient, getRun, getRunLog } from "../../../client/src/index.ts";
-import { createPendingConfiguration, createToken, createWorkspace, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
+import {
+  createPendingConfiguration,
+  createToken,
+  createWorkspace,
+  expectStatus,
+  makeConfigurationTarball,
+  putUpload,
+} from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { podman, podmanOk, SANDBOX_CAPABILITY_ARGS, waitFor } from "./podman.ts";
 
@@ -85,7 +92,13 @@ try {
   // The factories' calls need only the server's base URL and clients.
   const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
   const server = { baseUrl, bootstrapToken, admin: v1(bootstrapToken), v1 } as unknown as TestServer;
-  expectStatus(await createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name: "smoke" } } } }), 201);
+  expectStatus(
+    await createOrganization({
+      client: server.admin,
+      body: { data: { type: "organizations", attributes: { name: "smoke" } } },
+    }),
+    201,
+  );
   const { token } = await createToken(server, bootstrapToken, "smoke", "admin");
   const workspace = await createWorkspace(server, token, "smoke", { name: "image-smoke" });
   const pending = await createPendingConfiguration(server, token, workspace.id, true);
@@ -95,13 +108,23 @@ try {
     await createRun({
       client: v1(token),
       path: { workspace_id: workspace.id },
-      body: { data: { type: "runs", attributes: { kind: "speculative" }, relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } } } },
+      body: {
+        data: {
+          type: "runs",
+          attributes: { kind: "speculative" },
+          relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } },
+        },
+      },
     }),
     201,
   ).data;
   say(`speculative run ${run.id} created`);
 
-  const readPlanLog = async () => expectStatus(await getRunLog({ client: v1(token), path: { run_id: run.id, phase: "plan" }, query: { offset: 0 } }), 200).data.attributes.text;
+  const readPlanLog = async () =>
+    expectStatus(
+      await getRunLog({ client: v1(token), path: { run_id: run.id, phase: "plan" }, query: { offset: 0 } }),
+      200,
+    ).data.attributes.text;
   let status = "";
   await waitFor("the run to finish its plan", 180_000, async () => {
     status = expectStatus(await getRun({ client: v1(token), path: { run_id: run.id } }), 200).data.attributes.status;
@@ -112,7 +135,11 @@ try {
   const log = await readPlanLog();
   // A speculative run ends planned_and_finished once its plan is recorded.
   assert.equal(status, "planned_and_finished", `the run ended ${status}; plan log:\n${log}`);
-  assert.match(log, /random_id\.suffix(: Plan to create| will be created)/, `the plan log does not show the planned resource:\n${log}`);
+  assert.match(
+    log,
+    /random_id\.suffix(: Plan to create| will be created)/,
+    `the plan log does not show the planned resource:\n${log}`,
+  );
   assert.match(log, /2 to add, 0 to change, 0 to destroy/, `the plan log has no summary:\n${log}`);
   say(`run ${run.id}: planned_and_finished (random_id.suffix and terraform_data.app to add)`);
 
@@ -120,16 +147,27 @@ try {
   const stop = podman(["stop", "--time", "30", name]);
   assert.equal(stop.status, 0, `podman stop: ${stop.output}`);
   const exitCode = podmanOk(["inspect", "--format", "{{.State.ExitCode}}", name]);
-  assert.equal(exitCode, "0", `the server exited ${exitCode} on SIGTERM:\n${podman(["logs", "--tail", "30", name]).output}`);
+  assert.equal(
+    exitCode,
+    "0",
+    `the server exited ${exitCode} on SIGTERM:\n${podman(["logs", "--tail", "30", name]).output}`,
+  );
   say("stopped with SIGTERM: exit code 0");
 } catch (error) {
-  if (!removed) process.stderr.write(`[image-smoke] the container's last log lines:\n${podman(["logs", "--tail", "60", name]).output}\n`);
+  if (!removed)
+    process.stderr.write(
+      `[image-smoke] the container's last log lines:\n${podman(["logs", "--tail", "60", name]).output}\n`,
+    );
   throw error;
 } finally {
   await removeContainer();
 }
 
-assert.equal(podmanOk(["ps", "--all", "--filter", `name=^${name}$`, "--format", "{{.Names}}"]), "", "the container is still there");
+assert.equal(
+  podmanOk(["ps", "--all", "--filter", `name=^${name}$`, "--format", "{{.Names}}"]),
+  "",
+  "the container is still there",
+);
 assert.equal(podmanOk(["network", "ls", "--format", "{{.Name}}"]), networksBefore, "a network was left behind");
 assert.equal(podmanOk(["volume", "ls", "--format", "{{.Name}}"]), volumesBefore, "a volume was left behind");
 say("removed: no container, volume or network left");

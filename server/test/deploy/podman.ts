@@ -7,10 +7,24 @@ import { spawnSync } from "node:child_process";
  * podman's default set dropped, then only these. Measured: without any one of the first seven the
  * server or a plan's sandbox does not start.
  */
-export const SANDBOX_CAPABILITIES = ["SYS_ADMIN", "NET_ADMIN", "SETUID", "SETGID", "SETPCAP", "CHOWN", "DAC_OVERRIDE", "FOWNER", "KILL"] as const;
+export const SANDBOX_CAPABILITIES = [
+  "SYS_ADMIN",
+  "NET_ADMIN",
+  "SETUID",
+  "SETGID",
+  "SETPCAP",
+  "CHOWN",
+  "DAC_OVERRIDE",
+  "FOWNER",
+  "KILL",
+] as const;
 
 /** `podman run` arguments for SANDBOX_CAPABILITIES. */
-export const SANDBOX_CAPABILITY_ARGS = ["--cap-drop", "ALL", ...SANDBOX_CAPABILITIES.flatMap((cap) => ["--cap-add", cap])];
+export const SANDBOX_CAPABILITY_ARGS = [
+  "--cap-drop",
+  "ALL",
+  ...SANDBOX_CAPABILITIES.flatMap((cap) => ["--cap-add", cap]),
+];
 
 /** Runs podman with `args`; its exit status and stdout+stderr (trimmed). */
 export function podman(args: readonly string[]): { status: number; output: string } {
@@ -23,7 +37,8 @@ export function podman(args: readonly string[]): { status: number; output: strin
 export function podmanOk(args: readonly string[]): string {
   const result = spawnSync("podman", args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
   if (result.error) throw result.error;
-  if (result.status !== 0) throw new Error(`podman ${args.join(" ")} exited ${result.status}: ${result.stderr}${result.stdout}`);
+  if (result.status !== 0)
+    throw new Error(`podman ${args.join(" ")} exited ${result.status}: ${result.stderr}${result.stdout}`);
   return result.stdout.trim();
 }
 

@@ -33,7 +33,11 @@ testEachInitializedProject(
     // `tofu state pull` and `tofu state list` read the published state (the token has state:read).
     const pulled = await project.tofu(["state", "pull"]);
     assert.is(pulled.code, 0, transcript(pulled));
-    const pulledState = JSON.parse(pulled.stdout) as { serial: number; lineage: string; resources: Array<{ type: string; name: string }> };
+    const pulledState = JSON.parse(pulled.stdout) as {
+      serial: number;
+      lineage: string;
+      resources: Array<{ type: string; name: string }>;
+    };
     assert.is(pulledState.serial, 1);
     assert.is(pulledState.lineage, state!.lineage);
     assert.equal(

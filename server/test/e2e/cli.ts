@@ -29,7 +29,12 @@ export type CliServer = TestServer & { contract?: ContractProxy[] };
  * STACKSHIP_TEST_PRISM=skip leaves the prism pass out, =only runs nothing else;
  * STACKSHIP_TEST_PRISM_TRACE=1 prints each case's duration and what went through prism.
  */
-export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: CliServer) => Promise<void>, options: TestServerOptions = {}): void {
+export function testEachCliServer<T>(
+  test: Test<T>,
+  title: string,
+  fn: (server: CliServer) => Promise<void>,
+  options: TestServerOptions = {},
+): void {
   const mode = process.env.STACKSHIP_TEST_PRISM ?? "";
   const trace = Boolean(process.env.STACKSHIP_TEST_PRISM_TRACE);
   const timed = (name: string, body: () => Promise<void>) =>
@@ -59,7 +64,10 @@ export function testEachCliServer<T>(test: Test<T>, title: string, fn: (server: 
           await Promise.all(contract.map((proxy) => proxy.close()));
         }
         if (trace) {
-          for (const proxy of contract) console.error(`through prism:\n  ${proxy.validated.join("\n  ")}\ndirect:\n  ${proxy.direct.join("\n  ")}\n${proxy.output()}`);
+          for (const proxy of contract)
+            console.error(
+              `through prism:\n  ${proxy.validated.join("\n  ")}\ndirect:\n  ${proxy.direct.join("\n  ")}\n${proxy.output()}`,
+            );
         }
         const refused = contract.filter((proxy) => proxy.violations.length > 0);
         if (refused.length > 0) {
@@ -130,14 +138,24 @@ export async function cliProject(
     cli?: string;
   } = {},
 ): Promise<CliProject> {
-  const { organizationName, organizationId, token } = await createOrganizationWithToken(server, "acme", options.role ?? "admin");
+  const { organizationName, organizationId, token } = await createOrganizationWithToken(
+    server,
+    "acme",
+    options.role ?? "admin",
+  );
   const workspaceName = options.workspaceName ?? "app";
   let port = options.https ? String(options.https.port) : new URL(server.baseUrl).port;
   if (server.contract) {
     const { https } = options;
-    if (https && (!https.cert || !https.key)) throw new Error("cliProject: contract mode over HTTPS needs the listener's cert and key");
+    if (https && (!https.cert || !https.key))
+      throw new Error("cliProject: contract mode over HTTPS needs the listener's cert and key");
     const proxy = await startContractProxy(
-      https ? { upstream: `https://127.0.0.1:${https.port}`, tls: { cert: https.cert!, key: https.key!, caBundleFile: https.caBundleFile } } : { upstream: server.baseUrl },
+      https
+        ? {
+            upstream: `https://127.0.0.1:${https.port}`,
+            tls: { cert: https.cert!, key: https.key!, caBundleFile: https.caBundleFile },
+          }
+        : { upstream: server.baseUrl },
     );
     server.contract.push(proxy);
     port = String(proxy.port);
@@ -150,7 +168,9 @@ export async function cliProject(
   const cliConfig = join(root, "tofu.rc");
   // Over HTTPS the CLI discovers the services itself (GET /.well-known/terraform.json); over
   // HTTP a `host` block names them, because discovery is HTTPS only.
-  const hostBlock = options.https ? "" : `host "${host}" {\n  services = {\n    "tfe.v2" = "http://${host}/api/v2/"\n  }\n}\n\n`;
+  const hostBlock = options.https
+    ? ""
+    : `host "${host}" {\n  services = {\n    "tfe.v2" = "http://${host}/api/v2/"\n  }\n}\n\n`;
   await writeFile(cliConfig, `${hostBlock}credentials "${host}" {\n  token = "${token}"\n}\n`);
   await writeFile(
     join(dir, "main.tf"),
@@ -174,14 +194,20 @@ export async function cliProject(
       new Promise<TofuResult>((resolve, reject) => {
         // -no-color goes after the (sub)command: `tofu state -no-color pull` would print usage.
         const command = args[0] === "state" || args[0] === "workspace" ? 2 : 1;
-        const child = spawn(options.cli ?? TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], { cwd: dir, env, stdio: ["pipe", "pipe", "pipe"] });
+        const child = spawn(options.cli ?? TOFU, [...args.slice(0, command), "-no-color", ...args.slice(command)], {
+          cwd: dir,
+          env,
+          stdio: ["pipe", "pipe", "pipe"],
+        });
         let stdout = "";
         let stderr = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
         child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
         const timer = setTimeout(() => {
           child.kill("SIGKILL");
-          reject(new Error(`tofu ${args.join(" ")} timed out after ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+          reject(
+            new Error(`tofu ${args.join(" ")} timed out after ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`),
+          );
         }, timeoutMs);
         child.on("error", (error) => {
           clearTimeout(timer);
@@ -216,7 +242,10 @@ export function testEachInitializedProject<T>(
   test: Test<T>,
   title: string,
   fn: (server: CliServer, project: CliProject) => Promise<void>,
-  options: TestServerOptions & { project?: Parameters<typeof cliProject>[1]; beforeInit?: (project: CliProject) => Promise<void> } = {},
+  options: TestServerOptions & {
+    project?: Parameters<typeof cliProject>[1];
+    beforeInit?: (project: CliProject) => Promise<void>;
+  } = {},
 ): void {
   const { project: projectOptions, beforeInit, ...serverOptions } = options;
   testEachCliServer(

@@ -17,7 +17,14 @@ test("prism refuses a response that violates spec/tfe and the front records why;
           data: {
             id: "org-good",
             type: "entitlement-sets",
-            attributes: { operations: true, "private-module-registry": false, sentinel: false, "state-storage": true, teams: false, "vcs-integrations": false },
+            attributes: {
+              operations: true,
+              "private-module-registry": false,
+              sentinel: false,
+              "state-storage": true,
+              teams: false,
+              "vcs-integrations": false,
+            },
           },
         }),
       );
@@ -51,7 +58,10 @@ test("prism refuses a response that violates spec/tfe and the front records why;
     assert.is(conflict.status, 409);
     await conflict.text();
 
-    const upload = await fetch(`${base}/uploads/configuration-versions/abc`, { method: "PUT", body: new Uint8Array([0x1f, 0x8b, 0xff, 0x00]) });
+    const upload = await fetch(`${base}/uploads/configuration-versions/abc`, {
+      method: "PUT",
+      body: new Uint8Array([0x1f, 0x8b, 0xff, 0x00]),
+    });
     assert.is(await upload.text(), "direct");
 
     assert.equal(proxy.validated, [

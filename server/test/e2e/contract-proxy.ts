@@ -29,7 +29,13 @@
 // those too, so they fail the scenario as well.
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import {
+  createServer as createHttpServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import { createServer as createHttpsServer, request as httpsRequest } from "node:https";
 import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
@@ -194,19 +200,36 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
           // Findings prism let through (warnings, e.g. an undeclared 4xx status) are in this header.
           const header = headers["sl-violations"];
           if (body === null) {
-            if (header) violations.push({ method, path, status, problem: { title: "Violations prism let through (sl-violations)", validation: parseJson(String(header)) } });
+            if (header)
+              violations.push({
+                method,
+                path,
+                status,
+                problem: {
+                  title: "Violations prism let through (sl-violations)",
+                  validation: parseJson(String(header)),
+                },
+              });
             return;
           }
           violations.push({ method, path, status, problem: parseJson(body.toString("utf8")) });
         },
         (headers) => String(headers["content-type"] ?? "").startsWith("application/problem+json"),
-        (error) => violations.push({ method, path, status: 502, problem: { title: `prism could not be reached: ${error.message}` } }),
+        (error) =>
+          violations.push({
+            method,
+            path,
+            status: 502,
+            problem: { title: `prism could not be reached: ${error.message}` },
+          }),
       );
     } else {
       forward(req, res, upstream, frontHost, ca, (status) => direct.push(`${method} ${path} ${status}`));
     }
   };
-  const front: Server = options.tls ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onFront) : createHttpServer(onFront);
+  const front: Server = options.tls
+    ? createHttpsServer({ cert: options.tls.cert, key: options.tls.key }, onFront)
+    : createHttpServer(onFront);
   const frontPort = await listen(front);
   frontHost = `localhost:${frontPort}`;
 
@@ -228,14 +251,35 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
     const prismPort = await freePort();
     prism = spawn(
       PRISM,
-      ["proxy", TFE_DOCUMENT, `http://127.0.0.1:${relayPort}`, "--errors", "--host", "127.0.0.1", "--port", String(prismPort), "--verboseLevel", "warn", "--cors", "false"],
-      { cwd: REPO_ROOT, env: { ...withoutColorSettings(process.env), FORCE_COLOR: "0" }, stdio: ["ignore", "pipe", "pipe"] },
+      [
+        "proxy",
+        TFE_DOCUMENT,
+        `http://127.0.0.1:${relayPort}`,
+        "--errors",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(prismPort),
+        "--verboseLevel",
+        "warn",
+        "--cors",
+        "false",
+      ],
+      {
+        cwd: REPO_ROOT,
+        env: { ...withoutColorSettings(process.env), FORCE_COLOR: "0" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
     );
     running.add(prism);
     prism.once("exit", () => running.delete(prism!));
     prism.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
     prism.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-    const exited = new Promise<never>((_, reject) => prism!.once("exit", (code, signal) => reject(new Error(`prism exited (${signal ?? code}) before it was ready:\n${output}`))));
+    const exited = new Promise<never>((_, reject) =>
+      prism!.once("exit", (code, signal) =>
+        reject(new Error(`prism exited (${signal ?? code}) before it was ready:\n${output}`)),
+      ),
+    );
     exited.catch(() => undefined);
     // Poll until prism accepts connections (it listens only once the document is loaded).
     const ready = (async () => {
@@ -251,7 +295,8 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
           });
           return;
         } catch {
-          if (Date.now() > deadline) throw new Error(`prism did not answer within ${PRISM_READY_TIMEOUT_MS} ms:\n${output}`);
+          if (Date.now() > deadline)
+            throw new Error(`prism did not answer within ${PRISM_READY_TIMEOUT_MS} ms:\n${output}`);
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
       }
@@ -269,11 +314,22 @@ export async function startContractProxy(options: ContractProxyOptions): Promise
 /** A readable account of what prism refused, with the tail of its log. */
 export function describeViolations(proxy: ContractProxy): string {
   const lines = proxy.violations.map((v) => {
-    const problem = v.problem as { type?: string; title?: string; detail?: string; validation?: { location?: string[]; severity?: string; message?: string }[] } | string;
-    if (typeof problem !== "object" || problem === null) return `- ${v.method} ${v.path} → prism ${v.status}: ${String(problem)}`;
+    const problem = v.problem as
+      | {
+          type?: string;
+          title?: string;
+          detail?: string;
+          validation?: { location?: string[]; severity?: string; message?: string }[];
+        }
+      | string;
+    if (typeof problem !== "object" || problem === null)
+      return `- ${v.method} ${v.path} → prism ${v.status}: ${String(problem)}`;
     const type = (problem.type ?? "").replace("https://stoplight.io/prism/errors#", "");
     const details = (problem.validation ?? [])
-      .map((item) => `\n    ${item.severity ? `[${item.severity}] ` : ""}${(item.location ?? []).join(".")}: ${item.message ?? ""}`)
+      .map(
+        (item) =>
+          `\n    ${item.severity ? `[${item.severity}] ` : ""}${(item.location ?? []).join(".")}: ${item.message ?? ""}`,
+      )
       .join("");
     return `- ${v.method} ${v.path} → ${v.status}${type ? ` prism ${type}` : ""}: ${problem.title ?? ""}${details || (problem.detail ? `\n    ${problem.detail}` : "")}`;
   });

@@ -18,10 +18,15 @@ testEachCliServer(
     assert.ok(tls.created);
     // The same services behind an HTTPS listener, as the embedded default serves them.
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-    const listener: Server = createServer({ cert: tls.cert, key: tls.key }, buildApp(server.services, [tfeSurface, v1Surface]).callback());
+    const listener: Server = createServer(
+      { cert: tls.cert, key: tls.key },
+      buildApp(server.services, [tfeSurface, v1Surface]).callback(),
+    );
     await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
     const port = (listener.address() as AddressInfo).port;
-    const project = await cliProject(server, { https: { port, caBundleFile: tls.bundleFile, cert: tls.cert, key: tls.key } });
+    const project = await cliProject(server, {
+      https: { port, caBundleFile: tls.bundleFile, cert: tls.cert, key: tls.key },
+    });
     try {
       const init = await project.tofu(["init"]);
       assert.is(init.code, 0, transcript(init));

@@ -15,7 +15,11 @@ testEachCliServer(
           method: "POST",
           headers: { Authorization: `Bearer ${project.token}`, "Content-Type": "application/vnd.api+json" },
           body: JSON.stringify({
-            data: { type: "workspaces", attributes: { name }, relationships: { tags: { data: tags.map((tag) => ({ type: "tags", attributes: { name: tag } })) } } },
+            data: {
+              type: "workspaces",
+              attributes: { name },
+              relationships: { tags: { data: tags.map((tag) => ({ type: "tags", attributes: { name: tag } })) } },
+            },
           }),
         });
       assert.is((await create("app", ["svc", "team-a", "prod"])).status, 201);
@@ -29,7 +33,10 @@ testEachCliServer(
 
       const plan = await project.tofu(["plan"]);
       assert.is(plan.code, 0, transcript(plan));
-      const app = await server.services.stores.workspaces.getByName((await server.services.stores.organizations.getByName(project.organizationName))!.id, "app");
+      const app = await server.services.stores.workspaces.getByName(
+        (await server.services.stores.organizations.getByName(project.organizationName))!.id,
+        "app",
+      );
       const runs = await server.services.stores.runs.listByWorkspace(app!.id, { limit: 10 });
       assert.is(runs.runs.length, 1);
 

@@ -74,21 +74,37 @@ function renderedPlan(stdout: string): string[] {
   const lines = stripAnsi(stdout)
     .split("\n")
     .map((line) => line.trimEnd());
-  const start = lines.findIndex((line) => /^(OpenTofu|Terraform) used the selected providers/.test(line) || line.startsWith("No changes."));
+  const start = lines.findIndex(
+    (line) => /^(OpenTofu|Terraform) used the selected providers/.test(line) || line.startsWith("No changes."),
+  );
   if (start < 0) return [];
   let end = lines.findIndex(
-    (line, i) => i > start && (line.startsWith("─") || line.startsWith("Note: You didn't use the -out option") || line.startsWith("Do you want to perform")),
+    (line, i) =>
+      i > start &&
+      (line.startsWith("─") ||
+        line.startsWith("Note: You didn't use the -out option") ||
+        line.startsWith("Do you want to perform")),
   );
   if (end < 0) end = lines.length;
   return lines.slice(start, end).join("\n").trim().split("\n");
 }
 
 /** `<cli> <args>` in `dir` with the local backend (no cloud block), the variable from the environment. */
-async function localTofu(cli: Cli, dir: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function localTofu(
+  cli: Cli,
+  dir: string,
+  args: string[],
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(cli.binary, args, {
       cwd: dir,
-      env: { PATH: "/usr/bin:/bin", HOME: dir, CHECKPOINT_DISABLE: "1", TF_VAR_password: PASSWORD, TF_CLI_CONFIG_FILE: join(dir, "tofu.rc") },
+      env: {
+        PATH: "/usr/bin:/bin",
+        HOME: dir,
+        CHECKPOINT_DISABLE: "1",
+        TF_VAR_password: PASSWORD,
+        TF_CLI_CONFIG_FILE: join(dir, "tofu.rc"),
+      },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -117,10 +133,14 @@ async function everythingServed(server: CliServer, project: CliProject, runId: s
     Buffer.from(await readFramedLog(server.services, run, "plan", 0, 1 << 24)).toString("utf8"),
     Buffer.from(await readFramedLog(server.services, run, "apply", 0, 1 << 24)).toString("utf8"),
   ];
-  const redacted = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(runId, "plan")}/json-output-redacted`, { headers: { Authorization: `Bearer ${project.token}` } });
+  const redacted = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(runId, "plan")}/json-output-redacted`, {
+    headers: { Authorization: `Bearer ${project.token}` },
+  });
   parts.push(await redacted.text());
   for (const phase of ["plan", "apply"]) {
-    const log = await fetch(`${server.baseUrl}/v1/runs/${runId}/logs/${phase}`, { headers: { Authorization: `Bearer ${project.token}` } });
+    const log = await fetch(`${server.baseUrl}/v1/runs/${runId}/logs/${phase}`, {
+      headers: { Authorization: `Bearer ${project.token}` },
+    });
     parts.push(await log.text());
   }
   return parts.join("\n");
@@ -130,7 +150,8 @@ async function everythingServed(server: CliServer, project: CliProject, runId: s
 function assertNoCanary(text: string, where: string): void {
   for (const value of [PASSWORD, WRAPPED]) {
     const once = JSON.stringify(value).slice(1, -1);
-    for (const spelling of [value, once, JSON.stringify(once).slice(1, -1)]) assert.not.ok(text.includes(spelling), `${where} holds ${JSON.stringify(spelling)}`);
+    for (const spelling of [value, once, JSON.stringify(once).slice(1, -1)])
+      assert.not.ok(text.includes(spelling), `${where} holds ${JSON.stringify(spelling)}`);
   }
   assert.not.ok(text.includes(`pw-${CANARY}`), `${where} holds a piece of the sensitive variable`);
 }
@@ -190,7 +211,9 @@ function renderingScenario(cli: Cli): void {
       assert.not.match(applied.stdout, '"@level"', transcript(applied));
       const [applyRun] = await project.runs();
       assert.is(applyRun.status, "applied");
-      const applyFramed = Buffer.from(await readFramedLog(server.services, applyRun, "apply", 0, 1 << 24)).toString("utf8");
+      const applyFramed = Buffer.from(await readFramedLog(server.services, applyRun, "apply", 0, 1 << 24)).toString(
+        "utf8",
+      );
       assert.match(applyFramed, /"type":"apply_complete"/);
       const applyLog = await server.services.stores.logs.read(applyRun.id, "apply", 0, 1 << 24);
       assert.match(applyLog.text, "Apply complete! Resources: 3 added, 0 changed, 0 destroyed.");
@@ -245,7 +268,9 @@ function importScenario(cli: Cli, structured: boolean): void {
       assert.match(planned.stdout, "1 to import", transcript(planned));
       const generated = await readFile(out, "utf8");
       const [run] = await project.runs();
-      const plan = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(run.id, "plan")}`, { headers: { Authorization: `Bearer ${project.token}` } });
+      const plan = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(run.id, "plan")}`, {
+        headers: { Authorization: `Bearer ${project.token}` },
+      });
       const attributes = ((await plan.json()) as { data: { attributes: Record<string, unknown> } }).data.attributes;
       assert.is(attributes["generated-configuration"], true);
       assert.is(attributes["resource-imports"], 1);
@@ -267,14 +292,19 @@ function importScenario(cli: Cli, structured: boolean): void {
       runner: true,
       project: { configuration: IMPORT_CONFIGURATION, cli: cli.binary },
       // The CLI's own init installs the random provider from the mirror too.
-      beforeInit: async (project: CliProject) => appendFile(join(dirname(project.dir), "tofu.rc"), await mirrorConfig(cli, dirname(project.dir))),
+      beforeInit: async (project: CliProject) =>
+        appendFile(join(dirname(project.dir), "tofu.rc"), await mirrorConfig(cli, dirname(project.dir))),
     },
   );
 }
 
 for (const cli of CLIS) {
   if (!existsSync(cli.binary)) {
-    skipTest(test, `${cli.name}: the structured-output and -generate-config-out scenarios`, `no ${cli.binary}: run scripts/bootstrap-tools --with-test-tools`);
+    skipTest(
+      test,
+      `${cli.name}: the structured-output and -generate-config-out scenarios`,
+      `no ${cli.binary}: run scripts/bootstrap-tools --with-test-tools`,
+    );
     continue;
   }
   renderingScenario(cli);

@@ -47,7 +47,8 @@ function fill(directory: string): string {
   return filler;
 }
 
-const title = "a plan whose log writes fail on a full database filesystem ends recorded with its reason; the same process plans again";
+const title =
+  "a plan whose log writes fail on a full database filesystem ends recorded with its reason; the same process plans again";
 // Found by this test: when a phase failed because the database refused writes, runner/engine.ts
 // `execute` awaited `handleLost` in its catch, that write failed too (SQLITE_FULL), and the
 // unhandled rejection ended the whole process. The runner now keeps such an ending and records it
@@ -86,7 +87,12 @@ if (process.getuid?.() !== 0) {
       const port = (http.address() as AddressInfo).port;
       const baseUrl = `http://127.0.0.1:${port}`;
       const runner = new RunnerEngine(
-        { services: stackship.services, api: { host: "127.0.0.1", port }, phaseTimeoutMs: 120_000, sandboxLimits: config.sandboxLimits },
+        {
+          services: stackship.services,
+          api: { host: "127.0.0.1", port },
+          phaseTimeoutMs: 120_000,
+          sandboxLimits: config.sandboxLimits,
+        },
         { pollIntervalMs: 50, heartbeatIntervalMs: 500 },
       );
       await runner.start();
@@ -112,7 +118,13 @@ if (process.getuid?.() !== 0) {
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
         rmSync(filler);
-        const ended = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "planned_and_finished", "needs_recovery"], 120_000);
+        const ended = await waitForStatus(
+          server,
+          token,
+          run.id,
+          ["awaiting_approval", "errored", "planned_and_finished", "needs_recovery"],
+          120_000,
+        );
         assert.ok(["awaiting_approval", "errored"].includes(ended.attributes.status), ended.attributes.status);
         if (ended.attributes.status === "errored") {
           assert.ok(ended.attributes.status_reason, "the run says why it ended");
@@ -122,7 +134,12 @@ if (process.getuid?.() !== 0) {
           assert.ok(log.trim().length > 0, "the plan's log says why it ended");
           if (log.includes("The plan ended:")) assert.match(log, /SQLITE_FULL|disk is full/);
         }
-        const next = await startRun(server, token, (await createWorkspace(server, token, organizationName, { name: "after" })).id, fixture("basic"));
+        const next = await startRun(
+          server,
+          token,
+          (await createWorkspace(server, token, organizationName, { name: "after" })).id,
+          fixture("basic"),
+        );
         const later = await waitForStatus(server, token, next.id, ["awaiting_approval", "errored"]);
         assert.is(later.attributes.status, "awaiting_approval", await readLog(server, token, next.id, "plan"));
       } finally {

@@ -14,7 +14,14 @@ import * as assert from "uvu/assert";
 import { approveRun, createRun, getRun, type Run } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, sha256, uploadConfiguration } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  expectStatus,
+  makeConfigurationTarball,
+  sha256,
+  uploadConfiguration,
+} from "../support/factories.ts";
 import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
@@ -78,7 +85,9 @@ function fill(directory: string): string {
 /** Every file under `root`. */
 function filesUnder(root: string): string[] {
   if (!existsSync(root)) return [];
-  return readdirSync(root, { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesUnder(join(root, entry.name)) : [join(root, entry.name)]));
+  return readdirSync(root, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(root, entry.name)) : [join(root, entry.name)],
+  );
 }
 
 /** A stored object as a row records it: its key and size. */
@@ -98,8 +107,12 @@ async function assertNothingHalfWritten(server: TestServer, artifacts: string): 
   const knex = server.db.knex;
   const rows = [
     ...(await knex("artifacts").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
-    ...(await knex("state_versions").whereNotNull("artifact_key").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
-    ...(await knex("configuration_versions").whereNotNull("artifact_key").select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
+    ...(await knex("state_versions")
+      .whereNotNull("artifact_key")
+      .select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
+    ...(await knex("configuration_versions")
+      .whereNotNull("artifact_key")
+      .select<StoredSize[]>("artifact_key as key", "size_bytes as size")),
   ];
   for (const row of rows) {
     const path = join(artifacts, row.key);
@@ -109,20 +122,36 @@ async function assertNothingHalfWritten(server: TestServer, artifacts: string): 
 }
 
 /** The workspace's current state version: serial, recorded SHA-256 and download URL. */
-async function currentState(server: TestServer, token: string, workspaceId: string): Promise<{ id: string; serial: number; sha256: string; downloadUrl: string }> {
+async function currentState(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+): Promise<{ id: string; serial: number; sha256: string; downloadUrl: string }> {
   const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
   const data = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
   const row = await server.db.knex("state_versions").where({ id: data.id }).first<{ sha256: string }>("sha256");
-  return { id: data.id, serial: data.attributes.serial as number, sha256: row.sha256, downloadUrl: data.attributes["hosted-state-download-url"] as string };
+  return {
+    id: data.id,
+    serial: data.attributes.serial as number,
+    sha256: row.sha256,
+    downloadUrl: data.attributes["hosted-state-download-url"] as string,
+  };
 }
 
 async function stateBytes(server: TestServer, token: string, url: string): Promise<Buffer> {
-  const response = await fetch(url.startsWith("http") ? url : `${server.baseUrl}${url}`, { headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(url.startsWith("http") ? url : `${server.baseUrl}${url}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   assert.is(response.status, 200);
   return Buffer.from(await response.arrayBuffer());
 }
 
-async function newRun(server: TestServer, token: string, workspaceId: string, configurationVersionId: string): Promise<Run> {
+async function newRun(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  configurationVersionId: string,
+): Promise<Run> {
   const created = await createRun({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
@@ -130,7 +159,9 @@ async function newRun(server: TestServer, token: string, workspaceId: string, co
       data: {
         type: "runs",
         attributes: { kind: "plan_and_apply" },
-        relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+        relationships: {
+          configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
+        },
       },
     },
   });
@@ -152,12 +183,22 @@ for (const dialect of testDialects()) {
         async (server) => {
           const { token, organizationName } = await createOrganizationWithToken(server, "full-disk");
           const workspace = await createWorkspace(server, token, organizationName, { name: "full" });
-          const { configurationVersion } = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(fixture("basic")));
+          const { configurationVersion } = await uploadConfiguration(
+            server,
+            token,
+            workspace.id,
+            makeConfigurationTarball(fixture("basic")),
+          );
 
           // 1. The plan's artifacts (saved plan, plan JSON) cannot be written: the plan ends errored, recorded.
           let filler = fill(mount);
           const starved = await newRun(server, token, workspace.id, configurationVersion.id);
-          const failed = await waitForStatus(server, token, starved.id, ["errored", "awaiting_approval", "planned_and_finished", "needs_recovery"]);
+          const failed = await waitForStatus(server, token, starved.id, [
+            "errored",
+            "awaiting_approval",
+            "planned_and_finished",
+            "needs_recovery",
+          ]);
           assert.is(failed.attributes.status, "errored");
           assert.is(failed.attributes.status_reason, "plan_failed");
           assert.is(failed.attributes.plan_digest, null, "no plan was published");
@@ -165,14 +206,23 @@ for (const dialect of testDialects()) {
           rmSync(filler);
 
           // Space is back: the same server plans and applies.
-          await planApproveApply(server, token, (await newRun(server, token, workspace.id, configurationVersion.id)).id);
+          await planApproveApply(
+            server,
+            token,
+            (await newRun(server, token, workspace.id, configurationVersion.id)).id,
+          );
           const first = await currentState(server, token, workspace.id);
           assert.is(first.serial, 1);
           await assertNothingHalfWritten(server, artifacts);
 
           // 2. The apply's state upload cannot be written: tofu keeps the state and retries (the run
           // continues), nothing is published meanwhile, and once space is back the state lands whole.
-          const next = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }));
+          const next = await uploadConfiguration(
+            server,
+            token,
+            workspace.id,
+            makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
+          );
           const second = await newRun(server, token, workspace.id, next.configurationVersion.id);
           const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
           assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
@@ -186,8 +236,16 @@ for (const dialect of testDialects()) {
             202,
           );
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
-          assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes.status, "applying");
-          assert.equal(await currentState(server, token, workspace.id), first, "the current state is untouched while the upload fails");
+          assert.is(
+            expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes
+              .status,
+            "applying",
+          );
+          assert.equal(
+            await currentState(server, token, workspace.id),
+            first,
+            "the current state is untouched while the upload fails",
+          );
           await assertNothingHalfWritten(server, artifacts);
           rmSync(filler);
           const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
@@ -196,7 +254,11 @@ for (const dialect of testDialects()) {
           assert.is(published.serial, 2);
           const bytes = await stateBytes(server, token, published.downloadUrl);
           assert.is(sha256(bytes), published.sha256, "the published state's bytes are the ones recorded");
-          assert.ok((JSON.parse(bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some((resource) => resource.name === "y"));
+          assert.ok(
+            (JSON.parse(bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
+              (resource) => resource.name === "y",
+            ),
+          );
           await assertNothingHalfWritten(server, artifacts);
         },
         { runner: true, localArtifacts: true, config: { artifactStore: { kind: "local", directory: artifacts } } },

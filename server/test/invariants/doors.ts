@@ -10,11 +10,26 @@ import type { RunKind } from "../../src/domain/run.ts";
 import type { CreateRunInput } from "../../src/store/index.ts";
 import type { RunRow } from "../../src/store/rows.ts";
 import { translateError } from "../../src/store/translate-error.ts";
-import { countRows, createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "../support/factories.ts";
+import {
+  countRows,
+  createOrganizationWithToken,
+  createWorkspace,
+  expectStatus,
+  uploadConfiguration,
+} from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
 
 /** The tables an attempted run creation must leave untouched. */
-export const RUN_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events", "run_jobs", "run_attempts", "run_reviews"] as const;
+export const RUN_TABLES = [
+  "runs",
+  "input_snapshots",
+  "snapshot_secrets",
+  "configuration_versions",
+  "audit_events",
+  "run_jobs",
+  "run_attempts",
+  "run_reviews",
+] as const;
 
 /** A workspace with an uploaded configuration and one accepted run to copy from. */
 export interface Runnable {
@@ -34,7 +49,14 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
   const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
   const workspace = await createWorkspace(server, token, organizationName, { name: "networking" });
   const { configurationVersion } = await uploadConfiguration(server, token, workspace.id);
-  const acceptedRun = expectStatus(await createRun({ client: server.v1(token), path: { workspace_id: workspace.id }, body: { data: { type: "runs" } } }), 201).data;
+  const acceptedRun = expectStatus(
+    await createRun({
+      client: server.v1(token),
+      path: { workspace_id: workspace.id },
+      body: { data: { type: "runs" } },
+    }),
+    201,
+  ).data;
   const row = await server.db.knex("runs").where({ id: acceptedRun.id }).first<RunRow | undefined>();
   assert.ok(row);
   return {
@@ -61,12 +83,20 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
       createdBy: null,
       createdAt: new Date(Date.parse("2026-12-02T10:00:00.000Z")),
     }),
-    rawRow: async () => ({ ...(await server.db.knex("runs").where({ id: acceptedRun.id }).first<Record<string, unknown>>()), id: newId("run"), message: "raw door" }),
+    rawRow: async () => ({
+      ...(await server.db.knex("runs").where({ id: acceptedRun.id }).first<Record<string, unknown>>()),
+      id: newId("run"),
+      message: "raw door",
+    }),
   };
 }
 
 /** Runs `attempt`, expects it to reject, and checks that no run-related row appeared. */
-export async function refusedWithoutWrites(server: TestServer, label: string, attempt: () => Promise<unknown>): Promise<unknown> {
+export async function refusedWithoutWrites(
+  server: TestServer,
+  label: string,
+  attempt: () => Promise<unknown>,
+): Promise<unknown> {
   const before = await countRows(server, RUN_TABLES);
   let outcome: { error: unknown } | { value: unknown };
   try {
@@ -98,19 +128,34 @@ export function expectConstraintRefusal(server: TestServer, error: unknown, labe
 }
 
 /** A raw `insert into runs (…) values (…)` with `literal` spliced in as the SQL text of `column`. */
-export function rawInsertWithLiteral(server: TestServer, row: Record<string, unknown>, column: string, literal: string) {
+export function rawInsertWithLiteral(
+  server: TestServer,
+  row: Record<string, unknown>,
+  column: string,
+  literal: string,
+) {
   const columns = Object.keys(row).filter((name) => name !== column);
   const identifiers = [...columns, column].map(() => "??").join(", ");
   const values = [...columns.map(() => "?"), literal].join(", ");
-  return server.db.knex.raw(`insert into runs (${identifiers}) values (${values})`, [...columns, column, ...columns.map((name) => row[name] as Knex.Value)]);
+  return server.db.knex.raw(`insert into runs (${identifiers}) values (${values})`, [
+    ...columns,
+    column,
+    ...columns.map((name) => row[name] as Knex.Value),
+  ]);
 }
 
 /** Whether the named CHECK constraint is part of the runs table on this database. */
 export async function hasCheckConstraint(server: TestServer, name: string): Promise<boolean> {
   if (server.dialect === "sqlite") {
-    const row = await server.db.knex("sqlite_master").where({ type: "table", name: "runs" }).first<{ sql: unknown } | undefined>("sql");
+    const row = await server.db
+      .knex("sqlite_master")
+      .where({ type: "table", name: "runs" })
+      .first<{ sql: unknown } | undefined>("sql");
     return typeof row?.sql === "string" && row.sql.includes(name);
   }
-  const rows = await server.db.knex.raw<{ rows: unknown[] }>("select conname from pg_constraint where conrelid = 'runs'::regclass and contype = 'c' and conname = ?", [name]);
+  const rows = await server.db.knex.raw<{ rows: unknown[] }>(
+    "select conname from pg_constraint where conrelid = 'runs'::regclass and contype = 'c' and conname = ?",
+    [name],
+  );
   return rows.rows.length === 1;
 }

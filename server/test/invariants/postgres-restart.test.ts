@@ -56,17 +56,30 @@ function freePort(): Promise<number> {
 }
 
 /** A throwaway cluster for `fn`: its admin URL and an asynchronous restart (the server keeps running meanwhile). */
-async function withOwnCluster<T>(bin: string, fn: (adminUrl: string, restart: () => Promise<void>) => Promise<T>): Promise<T> {
+async function withOwnCluster<T>(
+  bin: string,
+  fn: (adminUrl: string, restart: () => Promise<void>) => Promise<T>,
+): Promise<T> {
   const directory = await mkdtemp(join(tmpdir(), "ss-pg-cluster-"));
-  chownSync(directory, Number((await run("id", ["-u", "postgres"])).stdout.trim()), Number((await run("id", ["-g", "postgres"])).stdout.trim()));
+  chownSync(
+    directory,
+    Number((await run("id", ["-u", "postgres"])).stdout.trim()),
+    Number((await run("id", ["-g", "postgres"])).stdout.trim()),
+  );
   const data = join(directory, "data");
   const port = await freePort();
-  const asPostgres = (command: string, args: string[]) => run("runuser", ["-u", "postgres", "--", join(bin, command), ...args], { cwd: directory });
+  const asPostgres = (command: string, args: string[]) =>
+    run("runuser", ["-u", "postgres", "--", join(bin, command), ...args], { cwd: directory });
   const options = ["-o", `-p ${port} -k ${directory} -c listen_addresses=127.0.0.1 -c fsync=off`];
   await asPostgres("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8"]);
   await asPostgres("pg_ctl", ["-D", data, "-l", join(directory, "log"), ...options, "-w", "start"]);
   // A test process that dies mid-test (the header's defect) still stops its cluster.
-  const stopOnExit = () => execFileSync("runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"], { stdio: "ignore" });
+  const stopOnExit = () =>
+    execFileSync(
+      "runuser",
+      ["-u", "postgres", "--", join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"],
+      { stdio: "ignore" },
+    );
   process.once("exit", stopOnExit);
   try {
     return await fn(`postgres://postgres@127.0.0.1:${port}/postgres`, async () => {
@@ -100,7 +113,8 @@ const slowApply = {
 };
 
 const bin = postgresBin();
-const title = "a restart during a plan and during an apply: recorded or carried on, no state lost, the same server carries on";
+const title =
+  "a restart during a plan and during an apply: recorded or carried on, no state lost, the same server carries on";
 if (process.getuid?.() !== 0 || bin === null) {
   skipTest(test, title, "needs root and the PostgreSQL server binaries (/usr/lib/postgresql/<version>/bin/initdb)");
 } else {
@@ -120,11 +134,22 @@ if (process.getuid?.() !== 0 || bin === null) {
             const planned = await startRun(server, token, workspace.id, fixture("basic"));
             await waitFor(server, token, planned.id, ["planning"]);
             await restart();
-            const afterPlan = await waitFor(server, token, planned.id, ["awaiting_approval", "errored", "planned_and_finished", "needs_recovery"]);
-            assert.ok(["awaiting_approval", "errored"].includes(afterPlan.attributes.status), afterPlan.attributes.status);
+            const afterPlan = await waitFor(server, token, planned.id, [
+              "awaiting_approval",
+              "errored",
+              "planned_and_finished",
+              "needs_recovery",
+            ]);
+            assert.ok(
+              ["awaiting_approval", "errored"].includes(afterPlan.attributes.status),
+              afterPlan.attributes.status,
+            );
             if (afterPlan.attributes.status === "errored") {
               assert.ok(afterPlan.attributes.status_reason, "the run says why it ended");
-              assert.ok((await readLog(server, token, planned.id, "plan")).trim().length > 0, "the plan's log says what happened");
+              assert.ok(
+                (await readLog(server, token, planned.id, "plan")).trim().length > 0,
+                "the plan's log says what happened",
+              );
             }
             if (afterPlan.attributes.status === "awaiting_approval") {
               expectStatus(
@@ -157,21 +182,44 @@ if (process.getuid?.() !== 0 || bin === null) {
               .where({ workspace_id: workspace.id })
               .select<Array<{ id: string; status: string; sha256: string | null }>>("id", "status", "sha256");
             if (afterApply.attributes.status === "applied") {
-              const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+              const current = await getCurrentStateVersion({
+                client: server.tfe(token),
+                path: { workspace_id: workspace.id },
+              });
               const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-              const body = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, { headers: { Authorization: `Bearer ${token}` } });
+              const body = await fetch(
+                `${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`,
+                { headers: { Authorization: `Bearer ${token}` } },
+              );
               assert.is(body.status, 200);
               const bytes = Buffer.from(await body.arrayBuffer());
-              assert.is(createHash("sha256").update(bytes).digest("hex"), states.find((state) => state.id === version.id)?.sha256, "the published state is whole");
+              assert.is(
+                createHash("sha256").update(bytes).digest("hex"),
+                states.find((state) => state.id === version.id)?.sha256,
+                "the published state is whole",
+              );
             } else {
               assert.is(afterApply.attributes.status, "needs_recovery", afterApply.attributes.status_reason ?? "");
               assert.is(afterApply.attributes.status_reason, "apply_interrupted");
             }
-            for (const state of states) assert.ok(state.status !== "finalized" || state.sha256 !== null, `state version ${state.id} is finalized without its digest`);
+            for (const state of states)
+              assert.ok(
+                state.status !== "finalized" || state.sha256 !== null,
+                `state version ${state.id} is finalized without its digest`,
+              );
 
             // The same process takes new work once the database is back (no restart).
-            const next = await startRun(server, token, (await createWorkspace(server, token, organizationName, { name: "after" })).id, fixture("basic"));
-            const later = await waitFor(server, token, next.id, ["awaiting_approval", "errored", "planned_and_finished"]);
+            const next = await startRun(
+              server,
+              token,
+              (await createWorkspace(server, token, organizationName, { name: "after" })).id,
+              fixture("basic"),
+            );
+            const later = await waitFor(server, token, next.id, [
+              "awaiting_approval",
+              "errored",
+              "planned_and_finished",
+            ]);
             assert.is(later.attributes.status, "awaiting_approval", await readLog(server, token, next.id, "plan"));
           },
           { runner: true },

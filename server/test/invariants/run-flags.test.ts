@@ -14,10 +14,26 @@ import { approveRun, createRun, getRun } from "../../../client/src/index.ts";
 import { createRun as tfeCreateRun, getWorkspaceByName } from "../../../generated/tfe/client/index.ts";
 import type { ErrorCode } from "../../src/domain/errors.ts";
 import { createStores, inTransaction } from "../../src/store/index.ts";
-import { countRows, expectNothingWritten, expectStatus, expectTfeError, expectV1Error, type SdkResult } from "../support/factories.ts";
+import {
+  countRows,
+  expectNothingWritten,
+  expectStatus,
+  expectTfeError,
+  expectV1Error,
+  type SdkResult,
+} from "../support/factories.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";
-import { RUN_TABLES, expectConstraintRefusal, expectDomainError, expectTranslated, hasCheckConstraint, rawInsertWithLiteral, refusedWithoutWrites, seedRunnable } from "./doors.ts";
+import {
+  RUN_TABLES,
+  expectConstraintRefusal,
+  expectDomainError,
+  expectTranslated,
+  hasCheckConstraint,
+  rawInsertWithLiteral,
+  refusedWithoutWrites,
+  seedRunnable,
+} from "./doors.ts";
 
 /** Request bodies these tests malform on purpose, sent past the SDKs' types. */
 type V1RunBody = Parameters<typeof createRun>[0]["body"];
@@ -74,7 +90,11 @@ const invariants: FlagInvariant[] = [
       [{ autoApply: true }, "/data/attributes/autoApply"],
     ],
     checksMeta: true,
-    tfeTrue: [{ "auto-apply": true }, { "auto-apply": true, "plan-only": true }, { "auto-apply": true, "is-destroy": false }],
+    tfeTrue: [
+      { "auto-apply": true },
+      { "auto-apply": true, "plan-only": true },
+      { "auto-apply": true, "is-destroy": false },
+    ],
     tfeDetail: /-auto-approve/,
     tfeCodeIsOwn: false,
     tfeNonBoolean: [{ "auto-apply": "true" }, { "auto-apply": 1 }],
@@ -115,7 +135,12 @@ const invariants: FlagInvariant[] = [
       [{ kind: "destroy" }, "/data/attributes/kind"],
     ],
     checksMeta: false,
-    tfeTrue: [{ "is-destroy": true }, { "is-destroy": true, "auto-apply": true }, { "is-destroy": true, "auto-apply": false }, { "is-destroy": true, "plan-only": true }],
+    tfeTrue: [
+      { "is-destroy": true },
+      { "is-destroy": true, "auto-apply": true },
+      { "is-destroy": true, "auto-apply": false },
+      { "is-destroy": true, "plan-only": true },
+    ],
     tfeDetail: /destroy/i,
     tfeCodeIsOwn: true,
     tfeNonBoolean: [{ "is-destroy": "true" }, { "is-destroy": 1 }],
@@ -144,81 +169,119 @@ for (const inv of invariants) {
   suites.set(inv, invariant);
   const { code, column } = inv;
 
-  testEachServer(invariant, `v1 createRun: ${column} true fails 422 ${code} in every combination, and writes nothing`, async (server) => {
-    const r = await seedRunnable(server);
-    const relationships = { configuration_version: { data: { type: "configuration-versions" as const, id: r.configurationVersionId } } };
-    const bodies = [
-      ...inv.v1Companions.map((companion) => ({ data: { type: "runs", attributes: { [column]: true, ...companion } } })),
-      { data: { type: "runs", attributes: { [column]: true, message: inv.v1Message }, relationships } },
-    ];
-    for (const body of bodies) {
-      const result = await expectNothingWritten(
-        server,
-        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: body as unknown as V1RunBody }),
-        RUN_TABLES,
-      );
-      expectV1Error(result, 422, code);
-    }
-  });
+  testEachServer(
+    invariant,
+    `v1 createRun: ${column} true fails 422 ${code} in every combination, and writes nothing`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const relationships = {
+        configuration_version: { data: { type: "configuration-versions" as const, id: r.configurationVersionId } },
+      };
+      const bodies = [
+        ...inv.v1Companions.map((companion) => ({
+          data: { type: "runs", attributes: { [column]: true, ...companion } },
+        })),
+        { data: { type: "runs", attributes: { [column]: true, message: inv.v1Message }, relationships } },
+      ];
+      for (const body of bodies) {
+        const result = await expectNothingWritten(
+          server,
+          () =>
+            createRun({
+              client: server.v1(r.token),
+              path: { workspace_id: r.workspaceId },
+              body: body as unknown as V1RunBody,
+            }),
+          RUN_TABLES,
+        );
+        expectV1Error(result, 422, code);
+      }
+    },
+  );
 
-  testEachServer(invariant, `v1 createRun through a dashboard session (cookie and CSRF token): ${column} true fails 422 ${code}, and writes nothing`, async (server) => {
-    const r = await seedRunnable(server);
-    const admin = await signedInMember(server, r.organizationName, "admin");
-    for (const attributes of inv.dashboardAttributes) {
-      const response = await expectNothingWritten(
-        server,
-        () => admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, { body: { data: { type: "runs", attributes } } }),
-        RUN_TABLES,
-      );
-      assert.is(response.status, 422);
-      assert.is(((await response.json()) as { errors: Array<{ code: string }> }).errors[0].code, code);
-    }
-  });
+  testEachServer(
+    invariant,
+    `v1 createRun through a dashboard session (cookie and CSRF token): ${column} true fails 422 ${code}, and writes nothing`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const admin = await signedInMember(server, r.organizationName, "admin");
+      for (const attributes of inv.dashboardAttributes) {
+        const response = await expectNothingWritten(
+          server,
+          () =>
+            admin.session.request("POST", `/v1/workspaces/${r.workspaceId}/runs`, {
+              body: { data: { type: "runs", attributes } },
+            }),
+          RUN_TABLES,
+        );
+        assert.is(response.status, 422);
+        assert.is(((await response.json()) as { errors: Array<{ code: string }> }).errors[0].code, code);
+      }
+    },
+  );
 
-  testEachServer(invariant, `v1 createRun: non-boolean and misspelled ${column} flags fail 422 DOCUMENT_INVALID, and write nothing`, async (server) => {
-    const r = await seedRunnable(server);
-    for (const [attributes, pointer] of inv.misspelled) {
-      const result = await expectNothingWritten(
-        server,
-        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", attributes } } as unknown as V1RunBody }),
-        RUN_TABLES,
-      );
-      expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer });
-    }
-    if (inv.checksMeta) {
-      // Outside attributes (data.meta, top-level) it is not a member either.
-      const smuggled = await expectNothingWritten(
-        server,
-        () => createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: { data: { type: "runs", meta: { [column]: true } } } as unknown as V1RunBody }),
-        RUN_TABLES,
-      );
-      expectV1Error(smuggled, 422, "DOCUMENT_INVALID", { pointer: "/data/meta" });
-    }
-  });
+  testEachServer(
+    invariant,
+    `v1 createRun: non-boolean and misspelled ${column} flags fail 422 DOCUMENT_INVALID, and write nothing`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      for (const [attributes, pointer] of inv.misspelled) {
+        const result = await expectNothingWritten(
+          server,
+          () =>
+            createRun({
+              client: server.v1(r.token),
+              path: { workspace_id: r.workspaceId },
+              body: { data: { type: "runs", attributes } } as unknown as V1RunBody,
+            }),
+          RUN_TABLES,
+        );
+        expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer });
+      }
+      if (inv.checksMeta) {
+        // Outside attributes (data.meta, top-level) it is not a member either.
+        const smuggled = await expectNothingWritten(
+          server,
+          () =>
+            createRun({
+              client: server.v1(r.token),
+              path: { workspace_id: r.workspaceId },
+              body: { data: { type: "runs", meta: { [column]: true } } } as unknown as V1RunBody,
+            }),
+          RUN_TABLES,
+        );
+        expectV1Error(smuggled, 422, "DOCUMENT_INVALID", { pointer: "/data/meta" });
+      }
+    },
+  );
 
-  testEachServer(invariant, `v1 createRun (property): any JSON value for ${column} other than false is refused with 422, and writes nothing`, async (server) => {
-    const r = await seedRunnable(server);
-    const before = await countRows(server, RUN_TABLES);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(
-          fc.constant(true),
-          fc.jsonValue().filter((value) => value !== false),
+  testEachServer(
+    invariant,
+    `v1 createRun (property): any JSON value for ${column} other than false is refused with 422, and writes nothing`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const before = await countRows(server, RUN_TABLES);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.constant(true),
+            fc.jsonValue().filter((value) => value !== false),
+          ),
+          async (value) => {
+            const result = (await createRun({
+              client: server.v1(r.token),
+              path: { workspace_id: r.workspaceId },
+              body: { data: { type: "runs", attributes: { [column]: value } } } as unknown as V1RunBody,
+            })) as SdkResult;
+            if (value === true) expectV1Error(result, 422, code);
+            else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
+            assert.equal(await countRows(server, RUN_TABLES), before);
+          },
         ),
-        async (value) => {
-          const result = (await createRun({
-            client: server.v1(r.token),
-            path: { workspace_id: r.workspaceId },
-            body: { data: { type: "runs", attributes: { [column]: value } } } as unknown as V1RunBody,
-          })) as SdkResult;
-          if (value === true) expectV1Error(result, 422, code);
-          else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
-          assert.equal(await countRows(server, RUN_TABLES), before);
-        },
-      ),
-      { numRuns: 25 },
-    );
-  });
+        { numRuns: 25 },
+      );
+    },
+  );
 
   testEachServer(
     invariant,
@@ -232,7 +295,11 @@ for (const inv of invariants) {
       for (const attributes of inv.tfeTrue) {
         const result = await expectNothingWritten(
           server,
-          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody }),
+          () =>
+            tfeCreateRun({
+              client: server.tfe(r.token),
+              body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody,
+            }),
           RUN_TABLES,
         );
         const error = expectTfeError(result, 422, "invalid_document");
@@ -242,13 +309,20 @@ for (const inv of invariants) {
       for (const attributes of inv.tfeNonBoolean) {
         const result = await expectNothingWritten(
           server,
-          () => tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody }),
+          () =>
+            tfeCreateRun({
+              client: server.tfe(r.token),
+              body: { data: { type: "runs", attributes, relationships } } as unknown as TfeRunBody,
+            }),
           RUN_TABLES,
         );
         expectTfeError(result, 422, "invalid_document");
       }
       // An attribute the compatibility surface does not know cannot turn the flag on.
-      const ignored = await tfeCreateRun({ client: server.tfe(r.token), body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as unknown as TfeRunBody });
+      const ignored = await tfeCreateRun({
+        client: server.tfe(r.token),
+        body: { data: { type: "runs", attributes: inv.tfeIgnored, relationships } } as unknown as TfeRunBody,
+      });
       const run = expectStatus(ignored, 201).data;
       assert.is(run.attributes[inv.tfeName], false);
       const row = await server.db.knex("runs").where({ id: run.id }).first<Record<string, unknown>>(column);
@@ -256,90 +330,133 @@ for (const inv of invariants) {
     },
   );
 
-  testEachServer(invariant, `RunRepository.create: every non-false ${inv.inputName} spelling is a DomainError ${code} before any write`, async (server) => {
-    const r = await seedRunnable(server);
-    const runs = server.services.stores.runs;
-    for (const [label, extra] of inv.repositoryAttempts) {
-      const error = await refusedWithoutWrites(server, label, () => runs.create({ ...r.repositoryInput(), ...extra }));
-      expectDomainError(error, code, label);
-    }
-    // Inside a transaction, through the stores a command would use.
-    const inTx = await refusedWithoutWrites(server, "in a transaction", () =>
-      inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true })),
-    );
-    expectDomainError(inTx, code, "in a transaction");
-    // A fresh repository on the raw knex (no service wiring) refuses the same way.
-    const fresh = await refusedWithoutWrites(server, "fresh stores", () => createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true }));
-    expectDomainError(fresh, code, "fresh stores");
-    // Control: the same input with the flag false (or absent) is accepted, so the refusals above were about the flag.
-    const before = await countRows(server, ["runs"]);
-    await runs.create({ ...r.repositoryInput(), [inv.inputName]: false });
-    await runs.create(r.repositoryInput());
-    assert.equal(await countRows(server, ["runs"]), { runs: before.runs + 2 });
-  });
+  testEachServer(
+    invariant,
+    `RunRepository.create: every non-false ${inv.inputName} spelling is a DomainError ${code} before any write`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const runs = server.services.stores.runs;
+      for (const [label, extra] of inv.repositoryAttempts) {
+        const error = await refusedWithoutWrites(server, label, () =>
+          runs.create({ ...r.repositoryInput(), ...extra }),
+        );
+        expectDomainError(error, code, label);
+      }
+      // Inside a transaction, through the stores a command would use.
+      const inTx = await refusedWithoutWrites(server, "in a transaction", () =>
+        inTransaction(server.db, (stores) => stores.runs.create({ ...r.repositoryInput(), [inv.inputName]: true })),
+      );
+      expectDomainError(inTx, code, "in a transaction");
+      // A fresh repository on the raw knex (no service wiring) refuses the same way.
+      const fresh = await refusedWithoutWrites(server, "fresh stores", () =>
+        createStores(server.db.knex, server.dialect).runs.create({ ...r.repositoryInput(), [column]: true }),
+      );
+      expectDomainError(fresh, code, "fresh stores");
+      // Control: the same input with the flag false (or absent) is accepted, so the refusals above were about the flag.
+      const before = await countRows(server, ["runs"]);
+      await runs.create({ ...r.repositoryInput(), [inv.inputName]: false });
+      await runs.create(r.repositoryInput());
+      assert.equal(await countRows(server, ["runs"]), { runs: before.runs + 2 });
+    },
+  );
 
-  testEachServer(invariant, `raw SQL: inserts with ${column} true fail on the ${inv.constraint} CHECK, translated to ${code}`, async (server) => {
-    const r = await seedRunnable(server);
-    assert.ok(await hasCheckConstraint(server, inv.constraint), `the runs table has no ${inv.constraint} CHECK`);
-    const knex = server.db.knex;
-    for (const value of [true, 1, "true", "t"]) {
-      const label = `knex insert ${column}=${JSON.stringify(value)}`;
-      const error = await refusedWithoutWrites(server, label, async () => knex("runs").insert({ ...(await r.rawRow()), [column]: value }));
-      expectTranslated(server, error, code, label);
-    }
-    for (const literal of ["true", "not false", "(1 = 1)"]) {
-      const label = `raw insert ${column}=${literal}`;
-      const error = await refusedWithoutWrites(server, label, async () => rawInsertWithLiteral(server, await r.rawRow(), column, literal));
-      expectTranslated(server, error, code, label);
-    }
-    const inTx = await refusedWithoutWrites(server, "insert in a transaction", async () => {
-      const row = await r.rawRow();
-      return knex.transaction((trx) => trx("runs").insert({ ...row, [column]: true }));
-    });
-    expectTranslated(server, inTx, code, "insert in a transaction");
-    // NULL is not false either (NOT NULL refuses it; any constraint code will do).
-    const nullError = await refusedWithoutWrites(server, `${column}=NULL`, async () => knex("runs").insert({ ...(await r.rawRow()), [column]: null }));
-    expectConstraintRefusal(server, nullError, `${column}=NULL`);
-    // Control: the same raw row with false is accepted, so the refusals above were about the flag.
-    const before = await countRows(server, ["runs"]);
-    await knex("runs").insert({ ...(await r.rawRow()), [column]: false });
-    assert.equal(await countRows(server, ["runs"]), { runs: before.runs + 1 });
-  });
+  testEachServer(
+    invariant,
+    `raw SQL: inserts with ${column} true fail on the ${inv.constraint} CHECK, translated to ${code}`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      assert.ok(await hasCheckConstraint(server, inv.constraint), `the runs table has no ${inv.constraint} CHECK`);
+      const knex = server.db.knex;
+      for (const value of [true, 1, "true", "t"]) {
+        const label = `knex insert ${column}=${JSON.stringify(value)}`;
+        const error = await refusedWithoutWrites(server, label, async () =>
+          knex("runs").insert({ ...(await r.rawRow()), [column]: value }),
+        );
+        expectTranslated(server, error, code, label);
+      }
+      for (const literal of ["true", "not false", "(1 = 1)"]) {
+        const label = `raw insert ${column}=${literal}`;
+        const error = await refusedWithoutWrites(server, label, async () =>
+          rawInsertWithLiteral(server, await r.rawRow(), column, literal),
+        );
+        expectTranslated(server, error, code, label);
+      }
+      const inTx = await refusedWithoutWrites(server, "insert in a transaction", async () => {
+        const row = await r.rawRow();
+        return knex.transaction((trx) => trx("runs").insert({ ...row, [column]: true }));
+      });
+      expectTranslated(server, inTx, code, "insert in a transaction");
+      // NULL is not false either (NOT NULL refuses it; any constraint code will do).
+      const nullError = await refusedWithoutWrites(server, `${column}=NULL`, async () =>
+        knex("runs").insert({ ...(await r.rawRow()), [column]: null }),
+      );
+      expectConstraintRefusal(server, nullError, `${column}=NULL`);
+      // Control: the same raw row with false is accepted, so the refusals above were about the flag.
+      const before = await countRows(server, ["runs"]);
+      await knex("runs").insert({ ...(await r.rawRow()), [column]: false });
+      assert.equal(await countRows(server, ["runs"]), { runs: before.runs + 1 });
+    },
+  );
 
-  testEachServer(invariant, `raw SQL: updating an existing run to ${column} true fails on the CHECK, translated to ${code}, and the row keeps false`, async (server) => {
-    const r = await seedRunnable(server);
-    const knex = server.db.knex;
-    const viaKnex = await refusedWithoutWrites(server, "knex update", () =>
-      knex("runs")
-        .where({ id: r.acceptedRun.id })
-        .update({ [column]: true }),
-    );
-    expectTranslated(server, viaKnex, code, "knex update");
-    const viaRaw = await refusedWithoutWrites(server, "raw update", () => knex.raw(`update runs set ${column} = true where id = ?`, [r.acceptedRun.id]));
-    expectTranslated(server, viaRaw, code, "raw update");
-    const row = await knex("runs").where({ id: r.acceptedRun.id }).first<Record<string, unknown>>(column);
-    assert.is(Boolean(row[column]), false);
-    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
-    assert.is(shown.attributes[column], false);
-  });
+  testEachServer(
+    invariant,
+    `raw SQL: updating an existing run to ${column} true fails on the CHECK, translated to ${code}, and the row keeps false`,
+    async (server) => {
+      const r = await seedRunnable(server);
+      const knex = server.db.knex;
+      const viaKnex = await refusedWithoutWrites(server, "knex update", () =>
+        knex("runs")
+          .where({ id: r.acceptedRun.id })
+          .update({ [column]: true }),
+      );
+      expectTranslated(server, viaKnex, code, "knex update");
+      const viaRaw = await refusedWithoutWrites(server, "raw update", () =>
+        knex.raw(`update runs set ${column} = true where id = ?`, [r.acceptedRun.id]),
+      );
+      expectTranslated(server, viaRaw, code, "raw update");
+      const row = await knex("runs").where({ id: r.acceptedRun.id }).first<Record<string, unknown>>(column);
+      assert.is(Boolean(row[column]), false);
+      const shown = expectStatus(
+        await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
+        200,
+      ).data;
+      assert.is(shown.attributes[column], false);
+    },
+  );
 }
 
 // Doors only invariant 1 has: approval is the only way to apply.
 const approval = suites.get(invariants[0])!;
 
-testEachServer(approval, "approveRun: a run without a recorded plan cannot be approved (409), records no review, queues nothing, and stays pending", async (server) => {
-  const r = await seedRunnable(server);
-  for (const planDigest of ["0".repeat(64), r.acceptedRun.attributes.config_digest, r.acceptedRun.attributes.input_digest]) {
-    const result = await expectNothingWritten(
-      server,
-      () => approveRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }),
-      RUN_TABLES,
-    );
-    expectV1Error(result, 409, "RUN_TRANSITION_INVALID");
-  }
-  const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
-  assert.is(shown.attributes.status, "pending");
-});
+testEachServer(
+  approval,
+  "approveRun: a run without a recorded plan cannot be approved (409), records no review, queues nothing, and stays pending",
+  async (server) => {
+    const r = await seedRunnable(server);
+    for (const planDigest of [
+      "0".repeat(64),
+      r.acceptedRun.attributes.config_digest,
+      r.acceptedRun.attributes.input_digest,
+    ]) {
+      const result = await expectNothingWritten(
+        server,
+        () =>
+          approveRun({
+            client: server.v1(r.token),
+            path: { run_id: r.acceptedRun.id },
+            body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+          }),
+        RUN_TABLES,
+      );
+      expectV1Error(result, 409, "RUN_TRANSITION_INVALID");
+    }
+    const shown = expectStatus(
+      await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
+      200,
+    ).data;
+    assert.is(shown.attributes.status, "pending");
+  },
+);
 
 testEachServer(
   approval,
@@ -352,24 +469,38 @@ testEachServer(
       [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/actions/apply`, 404],
       [server.v1(r.token), `/v1/runs/${r.acceptedRun.id}/apply`, 404],
     ] as const) {
-      const result = (await expectNothingWritten(server, () => client.post({ url, body: {}, headers: { Authorization: `Bearer ${r.token}` } }), RUN_TABLES)) as SdkResult;
+      const result = (await expectNothingWritten(
+        server,
+        () => client.post({ url, body: {}, headers: { Authorization: `Bearer ${r.token}` } }),
+        RUN_TABLES,
+      )) as SdkResult;
       assert.is(result.response.status, status, url);
     }
-    const shown = expectStatus(await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }), 200).data;
+    const shown = expectStatus(
+      await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
+      200,
+    ).data;
     assert.is(shown.attributes.status, "pending");
   },
 );
 
 // A door only invariant 2 has: the tfe workspace's destroy permissions.
-testEachServer(suites.get(invariants[1])!, "tfe workspaces never advertise destroy: allow-destroy-plan false, can-queue-destroy false, is-destroyable false", async (server) => {
-  const r = await seedRunnable(server);
-  const workspace = expectStatus(
-    await getWorkspaceByName({ client: server.tfe(r.token), path: { organization_name: r.organizationName, workspace_name: "networking" } }),
-    200,
-  ).data;
-  assert.is(workspace.attributes["allow-destroy-plan"], false);
-  assert.is(workspace.attributes.permissions["can-queue-destroy"], false);
-  assert.is(workspace.attributes.actions["is-destroyable"], false);
-});
+testEachServer(
+  suites.get(invariants[1])!,
+  "tfe workspaces never advertise destroy: allow-destroy-plan false, can-queue-destroy false, is-destroyable false",
+  async (server) => {
+    const r = await seedRunnable(server);
+    const workspace = expectStatus(
+      await getWorkspaceByName({
+        client: server.tfe(r.token),
+        path: { organization_name: r.organizationName, workspace_name: "networking" },
+      }),
+      200,
+    ).data;
+    assert.is(workspace.attributes["allow-destroy-plan"], false);
+    assert.is(workspace.attributes.permissions["can-queue-destroy"], false);
+    assert.is(workspace.attributes.actions["is-destroyable"], false);
+  },
+);
 
 for (const invariant of suites.values()) invariant.run();

@@ -33,17 +33,27 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
         const first = await start();
         const run = await startRun(server, token, workspace.id, fixture("basic"));
         for (;;) {
-          const status = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status;
+          const status = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data
+            .attributes.status;
           if (status === "planning") break;
           assert.ok(status === "pending", `the plan ended before the kill: ${status}`);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
         await first.kill("SIGKILL");
         await start();
-        const ended = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "planned_and_finished"], 90_000);
+        const ended = await waitForStatus(
+          server,
+          token,
+          run.id,
+          ["awaiting_approval", "errored", "planned_and_finished"],
+          90_000,
+        );
         const log = await readLog(server, token, run.id, "plan");
         assert.is(ended.attributes.status, "awaiting_approval", `${ended.attributes.status_reason}: ${log}`);
-        assert.match(log, /the runner planning this run was lost \(its runner stopped heartbeating\); the plan runs again from the start/);
+        assert.match(
+          log,
+          /the runner planning this run was lost \(its runner stopped heartbeating\); the plan runs again from the start/,
+        );
 
         // Fresh evidence: the last plan attempt succeeded, any before it was lost, and the saved
         // plan the run is bound to was written by that last attempt.
@@ -51,13 +61,24 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           .knex("run_attempts")
           .where({ run_id: run.id, phase: "plan" })
           .orderBy("attempt_number", "asc")
-          .select<Array<{ status: string; terminal_classification: string | null; started_at: string | Date }>>("status", "terminal_classification", "started_at");
+          .select<Array<{ status: string; terminal_classification: string | null; started_at: string | Date }>>(
+            "status",
+            "terminal_classification",
+            "started_at",
+          );
         const last = attempts.at(-1)!;
         assert.is(last.status, "succeeded");
-        for (const earlier of attempts.slice(0, -1)) assert.equal([earlier.status, earlier.terminal_classification], ["lost", "runner_lost"]);
-        const plan = await server.db.knex("artifacts").where({ run_id: run.id, kind: "plan" }).first<{ sha256: string; created_at: string | Date }>("sha256", "created_at");
+        for (const earlier of attempts.slice(0, -1))
+          assert.equal([earlier.status, earlier.terminal_classification], ["lost", "runner_lost"]);
+        const plan = await server.db
+          .knex("artifacts")
+          .where({ run_id: run.id, kind: "plan" })
+          .first<{ sha256: string; created_at: string | Date }>("sha256", "created_at");
         assert.is(plan.sha256, ended.attributes.plan_digest);
-        assert.ok(new Date(plan.created_at).getTime() >= new Date(last.started_at).getTime(), "the saved plan was written by the attempt that succeeded");
+        assert.ok(
+          new Date(plan.created_at).getTime() >= new Date(last.started_at).getTime(),
+          "the saved plan was written by the attempt that succeeded",
+        );
       } finally {
         for (const runner of runners) await runner.kill();
       }

@@ -18,7 +18,13 @@ import * as assert from "uvu/assert";
 import { approveRun, createRun, type Run } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, makeConfigurationTarball, uploadConfiguration } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  expectStatus,
+  makeConfigurationTarball,
+  uploadConfiguration,
+} from "../support/factories.ts";
 import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
 import { WEED } from "../support/seaweedfs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
@@ -58,7 +64,13 @@ async function killableSeaweed(): Promise<KillableS3> {
   await writeFile(
     join(dir, "s3.json"),
     JSON.stringify({
-      identities: [{ name: "stackship", credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ["Admin", "Read", "Write", "List", "Tagging"] }],
+      identities: [
+        {
+          name: "stackship",
+          credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
+          actions: ["Admin", "Read", "Write", "List", "Tagging"],
+        },
+      ],
     }),
   );
   const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
@@ -87,7 +99,12 @@ async function killableSeaweed(): Promise<KillableS3> {
     `-s3.localSocket=${join(dir, "s3.sock")}`,
   ];
   const endpoint = `http://127.0.0.1:${s3}`;
-  const client = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+  const client = new S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+  });
   let child: ChildProcess | null = null;
   const killOnExit = () => child?.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -107,7 +124,10 @@ async function killableSeaweed(): Promise<KillableS3> {
     child = started;
     const deadline = Date.now() + 60_000;
     for (;;) {
-      assert.ok(started.exitCode === null && started.signalCode === null, `weed exited: ${readFileSync(join(dir, "weed.log"), "utf8").slice(-2000)}`);
+      assert.ok(
+        started.exitCode === null && started.signalCode === null,
+        `weed exited: ${readFileSync(join(dir, "weed.log"), "utf8").slice(-2000)}`,
+      );
       try {
         await client.send(new CreateBucketCommand({ Bucket: bucket }));
         return;
@@ -142,7 +162,12 @@ async function killableSeaweed(): Promise<KillableS3> {
   };
 }
 
-async function newRun(server: TestServer, token: string, workspaceId: string, configurationVersionId: string): Promise<Run> {
+async function newRun(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  configurationVersionId: string,
+): Promise<Run> {
   const created = await createRun({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
@@ -150,7 +175,9 @@ async function newRun(server: TestServer, token: string, workspaceId: string, co
       data: {
         type: "runs",
         attributes: { kind: "plan_and_apply" },
-        relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+        relationships: {
+          configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
+        },
       },
     },
   });
@@ -158,21 +185,39 @@ async function newRun(server: TestServer, token: string, workspaceId: string, co
 }
 
 /** The current state version, its bytes as served and the SHA-256 its row records. */
-async function currentState(server: TestServer, token: string, workspaceId: string): Promise<{ serial: number; bytes: Buffer; sha256: string }> {
+async function currentState(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+): Promise<{ serial: number; bytes: Buffer; sha256: string }> {
   const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
   const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-  const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, { headers: { Authorization: `Bearer ${token}` } });
+  const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
   assert.is(response.status, 200);
   const row = await server.db.knex("state_versions").where({ id: version.id }).first<{ sha256: string }>("sha256");
-  return { serial: version.attributes.serial as number, bytes: Buffer.from(await response.arrayBuffer()), sha256: row.sha256 };
+  return {
+    serial: version.attributes.serial as number,
+    bytes: Buffer.from(await response.arrayBuffer()),
+    sha256: row.sha256,
+  };
 }
 
 async function approve(server: TestServer, token: string, runId: string, planDigest: string): Promise<void> {
-  expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);
+  expectStatus(
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+    }),
+    202,
+  );
 }
 
 const slowApply = {
-  "main.tf": 'resource "terraform_data" "slow" {\n  input = "three"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 3"\n  }\n}\n',
+  "main.tf":
+    'resource "terraform_data" "slow" {\n  input = "three"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 3"\n  }\n}\n',
 };
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -180,7 +225,11 @@ const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex
 for (const dialect of testDialects()) {
   const title = `SIGKILL of S3 under a plan's artifact writes and an apply's state upload, then a start: recorded, nothing published half, recovered without a restart [${dialect}]`;
   if (!existsSync(WEED)) {
-    skipTest(test, title, `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`);
+    skipTest(
+      test,
+      title,
+      `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`,
+    );
     continue;
   }
   test(title, async () => {
@@ -191,34 +240,60 @@ for (const dialect of testDialects()) {
         async (server) => {
           const { token, organizationName } = await createOrganizationWithToken(server, "s3-faults");
           const workspace = await createWorkspace(server, token, organizationName, { name: "s3" });
-          const { configurationVersion } = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(fixture("basic")));
+          const { configurationVersion } = await uploadConfiguration(
+            server,
+            token,
+            workspace.id,
+            makeConfigurationTarball(fixture("basic")),
+          );
 
           // 1. The store is gone while the plan writes its artifacts.
           await s3.kill();
           const starved = await newRun(server, token, workspace.id, configurationVersion.id);
-          const failed = await waitForStatus(server, token, starved.id, ["errored", "awaiting_approval", "planned_and_finished", "needs_recovery"]);
+          const failed = await waitForStatus(server, token, starved.id, [
+            "errored",
+            "awaiting_approval",
+            "planned_and_finished",
+            "needs_recovery",
+          ]);
           assert.is(failed.attributes.status, "errored");
           assert.is(failed.attributes.status_reason, "plan_failed");
           assert.is(failed.attributes.plan_digest, null, "no plan was published");
           await s3.start();
 
           // Back: the same server plans and applies.
-          await planApproveApply(server, token, (await newRun(server, token, workspace.id, configurationVersion.id)).id);
+          await planApproveApply(
+            server,
+            token,
+            (await newRun(server, token, workspace.id, configurationVersion.id)).id,
+          );
           const first = await currentState(server, token, workspace.id);
           assert.is(first.serial, 1);
           assert.is(sha256(first.bytes), first.sha256);
 
           // 2. The store is gone when the apply starts: it cannot read its plan, applies nothing and says so.
-          const next = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }));
+          const next = await uploadConfiguration(
+            server,
+            token,
+            workspace.id,
+            makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
+          );
           const unread = await newRun(server, token, workspace.id, next.configurationVersion.id);
           const unreadPlanned = await waitForStatus(server, token, unread.id, ["awaiting_approval", "errored"]);
-          assert.is(unreadPlanned.attributes.status, "awaiting_approval", await readLog(server, token, unread.id, "plan"));
+          assert.is(
+            unreadPlanned.attributes.status,
+            "awaiting_approval",
+            await readLog(server, token, unread.id, "plan"),
+          );
           await s3.kill();
           await approve(server, token, unread.id, unreadPlanned.attributes.plan_digest!);
           const refused = await waitForStatus(server, token, unread.id, ["applied", "errored", "needs_recovery"]);
           assert.is(refused.attributes.status, "errored");
           assert.is(refused.attributes.status_reason, "apply_failed");
-          assert.match(await readLog(server, token, unread.id, "apply"), /could not read the plan .*nothing was applied/);
+          assert.match(
+            await readLog(server, token, unread.id, "apply"),
+            /could not read the plan .*nothing was applied/,
+          );
           await s3.start();
           assert.is((await currentState(server, token, workspace.id)).serial, 1, "the current state is untouched");
 
@@ -232,16 +307,31 @@ for (const dialect of testDialects()) {
           await waitForLog(server, token, second.id, "apply", "provisioning-started");
           await s3.kill();
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
-          assert.is((await currentState(server, token, workspace.id).catch(() => ({ serial: -1 }))).serial, -1, "the current state cannot even be read while S3 is gone");
-          const during = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
-          assert.is((during.data as { data: { attributes: { serial: number } } }).data.attributes.serial, 1, "nothing is published while S3 is gone");
+          assert.is(
+            (await currentState(server, token, workspace.id).catch(() => ({ serial: -1 }))).serial,
+            -1,
+            "the current state cannot even be read while S3 is gone",
+          );
+          const during = await getCurrentStateVersion({
+            client: server.tfe(token),
+            path: { workspace_id: workspace.id },
+          });
+          assert.is(
+            (during.data as { data: { attributes: { serial: number } } }).data.attributes.serial,
+            1,
+            "nothing is published while S3 is gone",
+          );
           await s3.start();
           const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
           assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
           const published = await currentState(server, token, workspace.id);
           assert.is(published.serial, 2);
           assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
-          assert.ok((JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some((resource) => resource.name === "slow"));
+          assert.ok(
+            (JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
+              (resource) => resource.name === "slow",
+            ),
+          );
         },
         { runner: true, config: { artifactStore: { kind: "s3", url: s3.url } } },
       );

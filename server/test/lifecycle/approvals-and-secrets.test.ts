@@ -2,19 +2,38 @@ import { suite } from "uvu";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 import * as assert from "uvu/assert";
 import { approveRun, cancelRun, discardRun, getRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createVariable,
+  createWorkspace,
+  expectStatus,
+  expectV1Error,
+} from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 /** The parts of a state file these tests read. */
 interface StateFile {
-  resources: Array<{ type: string; name: string; instances: Array<{ attributes: { result?: string; input?: { value: unknown } } }> }>;
+  resources: Array<{
+    type: string;
+    name: string;
+    instances: Array<{ attributes: { result?: string; input?: { value: unknown } } }>;
+  }>;
 }
 
 const approvals = suite("approvals bound to evidence");
 
-const approve = (server: Parameters<Parameters<typeof testEachServer>[2]>[0], token: string, runId: string, planDigest: string) =>
-  approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } });
+const approve = (
+  server: Parameters<Parameters<typeof testEachServer>[2]>[0],
+  token: string,
+  runId: string,
+  planDigest: string,
+) =>
+  approveRun({
+    client: server.v1(token),
+    path: { run_id: runId },
+    body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+  });
 
 testEachServer(
   approvals,
@@ -26,7 +45,9 @@ testEachServer(
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval");
 
-    expectV1Error(await approve(server, token, run.id, "0".repeat(64)), 409, "RUN_PLAN_DIGEST_MISMATCH", { pointer: "/data/attributes/plan_digest" });
+    expectV1Error(await approve(server, token, run.id, "0".repeat(64)), 409, "RUN_PLAN_DIGEST_MISMATCH", {
+      pointer: "/data/attributes/plan_digest",
+    });
     assert.is(
       await server.db
         .knex("run_reviews")
@@ -36,13 +57,23 @@ testEachServer(
         .then((r) => Number(r!.n)),
       0,
     );
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status,
+      "awaiting_approval",
+    );
 
     // Two approvals at once: exactly one wins, the other is refused, one apply job exists.
-    const [a, b] = await Promise.all([approve(server, token, run.id, planned.attributes.plan_digest!), approve(server, token, run.id, planned.attributes.plan_digest!)]);
+    const [a, b] = await Promise.all([
+      approve(server, token, run.id, planned.attributes.plan_digest!),
+      approve(server, token, run.id, planned.attributes.plan_digest!),
+    ]);
     const statuses = [a.response.status, b.response.status].sort();
     assert.equal(statuses, [202, 409]);
-    const applyJobs = await server.db.knex("run_jobs").where({ run_id: run.id, phase: "apply" }).count({ n: "*" }).first();
+    const applyJobs = await server.db
+      .knex("run_jobs")
+      .where({ run_id: run.id, phase: "apply" })
+      .count({ n: "*" })
+      .first();
     assert.is(Number(applyJobs!.n), 1);
     await waitForStatus(server, token, run.id, ["applied"]);
   },
@@ -76,8 +107,15 @@ testEachServer(
       uploaded_at: now,
       published_at: now,
     });
-    expectV1Error(await approve(server, token, run.id, planned.attributes.plan_digest!), 409, "RUN_PREDECESSOR_STATE_CHANGED");
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
+    expectV1Error(
+      await approve(server, token, run.id, planned.attributes.plan_digest!),
+      409,
+      "RUN_PREDECESSOR_STATE_CHANGED",
+    );
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status,
+      "awaiting_approval",
+    );
   },
   { runner: true },
 );
@@ -92,11 +130,21 @@ testEachServer(
     const second = await startRun(server, token, workspace.id, fixture("basic"));
     await waitForStatus(server, token, first.id, ["awaiting_approval"]);
     // The second run waits: the workspace belongs to the first until it ends.
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes.status, "pending");
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes.status,
+      "pending",
+    );
 
-    const discarded = await discardRun({ client: server.v1(token), path: { run_id: first.id }, body: { data: { type: "decisions", attributes: { reason: "not today" } } } });
+    const discarded = await discardRun({
+      client: server.v1(token),
+      path: { run_id: first.id },
+      body: { data: { type: "decisions", attributes: { reason: "not today" } } },
+    });
     assert.is(expectStatus(discarded, 202).data.attributes.status, "discarded");
-    const review = (await server.db.knex<{ run_id: string; decision: string; reason: string | null }>("run_reviews").where({ run_id: first.id }).first())!;
+    const review = (await server.db
+      .knex<{ run_id: string; decision: string; reason: string | null }>("run_reviews")
+      .where({ run_id: first.id })
+      .first())!;
     assert.is(review.decision, "discarded");
     assert.is(review.reason, "not today");
 
@@ -137,7 +185,11 @@ testEachServer(
     const leak = state.resources.find((r) => r.type === "terraform_data" && r.name === "leak")!;
     assert.is(leak.instances[0].attributes.input!.value, value, "the sensitive variable reached tofu");
 
-    const logs = (await server.db.knex("run_log_chunks").where({ run_id: run.id }).select<Array<{ text: string }>>("text")).map((r) => r.text).join("");
+    const logs = (
+      await server.db.knex("run_log_chunks").where({ run_id: run.id }).select<Array<{ text: string }>>("text")
+    )
+      .map((r) => r.text)
+      .join("");
     assert.ok(logs.includes("terraform_data.leak"), "the logs are there");
     assert.not.ok(logs.includes(value), "the sensitive variable leaked into the logs");
     assert.not.ok(logs.includes(password), "the random password leaked into the logs");

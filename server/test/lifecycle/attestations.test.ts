@@ -11,7 +11,15 @@ import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, cancelRun, createPolicyOverride, createPolicySet, getAttestationKeys, listRunAttestations, type RunAttestation } from "../../../client/src/index.ts";
+import {
+  approveRun,
+  cancelRun,
+  createPolicyOverride,
+  createPolicySet,
+  getAttestationKeys,
+  listRunAttestations,
+  type RunAttestation,
+} from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { runArtifact } from "../../src/commands/run-artifacts.ts";
 import { rotateAttestationKeys } from "../../src/commands/attestations.ts";
@@ -33,11 +41,23 @@ const PREDICATE_TYPE = "https://stackship.dev/attestations/run-decision/v1";
 async function python(): Promise<string> {
   const bin = join(VENV, "bin/python");
   const has =
-    existsSync(bin) && (await exec(bin, ["-c", "import securesystemslib, cryptography; print(securesystemslib.__version__)"]).catch(() => ({ stdout: "" }))).stdout.trim();
+    existsSync(bin) &&
+    (
+      await exec(bin, ["-c", "import securesystemslib, cryptography; print(securesystemslib.__version__)"]).catch(
+        () => ({ stdout: "" }),
+      )
+    ).stdout.trim();
   if (has === SECURESYSTEMSLIB_VERSION) return bin;
   await mkdir(join(REPO_ROOT, ".stackship-test"), { recursive: true });
   if (!existsSync(bin)) await exec("python3", ["-m", "venv", VENV]);
-  await exec(bin, ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", `securesystemslib[crypto]==${SECURESYSTEMSLIB_VERSION}`]);
+  await exec(bin, [
+    "-m",
+    "pip",
+    "install",
+    "--quiet",
+    "--disable-pip-version-check",
+    `securesystemslib[crypto]==${SECURESYSTEMSLIB_VERSION}`,
+  ]);
   return bin;
 }
 
@@ -106,7 +126,9 @@ testEachServer(
       await approveRun({
         client: server.v1(token),
         path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest!, reason: "CHG-42" } } },
+        body: {
+          data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest!, reason: "CHG-42" } },
+        },
       }),
       202,
     );
@@ -148,7 +170,10 @@ testEachServer(
     );
     const plan = await savedPlan(server, run.id);
     assert.is(createHash("sha256").update(plan).digest("hex"), planned.attributes.plan_digest);
-    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first<{ id: string; serial: number | string; sha256: string }>();
+    const version = await server.db
+      .knex("state_versions")
+      .where({ run_id: run.id, status: "finalized" })
+      .first<{ id: string; serial: number | string; sha256: string }>();
     assert.ok(version, "the apply published a state version");
 
     for (const attestation of list) {
@@ -185,11 +210,15 @@ testEachServer(
     );
 
     // The attacks: each one byte, each refused.
-    const predicateFlipped = tampered(outcome.envelope, (json) => flipAt(json, json.indexOf('"serial":') + '"serial":'.length));
+    const predicateFlipped = tampered(outcome.envelope, (json) =>
+      flipAt(json, json.indexOf('"serial":') + '"serial":'.length),
+    );
     const refusedPredicate = await verify(dir, keys, predicateFlipped);
     assert.not.ok(refusedPredicate.ok, "a changed predicate must not verify");
     assert.match(refusedPredicate.output, /REFUSED: VerificationError/);
-    const subjectFlipped = tampered(outcome.envelope, (json) => flipAt(json, json.indexOf(planned.attributes.plan_digest!)));
+    const subjectFlipped = tampered(outcome.envelope, (json) =>
+      flipAt(json, json.indexOf(planned.attributes.plan_digest!)),
+    );
     const refusedSubject = await verify(dir, keys, subjectFlipped);
     assert.not.ok(refusedSubject.ok, "a changed subject must not verify");
     assert.match(refusedSubject.output, /REFUSED: VerificationError/);
@@ -227,7 +256,11 @@ testEachServer(
     assert.is(verdict.predicate!.decision.reason, "wrong region");
     assert.equal(verdict.predicate!.apply, { outcome: "not_applied", published_state_version: null });
     const stored = JSON.stringify(only.attributes.envelope);
-    assert.is(only.attributes.envelope_sha256, createHash("sha256").update(stored).digest("hex"), "the digest names the envelope as issued");
+    assert.is(
+      only.attributes.envelope_sha256,
+      createHash("sha256").update(stored).digest("hex"),
+      "the digest names the envelope as issued",
+    );
     const reasonFlipped = tampered(only.attributes.envelope, (json) => json.replace("wrong region", "wrong regioN"));
     assert.not.ok((await verify(dir, keys, reasonFlipped)).ok, "a changed reason must not verify");
 
@@ -238,7 +271,12 @@ testEachServer(
     assert.ok((await verify(dir, keys, again.attributes.envelope)).ok);
 
     // The private halves are sealed at rest (AES-GCM under the master key): no PEM, no key bytes in the row.
-    for (const row of await server.db.knex("attestation_keys").select<Array<{ private_key_sealed: unknown; public_key_pem: unknown }>>("private_key_sealed", "public_key_pem")) {
+    for (const row of await server.db
+      .knex("attestation_keys")
+      .select<Array<{ private_key_sealed: unknown; public_key_pem: unknown }>>(
+        "private_key_sealed",
+        "public_key_pem",
+      )) {
       assert.not.match(String(row.private_key_sealed), /PRIVATE KEY|BEGIN/);
       assert.match(String(row.public_key_pem), /^-----BEGIN PUBLIC KEY-----/);
     }
@@ -253,12 +291,18 @@ testEachServer(
         [rotated.added.kid, true],
       ],
     );
-    assert.ok((await verify(dir, both, again.attributes.envelope)).ok, "an attestation of the superseded key still verifies");
+    assert.ok(
+      (await verify(dir, both, again.attributes.envelope)).ok,
+      "an attestation of the superseded key still verifies",
+    );
     await server.db.knex("run_attestations").where({ run_id: run.id }).delete();
     const [resigned] = await attestationsOf(server, token, run.id);
     assert.is(resigned.attributes.key_id, rotated.added.kid);
     assert.ok((await verify(dir, both, resigned.attributes.envelope)).ok);
-    assert.not.ok((await verify(dir, keys, resigned.attributes.envelope)).ok, "the old key alone does not verify what the new one signed");
+    assert.not.ok(
+      (await verify(dir, keys, resigned.attributes.envelope)).ok,
+      "the old key alone does not verify what the new one signed",
+    );
 
     // Another organization's token cannot see the run's attestations.
     const other = await createOrganizationWithToken(server, "globex");
@@ -269,7 +313,8 @@ testEachServer(
 );
 
 const SLOW = {
-  "main.tf": 'resource "terraform_data" "slow" {\n  input = "two"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+  "main.tf":
+    'resource "terraform_data" "slow" {\n  input = "two"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
 };
 
 testEachServer(
@@ -282,11 +327,22 @@ testEachServer(
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      }),
       202,
     );
     await waitForLog(server, token, run.id, "apply", "provisioning-started");
-    expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "stop" } } } }), 202);
+    expectStatus(
+      await cancelRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "decisions", attributes: { reason: "stop" } } },
+      }),
+      202,
+    );
     const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"]);
     assert.is(stuck.attributes.status, "needs_recovery");
     const list = await attestationsOf(server, token, run.id);
@@ -294,7 +350,9 @@ testEachServer(
       list.map((a) => a.attributes.stage),
       ["decision", "outcome"],
     );
-    const verdict = await verify(dir, await publishedKeys(server), list[1].attributes.envelope, [await savedPlan(server, run.id)]);
+    const verdict = await verify(dir, await publishedKeys(server), list[1].attributes.envelope, [
+      await savedPlan(server, run.id),
+    ]);
     assert.ok(verdict.ok, verdict.output);
     assert.equal(verdict.predicate!.apply, { outcome: "needs_recovery", published_state_version: null });
     assert.is(verdict.subject!.length, 1, "no state version was published: the saved plan is the only subject");
@@ -314,7 +372,16 @@ testEachServer(
       await createPolicySet({
         client: server.v1(token),
         path: { organization_name: organizationName },
-        body: { data: { type: "policy-sets", attributes: { name: "tags", policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: SOFT_FAIL }], global: true } } },
+        body: {
+          data: {
+            type: "policy-sets",
+            attributes: {
+              name: "tags",
+              policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: SOFT_FAIL }],
+              global: true,
+            },
+          },
+        },
       }),
       201,
     );
@@ -326,12 +393,18 @@ testEachServer(
       await createPolicyOverride({
         client: server.v1(token),
         path: { run_id: run.id },
-        body: { data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in CHG-7" } } },
+        body: {
+          data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in CHG-7" } },
+        },
       }),
       201,
     ).data;
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } },
+      }),
       202,
     );
     const [decision] = await attestationsOf(server, token, run.id);
@@ -351,53 +424,68 @@ testEachServer(
   { runner: true },
 );
 
-attestations("npm run keys:rotate -- --attestation rotates the attestation key of the deployment it is pointed at; the old key stays published", async () => {
-  await withTestServer("sqlite", async (server) => {
-    const before = await publishedKeys(server);
-    assert.is(before.keys.length, 1);
-    const rotate = (args: string[]) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args],
-          { cwd: REPO_ROOT, env: { PATH: process.env.PATH, STACKSHIP_DATABASE_URL: server.databaseUrl, STACKSHIP_DATA_DIR: server.dataDir } },
-          (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        );
-      });
-    const result = await rotate(["--attestation"]);
-    assert.is(result.code, 0, result.stderr);
-    assert.match(result.stdout, /added attestation key [0-9a-f]{64}: published now, signs from /);
-    const after = await publishedKeys(server);
-    assert.equal(
-      after.keys.map((k) => k.kid),
-      [before.keys[0].kid, after.keys[1].kid],
-    );
-    assert.equal(
-      after.keys.map((k) => k.signing),
-      [false, true],
-    );
-    // The workload identity keys were left alone.
-    assert.is(
-      await server.db
-        .knex("workload_identity_keys")
-        .count({ n: "*" })
-        .first()
-        .then((r) => Number(r?.n)),
-      0,
-    );
-  });
-});
+attestations(
+  "npm run keys:rotate -- --attestation rotates the attestation key of the deployment it is pointed at; the old key stays published",
+  async () => {
+    await withTestServer("sqlite", async (server) => {
+      const before = await publishedKeys(server);
+      assert.is(before.keys.length, 1);
+      const rotate = (args: string[]) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          execFile(
+            process.execPath,
+            ["--import", "tsx", join(REPO_ROOT, "server/src/keys-main.ts"), ...args],
+            {
+              cwd: REPO_ROOT,
+              env: {
+                PATH: process.env.PATH,
+                STACKSHIP_DATABASE_URL: server.databaseUrl,
+                STACKSHIP_DATA_DIR: server.dataDir,
+              },
+            },
+            (error, stdout, stderr) =>
+              resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          );
+        });
+      const result = await rotate(["--attestation"]);
+      assert.is(result.code, 0, result.stderr);
+      assert.match(result.stdout, /added attestation key [0-9a-f]{64}: published now, signs from /);
+      const after = await publishedKeys(server);
+      assert.equal(
+        after.keys.map((k) => k.kid),
+        [before.keys[0].kid, after.keys[1].kid],
+      );
+      assert.equal(
+        after.keys.map((k) => k.signing),
+        [false, true],
+      );
+      // The workload identity keys were left alone.
+      assert.is(
+        await server.db
+          .knex("workload_identity_keys")
+          .count({ n: "*" })
+          .first()
+          .then((r) => Number(r?.n)),
+        0,
+      );
+    });
+  },
+);
 
-testEachServer(attestations, "the first key: many callers finding no key at once leave exactly one signing key", async (server) => {
-  // Every one of these finds no key and generates one; the unique first-key index lets one be stored.
-  const answers = await Promise.all(Array.from({ length: 8 }, () => publishedKeys(server)));
-  const stored: Array<{ kid: string }> = await server.db.knex("attestation_keys").select("kid");
-  assert.is(stored.length, 1, "one key in the table");
-  for (const answer of answers)
-    assert.equal(
-      answer.keys.map((k) => [k.kid, k.signing]),
-      [[stored[0].kid, true]],
-    );
-});
+testEachServer(
+  attestations,
+  "the first key: many callers finding no key at once leave exactly one signing key",
+  async (server) => {
+    // Every one of these finds no key and generates one; the unique first-key index lets one be stored.
+    const answers = await Promise.all(Array.from({ length: 8 }, () => publishedKeys(server)));
+    const stored: Array<{ kid: string }> = await server.db.knex("attestation_keys").select("kid");
+    assert.is(stored.length, 1, "one key in the table");
+    for (const answer of answers)
+      assert.equal(
+        answer.keys.map((k) => [k.kid, k.signing]),
+        [[stored[0].kid, true]],
+      );
+  },
+);
 
 attestations.run();

@@ -62,12 +62,21 @@ interface Target {
 }
 
 function envOf(target: Target): Record<string, string> {
-  return { STACKSHIP_DATABASE_URL: target.databaseUrl, STACKSHIP_DATA_DIR: target.dataDir, STACKSHIP_ARTIFACT_URL: target.artifactUrl, STACKSHIP_LOG_LEVEL: "warn" };
+  return {
+    STACKSHIP_DATABASE_URL: target.databaseUrl,
+    STACKSHIP_DATA_DIR: target.dataDir,
+    STACKSHIP_ARTIFACT_URL: target.artifactUrl,
+    STACKSHIP_LOG_LEVEL: "warn",
+  };
 }
 
 function sourceOf(server: TestServer): Target {
   const store = server.services.config.artifactStore;
-  return { databaseUrl: server.databaseUrl, dataDir: server.dataDir, artifactUrl: store.kind === "local" ? `file://${store.directory}` : "postgres" };
+  return {
+    databaseUrl: server.databaseUrl,
+    dataDir: server.dataDir,
+    artifactUrl: store.kind === "local" ? `file://${store.directory}` : "postgres",
+  };
 }
 
 /** One statement on a short-lived admin connection (a pooled one would keep the test process alive). */
@@ -127,15 +136,25 @@ interface AuditRow {
 /** What "the same deployment" means here: every table this test compares, read straight from the database. */
 async function tablesOf(databaseUrl: string) {
   const filename = databaseUrl.startsWith("sqlite:") ? databaseUrl.slice("sqlite://".length) : null;
-  const db = knex(filename ? { client: "better-sqlite3", connection: { filename }, useNullAsDefault: true } : { client: "pg", connection: databaseUrl });
+  const db = knex(
+    filename
+      ? { client: "better-sqlite3", connection: { filename }, useNullAsDefault: true }
+      : { client: "pg", connection: databaseUrl },
+  );
   try {
     return {
       runs: (await db("runs").select("id").orderBy("id")).map((row: { id: string }) => row.id),
-      stateVersions: (await db("state_versions").select("id", "workspace_id", "serial", "sha256", "status").orderBy("id")).map((row: StateVersionRow) => ({
+      stateVersions: (
+        await db("state_versions").select("id", "workspace_id", "serial", "sha256", "status").orderBy("id")
+      ).map((row: StateVersionRow) => ({
         ...row,
         serial: Number(row.serial),
       })),
-      audit: (await db("audit_events").select("chain", "sequence", "action", "target_id", "previous_digest", "digest").orderBy(["chain", "sequence"])).map((row: AuditRow) => ({
+      audit: (
+        await db("audit_events")
+          .select("chain", "sequence", "action", "target_id", "previous_digest", "digest")
+          .orderBy(["chain", "sequence"])
+      ).map((row: AuditRow) => ({
         ...row,
         sequence: Number(row.sequence),
       })),
@@ -146,7 +165,11 @@ async function tablesOf(databaseUrl: string) {
 }
 
 /** StackShip started on a restored target, serving HTTP, for `fn`. */
-async function withStarted<T>(target: Target, base: Config, fn: (baseUrl: string, client: (token: string) => Client) => Promise<T>): Promise<T> {
+async function withStarted<T>(
+  target: Target,
+  base: Config,
+  fn: (baseUrl: string, client: (token: string) => Client) => Promise<T>,
+): Promise<T> {
   const config: Config = {
     ...loadConfig({}),
     dataDir: target.dataDir,
@@ -154,7 +177,10 @@ async function withStarted<T>(target: Target, base: Config, fn: (baseUrl: string
     bootstrapToken: base.bootstrapToken,
     validateResponses: true,
     logLevel: "silent",
-    artifactStore: base.artifactStore.kind === "local" ? { kind: "local", directory: join(target.dataDir, "artifacts") } : base.artifactStore,
+    artifactStore:
+      base.artifactStore.kind === "local"
+        ? { kind: "local", directory: join(target.dataDir, "artifacts") }
+        : base.artifactStore,
   };
   const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors
@@ -174,14 +200,18 @@ async function withStarted<T>(target: Target, base: Config, fn: (baseUrl: string
 /** The files of a directory tree (relative paths). */
 function filesOf(root: string, prefix = ""): string[] {
   if (!existsSync(root)) return [];
-  return readdirSync(join(root, prefix), { withFileTypes: true }).flatMap((entry) => (entry.isDirectory() ? filesOf(root, join(prefix, entry.name)) : [join(prefix, entry.name)]));
+  return readdirSync(join(root, prefix), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesOf(root, join(prefix, entry.name)) : [join(prefix, entry.name)],
+  );
 }
 
 async function stateBytes(baseUrl: string, token: string, stateVersionId: string): Promise<Buffer> {
   const headers = { Authorization: `Bearer ${token}`, Accept: "application/vnd.api+json" };
   const meta = await fetch(`${baseUrl}/api/v2/state-versions/${stateVersionId}`, { headers });
   assert.is(meta.status, 200, await meta.clone().text());
-  const url = ((await meta.json()) as TfeComponents["schemas"]["StateVersionDocument"]).data.attributes["hosted-state-download-url"];
+  const url = ((await meta.json()) as TfeComponents["schemas"]["StateVersionDocument"]).data.attributes[
+    "hosted-state-download-url"
+  ];
   const body = await fetch(url.startsWith("http") ? url : `${baseUrl}${url}`, { headers });
   assert.is(body.status, 200, await body.clone().text());
   return Buffer.from(await body.arrayBuffer());
@@ -223,11 +253,15 @@ for (const { dialect, localArtifacts } of cases) {
           let createdDuringBackup = 0;
           const load = (async () => {
             while (!backupDone || createdDuringBackup === 0) {
-              await startRun(server, token, loadWorkspace.id, { "main.tf": `output "n" { value = ${createdDuringBackup} }\n` });
+              await startRun(server, token, loadWorkspace.id, {
+                "main.tf": `output "n" { value = ${createdDuringBackup} }\n`,
+              });
               createdDuringBackup++;
             }
           })();
-          const backup = await runEntry("backup-main.ts", ["backup", backupDir], envOf(sourceOf(server))).finally(() => (backupDone = true));
+          const backup = await runEntry("backup-main.ts", ["backup", backupDir], envOf(sourceOf(server))).finally(
+            () => (backupDone = true),
+          );
           await load;
           assert.is(backup.code, 0, backup.stderr + backup.stdout);
           assert.ok(createdDuringBackup >= 1);
@@ -260,7 +294,11 @@ for (const { dialect, localArtifacts } of cases) {
             assert.is(refused.code, 1, `a flipped byte in ${victim} was restored: ${refused.stdout}`);
             assert.match(refused.stderr, /refused: .*(does not match|damaged)/, refused.stderr);
             assert.ok(!existsSync(target.dataDir), `a refused restore wrote ${target.dataDir}`);
-            if (dialect === "sqlite") assert.ok(!existsSync(target.databaseUrl.slice("sqlite://".length)), "a refused restore wrote the database");
+            if (dialect === "sqlite")
+              assert.ok(
+                !existsSync(target.databaseUrl.slice("sqlite://".length)),
+                "a refused restore wrote the database",
+              );
             else assert.is(await postgresTableCount(target.databaseUrl), 0, "a refused restore wrote tables");
           }
 
@@ -280,11 +318,15 @@ for (const { dialect, localArtifacts } of cases) {
           // Every run that existed when the backup began is there, and nothing that never existed.
           for (const id of before.runs) assert.ok(after.runs.includes(id), `run ${id} is lost`);
           for (const id of after.runs) assert.ok(original.runs.includes(id), `run ${id} came from nowhere`);
-          assert.ok(after.runs.length > before.runs.length, "runs created during the backup up to its moment are in it");
+          assert.ok(
+            after.runs.length > before.runs.length,
+            "runs created during the backup up to its moment are in it",
+          );
           assert.equal(after.stateVersions, original.stateVersions, "every state version, its serial and its digest");
           // The audit history: each chain the same up to the backup's moment.
           const originalAudit = new Map(original.audit.map((row) => [`${row.chain}/${row.sequence}`, row]));
-          for (const row of after.audit) assert.equal(row, originalAudit.get(`${row.chain}/${row.sequence}`), `audit ${row.chain}/${row.sequence}`);
+          for (const row of after.audit)
+            assert.equal(row, originalAudit.get(`${row.chain}/${row.sequence}`), `audit ${row.chain}/${row.sequence}`);
           for (const row of before.audit)
             assert.ok(
               after.audit.some((kept) => kept.chain === row.chain && kept.sequence === row.sequence),
@@ -300,7 +342,8 @@ for (const { dialect, localArtifacts } of cases) {
           }
 
           await withStarted(target, server.services.config, async (baseUrl, client) => {
-            for (const id of after.runs) assert.equal(await review(client(token), id), originalReviews.get(id), `run ${id}'s review`);
+            for (const id of after.runs)
+              assert.equal(await review(client(token), id), originalReviews.get(id), `run ${id}'s review`);
             for (const version of after.stateVersions) {
               const bytes = await stateBytes(baseUrl, token, version.id);
               assert.is(sha256(bytes), version.sha256, `state version ${version.id}'s bytes`);
@@ -330,7 +373,9 @@ for (const { dialect, localArtifacts } of cases) {
 async function postgresTableCount(databaseUrl: string): Promise<number> {
   const db = knex({ client: "pg", connection: databaseUrl, pool: { min: 0, max: 1 } });
   try {
-    const result = await db.raw<{ rows: Array<{ n: number }> }>("select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')");
+    const result = await db.raw<{ rows: Array<{ n: number }> }>(
+      "select count(*)::int as n from pg_tables where schemaname not in ('pg_catalog', 'information_schema')",
+    );
     return result.rows[0].n;
   } finally {
     await db.destroy();

@@ -12,9 +12,15 @@ function config(resources: string): Record<string, string> {
   return { "main.tf": resources };
 }
 
-const data = (name: string, input: string, trigger = "1") => `resource "terraform_data" "${name}" {\n  input = "${input}"\n  triggers_replace = "${trigger}"\n}\n`;
+const data = (name: string, input: string, trigger = "1") =>
+  `resource "terraform_data" "${name}" {\n  input = "${input}"\n  triggers_replace = "${trigger}"\n}\n`;
 
-async function planAndApply(server: TestServer, token: string, workspaceId: string, files: Record<string, string>): Promise<{ planned: Run; applied: Run }> {
+async function planAndApply(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  files: Record<string, string>,
+): Promise<{ planned: Run; applied: Run }> {
   const run = await startRun(server, token, workspaceId, files);
   const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
@@ -53,15 +59,30 @@ testEachServer(
     assert.ok(serialAfterUpdate > 1);
 
     const replaced = await planAndApply(server, token, workspace.id, config(data("a", "two", "2") + data("b", "x")));
-    assert.equal(replaced.planned.attributes.plan_counts, { create: 1, change: 0, destroy: 1 }, "a replace counts as create and destroy");
+    assert.equal(
+      replaced.planned.attributes.plan_counts,
+      { create: 1, change: 0, destroy: 1 },
+      "a replace counts as create and destroy",
+    );
 
     const destroyed = await planAndApply(server, token, workspace.id, config(data("a", "two", "2")));
-    assert.equal(destroyed.planned.attributes.plan_counts, { create: 0, change: 0, destroy: 1 }, "a destroy discovered by an ordinary plan is applied through approval");
-    assert.match(await readLog(server, token, destroyed.applied.id, "apply"), "Resources: 0 added, 0 changed, 1 destroyed.");
+    assert.equal(
+      destroyed.planned.attributes.plan_counts,
+      { create: 0, change: 0, destroy: 1 },
+      "a destroy discovered by an ordinary plan is applied through approval",
+    );
+    assert.match(
+      await readLog(server, token, destroyed.applied.id, "apply"),
+      "Resources: 0 added, 0 changed, 1 destroyed.",
+    );
 
     const serialBefore = await currentSerial(server, token, workspace.id);
     const same = await startRun(server, token, workspace.id, config(data("a", "two", "2")));
-    const finished = await waitForStatus(server, token, same.id, ["planned_and_finished", "awaiting_approval", "errored"]);
+    const finished = await waitForStatus(server, token, same.id, [
+      "planned_and_finished",
+      "awaiting_approval",
+      "errored",
+    ]);
     assert.is(finished.attributes.status, "planned_and_finished");
     assert.is(finished.attributes.status_reason, "no_changes");
     assert.is(finished.attributes.has_changes, false);
@@ -78,7 +99,11 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "spec" });
     const run = await startRun(server, token, workspace.id, config(data("a", "one")), "speculative");
-    const finished = await waitForStatus(server, token, run.id, ["planned_and_finished", "awaiting_approval", "errored"]);
+    const finished = await waitForStatus(server, token, run.id, [
+      "planned_and_finished",
+      "awaiting_approval",
+      "errored",
+    ]);
     assert.is(finished.attributes.status, "planned_and_finished");
     assert.is(finished.attributes.status_reason, "speculative");
     assert.equal(finished.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
@@ -100,7 +125,12 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "broken" });
-    const run = await startRun(server, token, workspace.id, config('resource "terraform_data" "a" {\n  input = var.missing\n}\n'));
+    const run = await startRun(
+      server,
+      token,
+      workspace.id,
+      config('resource "terraform_data" "a" {\n  input = var.missing\n}\n'),
+    );
     const failed = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"]);
     assert.is(failed.attributes.status, "errored");
     assert.is(failed.attributes.status_reason, "plan_failed");

@@ -21,7 +21,8 @@ function tree(root: string): Record<string, string> {
   const found: Record<string, string> = {};
   const visit = (path: string, name: string) => {
     found[name] = mode(path);
-    if (lstatSync(path).isDirectory()) for (const entry of readdirSync(path)) visit(join(path, entry), name === "." ? entry : `${name}/${entry}`);
+    if (lstatSync(path).isDirectory())
+      for (const entry of readdirSync(path)) visit(join(path, entry), name === "." ? entry : `${name}/${entry}`);
   };
   visit(root, ".");
   return found;
@@ -29,7 +30,9 @@ function tree(root: string): Record<string, string> {
 
 /** Entries that are not private: a directory other than 0700, a file other than 0600. */
 function notPrivate(root: string, except: string[] = []): Array<[string, string]> {
-  return Object.entries(tree(root)).filter(([name, m]) => !except.includes(name) && m !== (lstatSync(join(root, name)).isDirectory() ? "0700" : "0600"));
+  return Object.entries(tree(root)).filter(
+    ([name, m]) => !except.includes(name) && m !== (lstatSync(join(root, name)).isDirectory() ? "0700" : "0600"),
+  );
 }
 
 function openUp(root: string): void {
@@ -66,7 +69,17 @@ modes(
       writeFileSync(join(dataDir, "foreign.txt"), "not ours");
       openUp(dataDir);
       const before = tree(dataDir);
-      for (const name of [".", "stackship.db", "keys", "keys/master.key", "bootstrap-token", "tls", "tls/ca.key", "tls/server.key", "artifacts/ab/cd/object"]) {
+      for (const name of [
+        ".",
+        "stackship.db",
+        "keys",
+        "keys/master.key",
+        "bootstrap-token",
+        "tls",
+        "tls/ca.key",
+        "tls/server.key",
+        "artifacts/ab/cd/object",
+      ]) {
         assert.ok(name in before, `${name} exists (found: ${Object.keys(before).join(", ")})`);
         assert.ok(before[name] === "0755" || before[name] === "0644", `${name} was opened up`);
       }
@@ -85,7 +98,9 @@ modes(
         if (process.getuid?.() === 0) {
           assert.is(after["foreign.txt"], "0644", "another owner's file is left alone…");
           assert.ok(
-            second.output.some((line) => line.includes("WARNING") && line.includes("foreign.txt") && line.includes("uid 65534")),
+            second.output.some(
+              (line) => line.includes("WARNING") && line.includes("foreign.txt") && line.includes("uid 65534"),
+            ),
             `…and warned about:\n${second.output.join("\n")}`,
           );
         }

@@ -17,12 +17,16 @@ testEachServer(
   async (server) => {
     offsetMs = 0;
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "slowpoke", approval_ttl_seconds: 60 } as never);
+    const workspace = await createWorkspace(server, token, organizationName, {
+      name: "slowpoke",
+      approval_ttl_seconds: 60,
+    } as never);
     assert.is((workspace.attributes as { approval_ttl_seconds: number }).approval_ttl_seconds, 60);
     const first = await startRun(server, token, workspace.id, fixture("basic"));
     const second = await startRun(server, token, workspace.id, fixture("basic"));
     const waiting = await waitForStatus(server, token, first.id, ["awaiting_approval"]);
-    const opened = new Date(waiting.attributes.approval_expires_at!).getTime() - new Date(waiting.attributes.updated_at).getTime();
+    const opened =
+      new Date(waiting.attributes.approval_expires_at!).getTime() - new Date(waiting.attributes.updated_at).getTime();
     assert.ok(Math.abs(opened - 60_000) < 2_000, `the window is the workspace's 60 s (got ${opened} ms)`);
 
     offsetMs = 50_000;
@@ -38,7 +42,10 @@ testEachServer(
     offsetMs = 61_000;
     const expired = await waitForStatus(server, token, first.id, ["expired"], 20_000);
     assert.is(expired.attributes.status_reason, "approval_expired");
-    const review = await server.db.knex("run_reviews").where({ run_id: first.id }).first<{ decision: string | null; actor_id: string | null }>();
+    const review = await server.db
+      .knex("run_reviews")
+      .where({ run_id: first.id })
+      .first<{ decision: string | null; actor_id: string | null }>();
     assert.is(review.decision, "expired");
     assert.is(review.actor_id, null);
     // The lock went with it: the queued run plans now.
@@ -55,7 +62,11 @@ testEachServer(
   async (server) => {
     const { token, workspace, run } = await planningRun(server, "busy");
     const canceled = expectStatus(
-      await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }),
+      await cancelRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } },
+      }),
       202,
     ).data;
     assert.is(canceled.attributes.status, "canceled");
@@ -64,7 +75,10 @@ testEachServer(
     const deadline = Date.now() + 30_000;
     let attempt: { status: string } | undefined;
     while (Date.now() < deadline) {
-      attempt = await server.db.knex("run_attempts").where({ run_id: run.id, phase: "plan" }).first<{ status: string } | undefined>();
+      attempt = await server.db
+        .knex("run_attempts")
+        .where({ run_id: run.id, phase: "plan" })
+        .first<{ status: string } | undefined>();
       if (attempt && attempt.status !== "running") break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -84,11 +98,18 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "halt" });
-    const slow = { "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n' };
+    const slow = {
+      "main.tf":
+        'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+    };
     const run = await startRun(server, token, workspace.id, slow);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      }),
       202,
     );
     await waitForLog(server, token, run.id, "apply", "provisioning-started");

@@ -44,7 +44,10 @@ testEachServer(
       assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
       assert.is(applied.attributes.status_reason, "applied");
       assert.is(applied.attributes.apply_status, "finished");
-      assert.match(await readLog(server, token, run.id, "apply"), "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.");
+      assert.match(
+        await readLog(server, token, run.id, "apply"),
+        "Apply complete! Resources: 1 added, 0 changed, 0 destroyed.",
+      );
 
       const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
       assert.is(current.response.status, 200, JSON.stringify(current.error));
@@ -56,7 +59,8 @@ testEachServer(
       const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
       assert.ok(after.attributes.finished_at);
 
-      for (let i = 0; i < 50 && !changes.some((n) => n.runId === run.id && n.event === "apply_finished"); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 50 && !changes.some((n) => n.runId === run.id && n.event === "apply_finished"); i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       const ofRun = changes.filter((n) => n.runId === run.id);
       assert.equal(
         ofRun.map((n) => n.event),

@@ -4,7 +4,16 @@ import { approveRun } from "../../../client/src/index.ts";
 import { jsonOf, type V1 } from "../support/documents.ts";
 import { expectStatus } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { commitTarball, connectWorkspace, deliver, eventually, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
+import {
+  commitTarball,
+  connectWorkspace,
+  deliver,
+  eventually,
+  newSha,
+  pullRequestPayload,
+  pushPayload,
+  settled,
+} from "../support/github.ts";
 import { readLog, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -13,8 +22,10 @@ import { testEachServer } from "../support/test-server.ts";
 
 const double = new GitHubDouble();
 const FILES = {
-  "infra/main.tf": 'module "greet" {\n  source = "../modules/greet"\n}\n\noutput "greeting" {\n  value = module.greet.greeting\n}\n',
-  "modules/greet/main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n\noutput "greeting" {\n  value = terraform_data.greeting.output\n}\n',
+  "infra/main.tf":
+    'module "greet" {\n  source = "../modules/greet"\n}\n\noutput "greeting" {\n  value = module.greet.greeting\n}\n',
+  "modules/greet/main.tf":
+    'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n\noutput "greeting" {\n  value = terraform_data.greeting.output\n}\n',
   "README.md": "# infra\n",
 };
 
@@ -28,7 +39,10 @@ testEachServer(
   github,
   "push → plan_and_apply run with the commit identity in the review → approve → applied; the check run goes queued/in progress → action_required → success; a pull request plans speculatively → success",
   async (server) => {
-    const connected = await connectWorkspace(server, double, { workingDirectory: "infra", triggerPaths: ["modules/**"] });
+    const connected = await connectWorkspace(server, double, {
+      workingDirectory: "infra",
+      triggerPaths: ["modules/**"],
+    });
     double.installations.set(connected.installationId, [connected.repository]);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));
@@ -36,7 +50,10 @@ testEachServer(
       server,
       double,
       "push",
-      pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/greet/main.tf"], message: "Greet the world" }),
+      pushPayload(connected.repository, connected.installationId, sha, {
+        changed: ["modules/greet/main.tf"],
+        message: "Greet the world",
+      }),
     );
     assert.is(sent.response.status, 202);
     const result = await settled(server, sent.deliveryId);
@@ -46,10 +63,22 @@ testEachServer(
     const planned = await waitForStatus(server, connected.token, runId, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, connected.token, runId, "plan"));
     assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
-    assert.equal(planned.attributes.commit, { sha, message: "Greet the world", author: "octocat", ref: "refs/heads/main", repository: connected.repository, fork: false });
+    assert.equal(planned.attributes.commit, {
+      sha,
+      message: "Greet the world",
+      author: "octocat",
+      ref: "refs/heads/main",
+      repository: connected.repository,
+      fork: false,
+    });
 
-    const review = (await jsonOf<V1["RunReviewDocument"]>(await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, { headers: { Authorization: `Bearer ${connected.token}` } })))
-      .data.attributes;
+    const review = (
+      await jsonOf<V1["RunReviewDocument"]>(
+        await fetch(`${server.baseUrl}/v1/runs/${runId}/review`, {
+          headers: { Authorization: `Bearer ${connected.token}` },
+        }),
+      )
+    ).data.attributes;
     assert.is(review.header.title, `GitHub ${sha}`);
     assert.equal(review.header.commit_sha, { state: "recorded", value: sha });
     assert.equal(review.header.commit_message, { state: "recorded", value: "Greet the world" });
@@ -59,7 +88,9 @@ testEachServer(
     assert.ok(review.available_actions.includes("approve"));
 
     const check = await eventually("the check run", () => double.checkRuns.find((c) => c.body.external_id === runId));
-    await eventually("action_required on GitHub", () => double.statesOf(check.id).includes("completed:action_required"));
+    await eventually("action_required on GitHub", () =>
+      double.statesOf(check.id).includes("completed:action_required"),
+    );
     const waiting = double.checkRuns.filter((c) => c.id === check.id).at(-1)!;
     assert.match(waiting.body.output!.summary, "1 to add, 0 to change, 0 to destroy");
     assert.match(waiting.body.output!.summary, "Policy: skipped");
@@ -75,18 +106,39 @@ testEachServer(
     await eventually("success on GitHub", () => double.statesOf(check.id).at(-1) === "completed:success");
     const states = double.statesOf(check.id);
     assert.is(states[0] === "queued" || states[0] === "in_progress", true, states.join(" → "));
-    assert.ok(states.indexOf("completed:action_required") < states.lastIndexOf("completed:success"), states.join(" → "));
-    assert.is(double.checkRuns.filter((c) => c.id === check.id && c.method === "POST").length, 1, "one check run per StackShip run");
+    assert.ok(
+      states.indexOf("completed:action_required") < states.lastIndexOf("completed:success"),
+      states.join(" → "),
+    );
+    assert.is(
+      double.checkRuns.filter((c) => c.id === check.id && c.method === "POST").length,
+      1,
+      "one check run per StackShip run",
+    );
 
     // A pull request targeting the tracked branch: a speculative plan of its head, never applied.
     const head = newSha();
     double.setTarball(connected.repository, head, await commitTarball(connected.repository, head, FILES));
-    const pr = await deliver(server, double, "pull_request", pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 3, headSha: head }));
+    const pr = await deliver(
+      server,
+      double,
+      "pull_request",
+      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 3, headSha: head }),
+    );
     const prResult = await settled(server, pr.deliveryId);
-    const speculative = await waitForStatus(server, connected.token, prResult.run_ids[0], ["planned_and_finished", "errored"]);
-    assert.is(speculative.attributes.status, "planned_and_finished", await readLog(server, connected.token, speculative.id, "plan"));
+    const speculative = await waitForStatus(server, connected.token, prResult.run_ids[0], [
+      "planned_and_finished",
+      "errored",
+    ]);
+    assert.is(
+      speculative.attributes.status,
+      "planned_and_finished",
+      await readLog(server, connected.token, speculative.id, "plan"),
+    );
     assert.is(speculative.attributes.kind, "speculative");
-    const prCheck = await eventually("the pull request's check run", () => double.checkRuns.find((c) => c.body.external_id === speculative.id));
+    const prCheck = await eventually("the pull request's check run", () =>
+      double.checkRuns.find((c) => c.body.external_id === speculative.id),
+    );
     await eventually("success on the pull request", () => double.statesOf(prCheck.id).at(-1) === "completed:success");
     assert.is(prCheck.body.head_sha, head);
   },

@@ -22,7 +22,12 @@ const sleeping = (seconds: number) => ({
   "main.tf": `resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep ${seconds}; echo provisioning-done"\n  }\n}\n`,
 });
 
-async function poll<T>(what: string, read: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, everyMs = 20): Promise<T> {
+async function poll<T>(
+  what: string,
+  read: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -53,7 +58,11 @@ interface AttemptRow {
 
 async function runningAttempt(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<string> {
   return poll(`the ${phase} sandbox of ${runId}`, async () => {
-    const attempt = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first();
+    const attempt = await server.db
+      .knex<AttemptRow>("run_attempts")
+      .where({ run_id: runId, phase, status: "running" })
+      .whereNotNull("sandbox_name")
+      .first();
     return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? attempt.id : undefined;
   });
 }
@@ -62,7 +71,11 @@ async function approve(server: TestServer, token: string, runId: string): Promis
   const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
   expectStatus(
-    await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+    }),
     202,
   );
 }
@@ -71,62 +84,76 @@ function startRunner(server: TestServer, graceSeconds: string): Spawned {
   return spawnStackShip("runner-main.ts", runnerEnv(server, { STACKSHIP_SHUTDOWN_GRACE_SECONDS: graceSeconds }));
 }
 
-testEachServer(shutdown, "SIGTERM during a plan: the runner claims nothing new, the plan finishes, the process exits 0 saying it waited for it", async (server) => {
-  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-  const workspace = await createWorkspace(server, token, organizationName, { name: "planning" });
-  const runner = startRunner(server, "60");
-  try {
-    await runner.line(/runner \S+ started: concurrency 1,/);
-    const run = await startRun(server, token, workspace.id, many);
-    await runningAttempt(server, run.id, "plan");
-    const { code, last } = await signalAndExit(runner, "SIGTERM");
-    assert.is(code, 0, runner.output.join("\n"));
-    assert.ok(
-      runner.output.some((line) => line.includes("SIGTERM: shutting down: claiming no new work")),
-      runner.output.join("\n"),
-    );
-    assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: plan of ${run.id}`);
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"], 5_000);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    const attempts = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: run.id });
-    assert.equal(
-      attempts.map((a) => [a.phase, a.status, a.terminal_classification]),
-      [["plan", "succeeded", "exit_zero"]],
-    );
-    // Work queued after the signal was not claimed by the stopped runner: it waits for another one.
-    const queued = await startRun(server, token, workspace.id, many, "speculative");
-    assert.is((await waitForStatus(server, token, queued.id, ["pending"], 5_000)).attributes.status, "pending");
-  } finally {
-    await runner.kill();
-  }
-});
+testEachServer(
+  shutdown,
+  "SIGTERM during a plan: the runner claims nothing new, the plan finishes, the process exits 0 saying it waited for it",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "planning" });
+    const runner = startRunner(server, "60");
+    try {
+      await runner.line(/runner \S+ started: concurrency 1,/);
+      const run = await startRun(server, token, workspace.id, many);
+      await runningAttempt(server, run.id, "plan");
+      const { code, last } = await signalAndExit(runner, "SIGTERM");
+      assert.is(code, 0, runner.output.join("\n"));
+      assert.ok(
+        runner.output.some((line) => line.includes("SIGTERM: shutting down: claiming no new work")),
+        runner.output.join("\n"),
+      );
+      assert.is(
+        last,
+        `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: plan of ${run.id}`,
+      );
+      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"], 5_000);
+      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+      const attempts = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: run.id });
+      assert.equal(
+        attempts.map((a) => [a.phase, a.status, a.terminal_classification]),
+        [["plan", "succeeded", "exit_zero"]],
+      );
+      // Work queued after the signal was not claimed by the stopped runner: it waits for another one.
+      const queued = await startRun(server, token, workspace.id, many, "speculative");
+      assert.is((await waitForStatus(server, token, queued.id, ["pending"], 5_000)).attributes.status, "pending");
+    } finally {
+      await runner.kill();
+    }
+  },
+);
 
-testEachServer(shutdown, "a grace of 0 s during a plan: the plan is interrupted at once and its run ends errored (plan_failed), its attempt saying shutdown", async (server) => {
-  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-  const workspace = await createWorkspace(server, token, organizationName, { name: "plan-cut" });
-  const runner = startRunner(server, "0");
-  try {
-    await runner.line(/runner \S+ started: concurrency 1,/);
-    const run = await startRun(server, token, workspace.id, many);
-    const attemptId = await runningAttempt(server, run.id, "plan");
-    const { code, last } = await signalAndExit(runner, "SIGTERM");
-    assert.is(code, 0, runner.output.join("\n"));
-    assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: plan of ${run.id}`);
-    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"], 5_000);
-    assert.is(ended.attributes.status, "errored");
-    assert.is(ended.attributes.status_reason, "plan_failed");
-    const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
-    assert.equal([attempt.status, attempt.terminal_classification], ["interrupted", "runner_shutdown"]);
-    assert.match(
-      await readLog(server, token, run.id, "plan"),
-      /StackShip interrupted this plan: the runner process received SIGTERM and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS \(0 s\)/,
-    );
-    // The workspace is not left locked by the ended plan.
-    assert.not.ok(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first());
-  } finally {
-    await runner.kill();
-  }
-});
+testEachServer(
+  shutdown,
+  "a grace of 0 s during a plan: the plan is interrupted at once and its run ends errored (plan_failed), its attempt saying shutdown",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "plan-cut" });
+    const runner = startRunner(server, "0");
+    try {
+      await runner.line(/runner \S+ started: concurrency 1,/);
+      const run = await startRun(server, token, workspace.id, many);
+      const attemptId = await runningAttempt(server, run.id, "plan");
+      const { code, last } = await signalAndExit(runner, "SIGTERM");
+      assert.is(code, 0, runner.output.join("\n"));
+      assert.is(
+        last,
+        `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: plan of ${run.id}`,
+      );
+      const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"], 5_000);
+      assert.is(ended.attributes.status, "errored");
+      assert.is(ended.attributes.status_reason, "plan_failed");
+      const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
+      assert.equal([attempt.status, attempt.terminal_classification], ["interrupted", "runner_shutdown"]);
+      assert.match(
+        await readLog(server, token, run.id, "plan"),
+        /StackShip interrupted this plan: the runner process received SIGTERM and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS \(0 s\)/,
+      );
+      // The workspace is not left locked by the ended plan.
+      assert.not.ok(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first());
+    } finally {
+      await runner.kill();
+    }
+  },
+);
 
 testEachServer(
   shutdown,
@@ -146,7 +173,10 @@ testEachServer(
       await sweeper.line(/runner \S+ started: concurrency 1,/);
       const { code, last } = await signalAndExit(runner, "SIGINT");
       assert.is(code, 0, runner.output.join("\n"));
-      assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: apply of ${run.id}`);
+      assert.is(
+        last,
+        `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: apply of ${run.id}`,
+      );
       const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
       assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
       assert.match(await readLog(server, token, run.id, "apply"), /\(local-exec\): provisioning-done/);
@@ -188,7 +218,11 @@ testEachServer(
       const { code, last } = await signalAndExit(main, "SIGTERM");
       assert.is(code, 0, main.output.join("\n"));
       assert.ok(
-        main.output.some((line) => line.includes("SIGTERM: shutting down: no new work, live sockets closed; the plans and applies in flight, then the HTTP requests")),
+        main.output.some((line) =>
+          line.includes(
+            "SIGTERM: shutting down: no new work, live sockets closed; the plans and applies in flight, then the HTTP requests",
+          ),
+        ),
         main.output.join("\n"),
       );
       assert.match(
@@ -221,7 +255,10 @@ testEachServer(
       const attemptId = await runningAttempt(server, run.id, "apply");
       const { code, last } = await signalAndExit(runner, "SIGTERM");
       assert.is(code, 0, runner.output.join("\n"));
-      assert.is(last, `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: apply of ${run.id}`);
+      assert.is(
+        last,
+        `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: apply of ${run.id}`,
+      );
       const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
       assert.is(ended.attributes.status, "needs_recovery");
       assert.is(ended.attributes.status_reason, "apply_interrupted");
@@ -229,7 +266,10 @@ testEachServer(
       assert.is(attempt.status, "interrupted");
       assert.is(attempt.terminal_classification, "runner_shutdown");
       const log = await readLog(server, token, run.id, "apply");
-      assert.match(log, /StackShip interrupted this apply: the runner process received SIGTERM and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS \(1 s\)/);
+      assert.match(
+        log,
+        /StackShip interrupted this apply: the runner process received SIGTERM and the phase did not end within STACKSHIP_SHUTDOWN_GRACE_SECONDS \(1 s\)/,
+      );
       assert.not.match(log, /\(local-exec\): provisioning-done/);
       // The sandbox went with the process: nothing of the apply is left running.
       assert.equal(sandboxProcesses(attempt.sandbox_name), []);
@@ -261,7 +301,10 @@ async function startApi(server: TestServer, graceSeconds: string): Promise<{ api
  * (its request handler has the request) and the first half of the body is written; the second
  * half is sent only when `rest()` is called.
  */
-function halfSentPut(url: string, bytes: Buffer): { inFlight: Promise<void>; rest(): void; response: Promise<{ status: number } | { error: string }> } {
+function halfSentPut(
+  url: string,
+  bytes: Buffer,
+): { inFlight: Promise<void>; rest(): void; response: Promise<{ status: number } | { error: string }> } {
   const target = new URL(url);
   let rest = () => {};
   let inFlight!: Promise<void>;
@@ -278,7 +321,9 @@ function halfSentPut(url: string, bytes: Buffer): { inFlight: Promise<void>; res
       res.on("end", () => resolve({ status: res.statusCode ?? 0 }));
     });
     req.on("error", (error) => resolve({ error: (error as NodeJS.ErrnoException).code ?? error.message }));
-    inFlight = new Promise((written) => req.once("continue", () => req.write(bytes.subarray(0, bytes.length >> 1), () => written())));
+    inFlight = new Promise((written) =>
+      req.once("continue", () => req.write(bytes.subarray(0, bytes.length >> 1), () => written())),
+    );
     req.flushHeaders();
     rest = () => {
       if (!req.destroyed) req.end(bytes.subarray(bytes.length >> 1));
@@ -300,9 +345,19 @@ async function pendingStateVersion(server: TestServer, apiUrl: string) {
   const lineage = "6a1f0e2c-shutdown";
   // Large enough to be a real upload; its bytes are checked whole afterwards.
   const bytes = stateFile(1, lineage, { blob: { value: "x".repeat(256 * 1024), type: "string" } });
-  const created = expectStatus(await createWith(server, secret, run.workspaceId, bytes, 1, lineage, { runId: run.id }), 201).data;
+  const created = expectStatus(
+    await createWith(server, secret, run.workspaceId, bytes, 1, lineage, { runId: run.id }),
+    201,
+  ).data;
   const uploadUrl = new URL(created.attributes["hosted-state-upload-url"]!);
-  return { f, run, bytes, id: created.id, uploadUrl: `${apiUrl}${uploadUrl.pathname}`, ownUploadUrl: uploadUrl.toString() };
+  return {
+    f,
+    run,
+    bytes,
+    id: created.id,
+    uploadUrl: `${apiUrl}${uploadUrl.pathname}`,
+    ownUploadUrl: uploadUrl.toString(),
+  };
 }
 
 /** Resolves once `url` refuses new connections. */
@@ -331,14 +386,19 @@ testEachServer(
       await put.inFlight;
       const exited = new Promise<number | null>((resolve) => api.child.once("exit", (code) => resolve(code)));
       api.child.kill("SIGTERM");
-      await api.line(/SIGTERM: shutting down: no new work, live sockets closed; the HTTP requests in flight get up to 60 s/);
+      await api.line(
+        /SIGTERM: shutting down: no new work, live sockets closed; the HTTP requests in flight get up to 60 s/,
+      );
       assert.equal(await live.closed, { code: 1001, reason: "server shutting down" });
       await refusesConnections(url);
       put.rest();
       assert.equal(await put.response, { status: 204 });
       assert.is(await exited, 0, api.output.join("\n"));
       // The upload, and on a loaded machine sometimes a request of the client's still closing: at least one.
-      assert.match(lastLine(api), /^\[stackship\] shut down: waited for [1-9]\d* HTTP request\(s\) in flight: all finished$/);
+      assert.match(
+        lastLine(api),
+        /^\[stackship\] shut down: waited for [1-9]\d* HTTP request\(s\) in flight: all finished$/,
+      );
       const version = (await server.services.stores.stateVersions.getById(upload.id))!;
       assert.is(version.sha256, hex("sha256", upload.bytes));
       assert.ok((await readStateBytes(server.services, version)).equals(upload.bytes));
@@ -362,7 +422,10 @@ testEachServer(
       put.rest();
       const cut = await put.response;
       assert.ok("error" in cut, `the cut upload answered ${JSON.stringify(cut)}`);
-      assert.is(last, "[stackship] shut down: waited for 1 HTTP request(s) in flight: 1 cut off when the grace ran out");
+      assert.is(
+        last,
+        "[stackship] shut down: waited for 1 HTTP request(s) in flight: 1 cut off when the grace ran out",
+      );
       // Absent, not half-written: still pending with no stored state.
       const version = (await server.services.stores.stateVersions.getById(upload.id))!;
       assert.is(version.status, "pending");

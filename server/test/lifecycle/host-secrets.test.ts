@@ -7,7 +7,15 @@ import * as assert from "uvu/assert";
 import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { commitTarball, connectWorkspace, deliver, newSha, pullRequestPayload, pushPayload, settled } from "../support/github.ts";
+import {
+  commitTarball,
+  connectWorkspace,
+  deliver,
+  newSha,
+  pullRequestPayload,
+  pushPayload,
+  settled,
+} from "../support/github.ts";
 import { readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -51,7 +59,11 @@ async function approveAndApply(server: TestServer, token: string, runId: string)
   assertNoLeak("the first plan log", planLog);
   assert.match(planLog, "[sensitive value]");
   expectStatus(
-    await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+    }),
     202,
   );
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
@@ -113,7 +125,11 @@ testEachServer(
     await sensitiveVariables(server, connected.token, connected.workspaceId);
     const sha = newSha();
     double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));
-    const pushed = await settled(server, (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha))).deliveryId);
+    const pushed = await settled(
+      server,
+      (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha)))
+        .deliveryId,
+    );
     assert.is(pushed.status, "processed", JSON.stringify(pushed));
     await approveAndApply(server, connected.token, pushed.run_ids[0]);
 
@@ -123,7 +139,11 @@ testEachServer(
       server,
       double,
       "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 11, headSha: head, headRepository: "mallory/infra" }),
+      pullRequestPayload(connected.repository, connected.installationId, "opened", {
+        number: 11,
+        headSha: head,
+        headRepository: "mallory/infra",
+      }),
     );
     const result = await settled(server, sent.deliveryId);
     assert.is(result.status, "processed", JSON.stringify(result));

@@ -3,7 +3,13 @@ import { writeRunArtifact } from "../../src/commands/run-artifacts.ts";
 import * as assert from "uvu/assert";
 import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createVariable,
+  createWorkspace,
+  expectStatus,
+  expectV1Error,
+} from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
@@ -21,7 +27,11 @@ async function planChanges(server: TestServer, token: string, runId: string) {
   return getRunPlanChanges({ client: server.v1(token), path: { run_id: runId } });
 }
 
-async function artifactOf(server: TestServer, token: string, runId: string): Promise<{ artifact: Artifact; text: string; response: Response }> {
+async function artifactOf(
+  server: TestServer,
+  token: string,
+  runId: string,
+): Promise<{ artifact: Artifact; text: string; response: Response }> {
   const result = await planChanges(server, token, runId);
   assert.is(result.response.status, 200, JSON.stringify(result.error));
   assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/json");
@@ -40,7 +50,8 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "diff" });
     const secret = "plan-diff-canary-39151";
     await createVariable(server, token, workspace.id, { key: "api_key", value: secret, sensitive: true });
-    const secretTf = 'variable "api_key" {\n  type      = string\n  sensitive = true\n}\nresource "terraform_data" "secret" {\n  input = var.api_key\n}\n';
+    const secretTf =
+      'variable "api_key" {\n  type      = string\n  sensitive = true\n}\nresource "terraform_data" "secret" {\n  input = var.api_key\n}\n';
     const run = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": secretTf });
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
@@ -57,10 +68,25 @@ testEachServer(
     const byAddress = Object.fromEntries(first.artifact.resources.map((r) => [r.address, r]));
     assert.equal(Object.keys(byAddress).sort(), ["random_password.db", "terraform_data.app", "terraform_data.secret"]);
     const password = byAddress["random_password.db"];
-    assert.equal([password.action, password.actions, password.provider, password.before], ["create", ["create"], "registry.opentofu.org/hashicorp/random", null]);
-    assert.equal([password.after.length, password.after.special, password.after.result, password.after.bcrypt_hash, password.after.id], [24, false, US, US, U]);
+    assert.equal(
+      [password.action, password.actions, password.provider, password.before],
+      ["create", ["create"], "registry.opentofu.org/hashicorp/random", null],
+    );
+    assert.equal(
+      [
+        password.after.length,
+        password.after.special,
+        password.after.result,
+        password.after.bcrypt_hash,
+        password.after.id,
+      ],
+      [24, false, US, US, U],
+    );
     const secretResource = byAddress["terraform_data.secret"];
-    assert.equal([secretResource.provider, secretResource.after.input, secretResource.after.output, secretResource.after.id], ["terraform.io/builtin/terraform", S, U, U]);
+    assert.equal(
+      [secretResource.provider, secretResource.after.input, secretResource.after.output, secretResource.after.id],
+      ["terraform.io/builtin/terraform", S, U, U],
+    );
     // terraform_data.app's input holds the (unknown, sensitive) password.
     assert.equal(byAddress["terraform_data.app"].after.input, { name: "app", password: US });
     assert.not.ok(first.text.includes(secret), "the sensitive variable leaked into the plan changes");
@@ -75,7 +101,11 @@ testEachServer(
     assert.is(stored.format, "framed-aes256gcm-v1");
 
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      }),
       202,
     );
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
@@ -110,7 +140,10 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "undeclared" });
     const secret = "undeclared-canary-55012";
     await createVariable(server, token, workspace.id, { key: "token", value: secret, sensitive: true });
-    const files = { "main.tf": 'variable "token" { type = string }\nresource "terraform_data" "t" {\n  input = { token = var.token, name = "x" }\n}\n' };
+    const files = {
+      "main.tf":
+        'variable "token" { type = string }\nresource "terraform_data" "t" {\n  input = { token = var.token, name = "x" }\n}\n',
+    };
     const run = await startRun(server, token, workspace.id, files);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
@@ -123,34 +156,57 @@ testEachServer(
 
 const serving = suite("GET /v1/runs/{run_id}/plan-changes");
 
-testEachServer(serving, "not available yet while the plan is unfinished; unavailable when none was produced; invisible to other organizations", async (server) => {
-  const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-  const other = await createOrganizationWithToken(server, "other");
-  const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-  // No runner in this server: the plan stays pending.
-  const run = await startRun(server, token, workspace.id, fixture("basic"));
-  expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
-  assert.ok(await server.services.stores.runs.update(run.id, "pending", { status: "planning", planStatus: "running", updatedAt: new Date() }));
-  expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
-  expectV1Error(await planChanges(server, other.token, run.id), 404, "NOT_FOUND");
-  expectV1Error(await planChanges(server, token, "run-0000000000000000"), 404, "NOT_FOUND");
+testEachServer(
+  serving,
+  "not available yet while the plan is unfinished; unavailable when none was produced; invisible to other organizations",
+  async (server) => {
+    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
+    const other = await createOrganizationWithToken(server, "other");
+    const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
+    // No runner in this server: the plan stays pending.
+    const run = await startRun(server, token, workspace.id, fixture("basic"));
+    expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
+    assert.ok(
+      await server.services.stores.runs.update(run.id, "pending", {
+        status: "planning",
+        planStatus: "running",
+        updatedAt: new Date(),
+      }),
+    );
+    expectV1Error(await planChanges(server, token, run.id), 409, "RUN_PLAN_CHANGES_NOT_READY");
+    expectV1Error(await planChanges(server, other.token, run.id), 404, "NOT_FOUND");
+    expectV1Error(await planChanges(server, token, "run-0000000000000000"), 404, "NOT_FOUND");
 
-  // The plan ended without an artifact (errored, or built none): unavailable, never an empty list.
-  assert.ok(await server.services.stores.runs.update(run.id, "planning", { status: "errored", planStatus: "errored", updatedAt: new Date() }));
-  expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
-  assert.ok(await server.services.stores.runs.update(run.id, "errored", { planStatus: "finished", updatedAt: new Date() }));
-  expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
+    // The plan ended without an artifact (errored, or built none): unavailable, never an empty list.
+    assert.ok(
+      await server.services.stores.runs.update(run.id, "planning", {
+        status: "errored",
+        planStatus: "errored",
+        updatedAt: new Date(),
+      }),
+    );
+    expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
+    assert.ok(
+      await server.services.stores.runs.update(run.id, "errored", { planStatus: "finished", updatedAt: new Date() }),
+    );
+    expectV1Error(await planChanges(server, token, run.id), 404, "RUN_PLAN_CHANGES_UNAVAILABLE");
 
-  // A stored artifact is served as stored.
-  const text =
-    '{"format":"stackship.plan-diff/v1","run_id":"' +
-    run.id +
-    '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
-  const descriptor = await writeRunArtifact(server.services, (await server.services.stores.runs.getById(run.id))!, "plan_diff", Buffer.from(text));
-  const served = await artifactOf(server, token, run.id);
-  assert.is(served.text, text);
-  assert.is(served.response.headers.get("etag"), `"${descriptor.sha256}"`);
-});
+    // A stored artifact is served as stored.
+    const text =
+      '{"format":"stackship.plan-diff/v1","run_id":"' +
+      run.id +
+      '","opentofu_version":"1.12.6","plan_format_version":"1.2","plan_timestamp":null,"plan_errored":false,"truncated":false,"truncation":{"max_resources":5000,"max_bytes":4194304,"changed_resources":0,"cut":0,"withheld":0,"dropped":0},"resources":[]}';
+    const descriptor = await writeRunArtifact(
+      server.services,
+      (await server.services.stores.runs.getById(run.id))!,
+      "plan_diff",
+      Buffer.from(text),
+    );
+    const served = await artifactOf(server, token, run.id);
+    assert.is(served.text, text);
+    assert.is(served.response.headers.get("etag"), `"${descriptor.sha256}"`);
+  },
+);
 
 real.run();
 serving.run();

@@ -22,7 +22,10 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 const evidence = suite("plan evidence nothing inside the run can forge");
 
 /** The real plan: the random fixture plus the resource the attacker hides from reviewers. */
-const REAL = { ...fixture("random"), "hidden.tf": 'resource "terraform_data" "hidden" {\n  input = "what really happens"\n}\n' };
+const REAL = {
+  ...fixture("random"),
+  "hidden.tf": 'resource "terraform_data" "hidden" {\n  input = "what really happens"\n}\n',
+};
 const REAL_ADDRESSES = ["random_password.db", "terraform_data.app", "terraform_data.hidden"];
 
 /** What the watcher writes: a harmless plan of one no-op change, and its plan changes for the run (RUN_ID replaced). */
@@ -37,7 +40,14 @@ const FORGED_PLAN = {
       type: "terraform_data",
       name: "harmless",
       provider_name: "terraform.io/builtin/terraform",
-      change: { actions: ["create"], before: null, after: { input: "nothing to see" }, after_unknown: { id: true }, before_sensitive: false, after_sensitive: {} },
+      change: {
+        actions: ["create"],
+        before: null,
+        after: { input: "nothing to see" },
+        after_unknown: { id: true },
+        before_sensitive: false,
+        after_sensitive: {},
+      },
     },
   ],
 };
@@ -91,7 +101,11 @@ async function runnerWithTools(server: TestServer, toolsDir: string): Promise<Ru
 }
 
 async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
-  return approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } });
+  return approveRun({
+    client: server.v1(token),
+    path: { run_id: runId },
+    body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+  });
 }
 
 testEachServer(
@@ -114,8 +128,14 @@ testEachServer(
       assert.equal(listed, REAL_ADDRESSES, "the Changes tab lists every resource of the real plan");
 
       const stored = await server.services.stores.runs.getById(run.id);
-      const planJson = JSON.parse((await readPlanJson(server.services, stored!)).toString("utf8")) as { resource_changes: Array<{ address: string }> };
-      assert.equal(planJson.resource_changes.map((c) => c.address).sort(), REAL_ADDRESSES, "the stored plan JSON is the show of the saved plan");
+      const planJson = JSON.parse((await readPlanJson(server.services, stored!)).toString("utf8")) as {
+        resource_changes: Array<{ address: string }>;
+      };
+      assert.equal(
+        planJson.resource_changes.map((c) => c.address).sort(),
+        REAL_ADDRESSES,
+        "the stored plan JSON is the show of the saved plan",
+      );
       assert.equal(stored!.execution.planCounts, { create: 3, change: 0, destroy: 0 });
       // The three digests recorded with the plan are those of the stored artifacts.
       const x = stored!.execution;
@@ -125,7 +145,11 @@ testEachServer(
 
       expectStatus(await approve(server, token, run.id, planned.attributes.plan_digest!), 202);
       const review = await server.services.stores.reviews.getByRun(run.id);
-      assert.equal([review!.planDigest, review!.planJsonDigest, review!.planDiffDigest], [x.planDigest, x.planJsonDigest, x.planDiffDigest], "the approval binds all three");
+      assert.equal(
+        [review!.planDigest, review!.planJsonDigest, review!.planDiffDigest],
+        [x.planDigest, x.planJsonDigest, x.planDiffDigest],
+        "the approval binds all three",
+      );
       const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
       assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
     } finally {
@@ -148,7 +172,11 @@ testEachServer(
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, first.id, "plan"));
     const run = (await server.services.stores.runs.getById(first.id))!;
     await writeRunArtifact(server.services, run, "plan_json", Buffer.from(JSON.stringify(FORGED_PLAN)));
-    expectV1Error(await approve(server, token, first.id, planned.attributes.plan_digest!), 409, "RUN_PLAN_DIGEST_MISMATCH");
+    expectV1Error(
+      await approve(server, token, first.id, planned.attributes.plan_digest!),
+      409,
+      "RUN_PLAN_DIGEST_MISMATCH",
+    );
     assert.is(await server.services.stores.reviews.getByRun(first.id), undefined, "no decision recorded");
 
     // Approved, then the plan changes replaced before the apply ran: the apply refuses.
@@ -159,7 +187,12 @@ testEachServer(
     await server.runner!.stop();
     expectStatus(await approve(server, token, second.id, planned2.attributes.plan_digest!), 202);
     const run2 = (await server.services.stores.runs.getById(second.id))!;
-    await writeRunArtifact(server.services, run2, "plan_diff", Buffer.from(buildPlanDiff(FORGED_PLAN, { runId: second.id }).json));
+    await writeRunArtifact(
+      server.services,
+      run2,
+      "plan_diff",
+      Buffer.from(buildPlanDiff(FORGED_PLAN, { runId: second.id }).json),
+    );
     await server.runner!.start();
     const ended = await waitForStatus(server, token, second.id, ["errored", "applied", "needs_recovery"]);
     assert.is(ended.attributes.status, "errored");

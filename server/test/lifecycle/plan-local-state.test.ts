@@ -13,10 +13,12 @@ const planState = suite("plan phase with the local backend and read-only state")
 
 const ONE = 'resource "terraform_data" "a" {\n  input = "one"\n}\n';
 // What a plan would write into its state if it could: a move, a new output.
-const MOVED = 'resource "terraform_data" "b" {\n  input = "one"\n}\nmoved {\n  from = terraform_data.a\n  to   = terraform_data.b\n}\noutput "o" {\n  value = "new"\n}\n';
+const MOVED =
+  'resource "terraform_data" "b" {\n  input = "one"\n}\nmoved {\n  from = terraform_data.a\n  to   = terraform_data.b\n}\noutput "o" {\n  value = "new"\n}\n';
 // The configuration may bring a cloud block of its own (the CLI's); the plan still uses the handed-over state.
 const WITH_CLOUD =
-  'terraform {\n  cloud {\n    hostname     = "app.example.invalid"\n    organization = "elsewhere"\n    workspaces {\n      name = "other"\n    }\n  }\n}\n' + ONE;
+  'terraform {\n  cloud {\n    hostname     = "app.example.invalid"\n    organization = "elsewhere"\n    workspaces {\n      name = "other"\n    }\n  }\n}\n' +
+  ONE;
 
 async function appliedWorkspace(server: TestServer) {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
@@ -44,7 +46,11 @@ async function storedState(server: TestServer, workspaceId: string) {
 
 /** Waits until nobody holds the workspace lock (the runner releases it right after the run's move); false after 10 s. */
 async function lockReleased(server: TestServer, workspaceId: string): Promise<boolean> {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+  for (
+    const deadline = Date.now() + 10_000;
+    Date.now() < deadline;
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  ) {
     if ((await server.services.stores.workspaceLocks.current(workspaceId)) === undefined) return true;
   }
   return false;
@@ -54,8 +60,15 @@ async function lockReleased(server: TestServer, workspaceId: string): Promise<bo
 function cliLock(server: TestServer, token: string, workspaceId: string, action: "lock" | "unlock") {
   return fetch(`${server.baseUrl}/api/v2/workspaces/${workspaceId}/actions/${action}`, {
     method: "POST",
-    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json", Accept: "application/vnd.api+json" },
-    body: action === "lock" ? JSON.stringify({ data: { type: "", attributes: { reason: "Locked by OpenTofu" } } }) : undefined,
+    headers: {
+      Authorization: `Bearer ${token}`,
+      "Content-Type": "application/vnd.api+json",
+      Accept: "application/vnd.api+json",
+    },
+    body:
+      action === "lock"
+        ? JSON.stringify({ data: { type: "", attributes: { reason: "Locked by OpenTofu" } } })
+        : undefined,
   });
 }
 
@@ -102,7 +115,14 @@ testEachServer(
     assert.equal(await storedState(server, workspace.id), before);
     assert.is((await cliLock(server, token, workspace.id, "lock")).status, 409);
 
-    expectStatus(await discardRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "no" } } } }), 202);
+    expectStatus(
+      await discardRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "decisions", attributes: { reason: "no" } } },
+      }),
+      202,
+    );
     assert.ok(await lockReleased(server, workspace.id));
     assert.is((await cliLock(server, token, workspace.id, "lock")).status, 200);
     assert.is((await cliLock(server, token, workspace.id, "unlock")).status, 200);
@@ -133,7 +153,10 @@ testEachServer(
     const ended = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
     const log = await readLog(server, token, run.id, "plan");
     assert.is(ended.attributes.status, "errored", log);
-    assert.match(log, `StackShip could not verify the workspace's current state (state version ${state.id} could not be read intact`);
+    assert.match(
+      log,
+      `StackShip could not verify the workspace's current state (state version ${state.id} could not be read intact`,
+    );
     assert.match(log, "the plan did not run");
     assert.is((await server.services.stores.attempts.listByRun(run.id)).length, 0);
   },
@@ -146,8 +169,19 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "fresh" });
-    const fake = JSON.stringify({ version: 4, terraform_version: "1.12.6", serial: 7, lineage: "fake-lineage", outputs: {}, resources: [] });
-    const files = { "main.tf": ONE, "zzzzz_override.tf": 'terraform {\n  backend "local" {\n    path = "fake.tfstate"\n  }\n}\n', "fake.tfstate": fake };
+    const fake = JSON.stringify({
+      version: 4,
+      terraform_version: "1.12.6",
+      serial: 7,
+      lineage: "fake-lineage",
+      outputs: {},
+      resources: [],
+    });
+    const files = {
+      "main.tf": ONE,
+      "zzzzz_override.tf": 'terraform {\n  backend "local" {\n    path = "fake.tfstate"\n  }\n}\n',
+      "fake.tfstate": fake,
+    };
     const run = await startRun(server, token, workspace.id, files, "speculative");
     const ended = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
     const log = await readLog(server, token, run.id, "plan");
@@ -158,57 +192,68 @@ testEachServer(
   { runner: true },
 );
 
-testEachServer(planState, "kill -9 of the runner mid-plan: another runner plans the run again under the same lock; the state is untouched", async (server) => {
-  const runner = startRunnerProcess(server);
-  let runId = "";
-  let workspaceId = "";
-  let before: Awaited<ReturnType<typeof storedState>> = [];
-  try {
-    const { token, workspace } = await appliedWorkspace(server);
-    workspaceId = workspace.id;
-    before = await storedState(server, workspace.id);
-    // Many instances: a plan long enough to be killed in the middle.
-    const many = 'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "many" {\n  count = 1500\n  input = count.index\n}\n';
-    const run = await startRun(server, token, workspace.id, { "main.tf": many });
-    runId = run.id;
-    for (;;) {
-      const current = await server.services.stores.runs.getById(run.id);
-      if (current?.status === "planning") break;
-      assert.ok(current?.status === "pending", `the run is ${current?.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+testEachServer(
+  planState,
+  "kill -9 of the runner mid-plan: another runner plans the run again under the same lock; the state is untouched",
+  async (server) => {
+    const runner = startRunnerProcess(server);
+    let runId = "";
+    let workspaceId = "";
+    let before: Awaited<ReturnType<typeof storedState>> = [];
+    try {
+      const { token, workspace } = await appliedWorkspace(server);
+      workspaceId = workspace.id;
+      before = await storedState(server, workspace.id);
+      // Many instances: a plan long enough to be killed in the middle.
+      const many =
+        'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "many" {\n  count = 1500\n  input = count.index\n}\n';
+      const run = await startRun(server, token, workspace.id, { "main.tf": many });
+      runId = run.id;
+      for (;;) {
+        const current = await server.services.stores.runs.getById(run.id);
+        if (current?.status === "planning") break;
+        assert.ok(current?.status === "pending", `the run is ${current?.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
+      runner.kill("SIGKILL");
+      await new Promise((resolve) => runner.once("exit", resolve));
+    } finally {
+      if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
     }
-    assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
-    runner.kill("SIGKILL");
-    await new Promise((resolve) => runner.once("exit", resolve));
-  } finally {
-    if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
-  }
-  const survivor = new RunnerEngine(
-    { services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 },
-    { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
-  );
-  await survivor.start();
-  try {
-    // The lost plan goes back to the queue (plan_requeued) and the survivor plans it again from the start.
-    const deadline = Date.now() + 120_000;
-    let run = await server.services.stores.runs.getById(runId);
-    while ((run?.status === "planning" || run?.status === "pending") && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      run = await server.services.stores.runs.getById(runId);
-    }
-    assert.is(run?.status, "awaiting_approval");
-    // The killed runner may have died before it recorded an attempt; any it recorded is lost.
-    const statuses = (await server.services.stores.attempts.listByRun(runId)).filter((attempt) => attempt.phase === "plan").map((attempt) => attempt.status);
-    assert.is(statuses.at(-1), "succeeded");
-    assert.ok(
-      statuses.slice(0, -1).every((status) => status === "lost"),
-      statuses.join(", "),
+    const survivor = new RunnerEngine(
+      {
+        services: server.services,
+        api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) },
+        phaseTimeoutMs: 60_000,
+      },
+      { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
     );
-    assert.is((await server.services.stores.workspaceLocks.current(workspaceId))?.holder.id, runId);
-    assert.equal(await storedState(server, workspaceId), before);
-  } finally {
-    await survivor.stop({ interrupt: true });
-  }
-});
+    await survivor.start();
+    try {
+      // The lost plan goes back to the queue (plan_requeued) and the survivor plans it again from the start.
+      const deadline = Date.now() + 120_000;
+      let run = await server.services.stores.runs.getById(runId);
+      while ((run?.status === "planning" || run?.status === "pending") && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        run = await server.services.stores.runs.getById(runId);
+      }
+      assert.is(run?.status, "awaiting_approval");
+      // The killed runner may have died before it recorded an attempt; any it recorded is lost.
+      const statuses = (await server.services.stores.attempts.listByRun(runId))
+        .filter((attempt) => attempt.phase === "plan")
+        .map((attempt) => attempt.status);
+      assert.is(statuses.at(-1), "succeeded");
+      assert.ok(
+        statuses.slice(0, -1).every((status) => status === "lost"),
+        statuses.join(", "),
+      );
+      assert.is((await server.services.stores.workspaceLocks.current(workspaceId))?.holder.id, runId);
+      assert.equal(await storedState(server, workspaceId), before);
+    } finally {
+      await survivor.stop({ interrupt: true });
+    }
+  },
+);
 
 planState.run();

@@ -10,7 +10,16 @@ import {
   listPolicySets,
   type PolicyInput,
 } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createToken, createVariable, createWorkspace, databaseText, expectStatus, expectV1Error, leakForms } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createToken,
+  createVariable,
+  createWorkspace,
+  databaseText,
+  expectStatus,
+  expectV1Error,
+  leakForms,
+} from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -40,23 +49,44 @@ async function newPolicySet(
   return result;
 }
 
-async function override(server: TestServer, token: string, runId: string, attributes: { result_digest: string; reason: string; duration_seconds?: number }) {
-  return createPolicyOverride({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "policy-overrides", attributes } } });
+async function override(
+  server: TestServer,
+  token: string,
+  runId: string,
+  attributes: { result_digest: string; reason: string; duration_seconds?: number },
+) {
+  return createPolicyOverride({
+    client: server.v1(token),
+    path: { run_id: runId },
+    body: { data: { type: "policy-overrides", attributes } },
+  });
 }
 
 async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
-  return approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } });
+  return approveRun({
+    client: server.v1(token),
+    path: { run_id: runId },
+    body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+  });
 }
 
 async function evaluation(server: TestServer, token: string, runId: string) {
-  return expectStatus(await getRunPolicyEvaluation({ client: server.v1(token), path: { run_id: runId } }), 200).data.attributes;
+  return expectStatus(await getRunPolicyEvaluation({ client: server.v1(token), path: { run_id: runId } }), 200).data
+    .attributes;
 }
 
 async function auditActions(server: TestServer, runId: string): Promise<string[]> {
-  const rows = await server.db.knex("audit_events").where({ target_id: runId }).orderBy("created_at", "asc").select<Array<{ action: string; data: string }>>("action", "data");
+  const rows = await server.db
+    .knex("audit_events")
+    .where({ target_id: runId })
+    .orderBy("created_at", "asc")
+    .select<Array<{ action: string; data: string }>>("action", "data");
   return rows
     .filter((row) => row.action.startsWith("policy.") || row.action === "run.approved")
-    .map((row) => `${row.action}${(JSON.parse(row.data) as { code?: string }).code ? `:${(JSON.parse(row.data) as { code?: string }).code}` : ""}`);
+    .map(
+      (row) =>
+        `${row.action}${(JSON.parse(row.data) as { code?: string }).code ? `:${(JSON.parse(row.data) as { code?: string }).code}` : ""}`,
+    );
 }
 
 const sets = suite("policy sets");
@@ -64,7 +94,10 @@ const sets = suite("policy sets");
 testEachServer(sets, "create, list and version policy sets; refusals have their own codes", async (server) => {
   const { token, organizationName } = await createOrganizationWithToken(server, "acme");
   const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
-  const created = expectStatus(await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]), 201).data;
+  const created = expectStatus(
+    await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]),
+    201,
+  ).data;
   assert.match(created.id, /^pset-/);
   assert.is(created.attributes.global, true);
   assert.is(created.attributes.current_version.version, 1);
@@ -75,7 +108,14 @@ testEachServer(sets, "create, list and version policy sets; refusals have their 
   );
 
   const attached = expectStatus(
-    await newPolicySet(server, token, organizationName, "app-only", [policy("flag", "soft_mandatory", FLAG_EVERY_DATA("x.y", "t"))], { workspace_ids: [workspace.id] }),
+    await newPolicySet(
+      server,
+      token,
+      organizationName,
+      "app-only",
+      [policy("flag", "soft_mandatory", FLAG_EVERY_DATA("x.y", "t"))],
+      { workspace_ids: [workspace.id] },
+    ),
     201,
   ).data;
   assert.equal(attached.attributes.workspace_ids, [workspace.id]);
@@ -85,14 +125,22 @@ testEachServer(sets, "create, list and version policy sets; refusals have their 
     await createPolicySetVersion({
       client: server.v1(token),
       path: { policy_set_id: created.id },
-      body: { data: { type: "policy-set-versions", attributes: { policies: [policy("quiet", "hard_mandatory", FIND_NOTHING)] } } },
+      body: {
+        data: {
+          type: "policy-set-versions",
+          attributes: { policies: [policy("quiet", "hard_mandatory", FIND_NOTHING)] },
+        },
+      },
     }),
     201,
   ).data;
   assert.is(v2.attributes.current_version.version, 2);
   assert.is.not(v2.attributes.current_version.digest, created.attributes.current_version.digest);
 
-  const listed = expectStatus(await listPolicySets({ client: server.v1(token), path: { organization_name: organizationName } }), 200).data;
+  const listed = expectStatus(
+    await listPolicySets({ client: server.v1(token), path: { organization_name: organizationName } }),
+    200,
+  ).data;
   assert.equal(
     listed.map((s) => [s.attributes.name, s.attributes.current_version.version]),
     [
@@ -101,21 +149,42 @@ testEachServer(sets, "create, list and version policy sets; refusals have their 
     ],
   );
 
-  expectV1Error(await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]), 409, "POLICY_SET_NAME_TAKEN");
-  expectV1Error(await newPolicySet(server, token, organizationName, "nopkg", [policy("p", "advisory", "violations := set()\n")]), 422, "POLICY_SOURCE_INVALID");
   expectV1Error(
-    await newPolicySet(server, token, organizationName, "both", [policy("p", "advisory", FIND_NOTHING)], { global: true, workspace_ids: [workspace.id] }),
+    await newPolicySet(server, token, organizationName, "baseline", [policy("quiet", "advisory", FIND_NOTHING)]),
+    409,
+    "POLICY_SET_NAME_TAKEN",
+  );
+  expectV1Error(
+    await newPolicySet(server, token, organizationName, "nopkg", [policy("p", "advisory", "violations := set()\n")]),
+    422,
+    "POLICY_SOURCE_INVALID",
+  );
+  expectV1Error(
+    await newPolicySet(server, token, organizationName, "both", [policy("p", "advisory", FIND_NOTHING)], {
+      global: true,
+      workspace_ids: [workspace.id],
+    }),
     422,
     "POLICY_SET_ATTACHMENT_INVALID",
   );
-  expectV1Error(await newPolicySet(server, token, organizationName, "nowhere", [policy("p", "advisory", FIND_NOTHING)], {}), 422, "POLICY_SET_ATTACHMENT_INVALID");
   expectV1Error(
-    await newPolicySet(server, token, organizationName, "level", [{ name: "p", enforcement_level: "mandatory" as never, source: FIND_NOTHING }]),
+    await newPolicySet(server, token, organizationName, "nowhere", [policy("p", "advisory", FIND_NOTHING)], {}),
+    422,
+    "POLICY_SET_ATTACHMENT_INVALID",
+  );
+  expectV1Error(
+    await newPolicySet(server, token, organizationName, "level", [
+      { name: "p", enforcement_level: "mandatory" as never, source: FIND_NOTHING },
+    ]),
     422,
     "DOCUMENT_INVALID",
   );
   const { token: operator } = await createToken(server, token, organizationName, "operator");
-  expectV1Error(await newPolicySet(server, operator, organizationName, "op", [policy("p", "advisory", FIND_NOTHING)]), 403, "FORBIDDEN");
+  expectV1Error(
+    await newPolicySet(server, operator, organizationName, "op", [policy("p", "advisory", FIND_NOTHING)]),
+    403,
+    "FORBIDDEN",
+  );
 });
 
 const evaluations = suite("policy evaluation with real tofu and real OPA");
@@ -143,7 +212,9 @@ testEachServer(
     assert.is(result.outcome, "passed");
     assert.is(result.result_digest, planned.attributes.policy_result_digest);
     assert.is(result.opa_version, "1.22.4");
-    assert.equal(result.policy_set_versions, [{ policy_set_id: set.id, version: 1, digest: set.attributes.current_version.digest }]);
+    assert.equal(result.policy_set_versions, [
+      { policy_set_id: set.id, version: 1, digest: set.attributes.current_version.digest },
+    ]);
     assert.equal(result.findings, [
       {
         policy_set_id: set.id,
@@ -174,7 +245,14 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     expectStatus(
-      await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))], { workspace_ids: [workspace.id] }),
+      await newPolicySet(
+        server,
+        token,
+        organizationName,
+        "tags",
+        [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))],
+        { workspace_ids: [workspace.id] },
+      ),
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
@@ -187,15 +265,44 @@ testEachServer(
     expectV1Error(await approve(server, token, run.id, failed.attributes.plan_digest!), 409, "RUN_TRANSITION_INVALID");
 
     const { token: operator } = await createToken(server, token, organizationName, "operator");
-    expectV1Error(await override(server, operator, run.id, { result_digest: digest, reason: "ship it" }), 403, "POLICY_OVERRIDE_PERMISSION_REQUIRED");
-    expectV1Error(await override(server, token, run.id, { result_digest: "0".repeat(64), reason: "ship it" }), 409, "POLICY_OVERRIDE_DIGEST_MISMATCH");
-    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "too long", duration_seconds: 86_401 }), 422, "DOCUMENT_INVALID");
-    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "never", duration_seconds: 0 }), 422, "DOCUMENT_INVALID");
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "policy_soft_failed");
+    expectV1Error(
+      await override(server, operator, run.id, { result_digest: digest, reason: "ship it" }),
+      403,
+      "POLICY_OVERRIDE_PERMISSION_REQUIRED",
+    );
+    expectV1Error(
+      await override(server, token, run.id, { result_digest: "0".repeat(64), reason: "ship it" }),
+      409,
+      "POLICY_OVERRIDE_DIGEST_MISMATCH",
+    );
+    expectV1Error(
+      await override(server, token, run.id, { result_digest: digest, reason: "too long", duration_seconds: 86_401 }),
+      422,
+      "DOCUMENT_INVALID",
+    );
+    expectV1Error(
+      await override(server, token, run.id, { result_digest: digest, reason: "never", duration_seconds: 0 }),
+      422,
+      "DOCUMENT_INVALID",
+    );
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status,
+      "policy_soft_failed",
+    );
 
-    const created = expectStatus(await override(server, token, run.id, { result_digest: digest, reason: "tags follow in the next change", duration_seconds: 86_400 }), 201).data;
+    const created = expectStatus(
+      await override(server, token, run.id, {
+        result_digest: digest,
+        reason: "tags follow in the next change",
+        duration_seconds: 86_400,
+      }),
+      201,
+    ).data;
     assert.is(created.attributes.result_digest, digest);
-    assert.is(new Date(created.attributes.expires_at).getTime() - new Date(created.attributes.created_at).getTime(), 86_400_000);
+    assert.is(
+      new Date(created.attributes.expires_at).getTime() - new Date(created.attributes.created_at).getTime(),
+      86_400_000,
+    );
     const waiting = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
     assert.is(waiting.attributes.status, "awaiting_approval");
     assert.is(waiting.attributes.policy_outcome, "soft_failed");
@@ -211,7 +318,11 @@ testEachServer(
       "run.approved",
     ]);
     // Too late: the run no longer waits on a soft failure.
-    expectV1Error(await override(server, token, run.id, { result_digest: digest, reason: "again" }), 409, "POLICY_OVERRIDE_NOT_SOFT_FAILED");
+    expectV1Error(
+      await override(server, token, run.id, { result_digest: digest, reason: "again" }),
+      409,
+      "POLICY_OVERRIDE_NOT_SOFT_FAILED",
+    );
     const result = await evaluation(server, token, run.id);
     assert.is(result.overrides.length, 1);
     assert.is(result.overrides_truncated, false);
@@ -222,7 +333,12 @@ testEachServer(
 /** A run stopped by a soft-mandatory policy flagging every data resource (policy_soft_failed). */
 async function softFailedRun(server: TestServer) {
   const { token, organizationName, workspace } = await acmeWorkspace(server, "app");
-  expectStatus(await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"))]), 201);
+  expectStatus(
+    await newPolicySet(server, token, organizationName, "tags", [
+      policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags")),
+    ]),
+    201,
+  );
   const run = await startRun(server, token, workspace.id, fixture("basic"));
   const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
   assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
@@ -238,19 +354,33 @@ testEachServer(
     const digest = failed.attributes.policy_result_digest!;
 
     for (let i = 0; i < 257; i += 1) {
-      expectStatus(await override(server, token, run.id, { result_digest: digest, reason: `override ${i}`, duration_seconds: 60 }), 201);
+      expectStatus(
+        await override(server, token, run.id, { result_digest: digest, reason: `override ${i}`, duration_seconds: 60 }),
+        201,
+      );
     }
     const result = await evaluation(server, token, run.id);
     assert.is(result.overrides.length, 256);
     assert.is(result.overrides_truncated, true);
     assert.is(result.overrides[0].attributes.reason, "override 256");
-    const audited = await server.db.knex("audit_events").where({ target_id: run.id, action: "policy.overridden" }).count({ n: "*" }).first();
+    const audited = await server.db
+      .knex("audit_events")
+      .where({ target_id: run.id, action: "policy.overridden" })
+      .count({ n: "*" })
+      .first();
     assert.is(Number(audited!.n), 257);
 
     offsetMs += 61_000;
-    const expired = expectV1Error(await approve(server, token, run.id, failed.attributes.plan_digest!), 409, "POLICY_OVERRIDE_EXPIRED");
+    const expired = expectV1Error(
+      await approve(server, token, run.id, failed.attributes.plan_digest!),
+      409,
+      "POLICY_OVERRIDE_EXPIRED",
+    );
     assert.ok(expired);
-    assert.is(expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status, "awaiting_approval");
+    assert.is(
+      expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data.attributes.status,
+      "awaiting_approval",
+    );
   },
   { runner: true, clock: () => new Date(Date.now() + offsetMs) },
 );
@@ -261,7 +391,14 @@ testEachServer(
   "the apply re-checks the override: one that expired between approval and apply applies nothing",
   async (server) => {
     const { token, workspace, run, failed } = await softFailedRun(server);
-    expectStatus(await override(server, token, run.id, { result_digest: failed.attributes.policy_result_digest!, reason: "briefly", duration_seconds: 60 }), 201);
+    expectStatus(
+      await override(server, token, run.id, {
+        result_digest: failed.attributes.policy_result_digest!,
+        reason: "briefly",
+        duration_seconds: 60,
+      }),
+      201,
+    );
 
     await server.runner!.stop();
     expectStatus(await approve(server, token, run.id, failed.attributes.plan_digest!), 202);
@@ -283,14 +420,32 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     const ALWAYS = `package always\n\nviolations contains {"title": "Always", "message": "always flagged"} if {\n  true\n}\n`;
-    expectStatus(await newPolicySet(server, token, organizationName, "always", [policy("always", "soft_mandatory", ALWAYS)], { workspace_ids: [workspace.id] }), 201);
+    expectStatus(
+      await newPolicySet(server, token, organizationName, "always", [policy("always", "soft_mandatory", ALWAYS)], {
+        workspace_ids: [workspace.id],
+      }),
+      201,
+    );
     const run = await startRun(server, token, workspace.id, { "main.tf": "terraform {}\n" });
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "planned_and_finished", "errored"]);
+    const failed = await waitForStatus(server, token, run.id, [
+      "policy_soft_failed",
+      "planned_and_finished",
+      "errored",
+    ]);
     assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
     assert.is(failed.attributes.has_changes, false);
-    assert.ok(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(), "the run holds the workspace while it waits");
+    assert.ok(
+      await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(),
+      "the run holds the workspace while it waits",
+    );
 
-    expectStatus(await override(server, token, run.id, { result_digest: failed.attributes.policy_result_digest!, reason: "nothing to apply" }), 201);
+    expectStatus(
+      await override(server, token, run.id, {
+        result_digest: failed.attributes.policy_result_digest!,
+        reason: "nothing to apply",
+      }),
+      201,
+    );
     const ended = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
     assert.is(ended.attributes.status, "planned_and_finished");
     assert.is(ended.attributes.status_reason, "no_changes");
@@ -323,7 +478,14 @@ testEachServer(
     assert.equal(result.findings.map((f) => f.enforcement_level).sort(), ["hard_mandatory", "soft_mandatory"]);
 
     expectV1Error(await approve(server, token, run.id, ended.attributes.plan_digest!), 409, "RUN_TRANSITION_INVALID");
-    expectV1Error(await override(server, token, run.id, { result_digest: ended.attributes.policy_result_digest!, reason: "please" }), 409, "POLICY_OVERRIDE_HARD_FAILED");
+    expectV1Error(
+      await override(server, token, run.id, {
+        result_digest: ended.attributes.policy_result_digest!,
+        reason: "please",
+      }),
+      409,
+      "POLICY_OVERRIDE_HARD_FAILED",
+    );
     assert.equal(await auditActions(server, run.id), ["policy.override_refused:POLICY_OVERRIDE_HARD_FAILED"]);
     assert.is(await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(), undefined);
   },
@@ -337,7 +499,10 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     const broken = `package broken\n\nviolations contains {"title": "t", "message": "m"} if {\n  input.resource_changes[_\n`;
-    expectStatus(await newPolicySet(server, token, organizationName, "broken", [policy("broken", "advisory", broken)]), 201);
+    expectStatus(
+      await newPolicySet(server, token, organizationName, "broken", [policy("broken", "advisory", broken)]),
+      201,
+    );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval", "policy_soft_failed"]);
     assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));
@@ -360,7 +525,10 @@ testEachServer(
     const secret = "policy-secret-value-55120";
     await createVariable(server, token, workspace.id, { key: "greeting", value: secret, sensitive: true });
     const leaky = `package leaky\n\nviolations contains {"title": sprintf("title %s", [input.variables.greeting.value]), "message": sprintf("greeting is %s", [input.variables.greeting.value]), "address": sprintf("addr.%s", [input.variables.greeting.value])} if {\n  input.variables.greeting.value != ""\n}\n`;
-    expectStatus(await newPolicySet(server, token, organizationName, "leaky", [policy("leaky", "advisory", leaky)]), 201);
+    expectStatus(
+      await newPolicySet(server, token, organizationName, "leaky", [policy("leaky", "advisory", leaky)]),
+      201,
+    );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "policy_soft_failed"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
@@ -370,7 +538,8 @@ testEachServer(
     assert.is(result.findings[0].title, "title [sensitive value]");
     assert.is(result.findings[0].address, "addr.[sensitive value]");
     const stored = await databaseText(server);
-    for (const form of leakForms(secret)) assert.not.ok(stored.includes(form), `the secret reached the database as ${form}`);
+    for (const form of leakForms(secret))
+      assert.not.ok(stored.includes(form), `the secret reached the database as ${form}`);
     assert.not.ok((await readLog(server, token, run.id, "policy")).includes(secret));
   },
   { runner: true },

@@ -1,7 +1,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createPendingConfiguration, createWorkspace, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createPendingConfiguration,
+  createWorkspace,
+  expectStatus,
+  makeConfigurationTarball,
+  putUpload,
+} from "../support/factories.ts";
 import { fixture, planApproveApply } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -16,13 +23,21 @@ testEachServer(
     // Clients get upload URLs on the public URL; this test reaches the server directly.
     const pending = await createPendingConfiguration(server, token, workspace.id);
     assert.match(pending.attributes.upload_url!, /^https:\/\/stackship\.invalid\//);
-    const upload = await putUpload(`${server.baseUrl}${new URL(pending.attributes.upload_url!).pathname}`, makeConfigurationTarball(fixture("basic")));
+    const upload = await putUpload(
+      `${server.baseUrl}${new URL(pending.attributes.upload_url!).pathname}`,
+      makeConfigurationTarball(fixture("basic")),
+    );
     assert.ok(upload.ok, `upload: ${upload.status}`);
     const run = expectStatus(
       await createRun({
         client: server.v1(token),
         path: { workspace_id: workspace.id },
-        body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } } } },
+        body: {
+          data: {
+            type: "runs",
+            relationships: { configuration_version: { data: { type: "configuration-versions", id: pending.id } } },
+          },
+        },
       }),
       201,
     ).data;

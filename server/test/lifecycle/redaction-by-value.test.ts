@@ -4,9 +4,22 @@
 // findings or the review.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRunPlanChanges, getRunPolicyEvaluation, updateVariable, type PolicyInput } from "../../../client/src/index.ts";
+import {
+  approveRun,
+  getRunPlanChanges,
+  getRunPolicyEvaluation,
+  updateVariable,
+  type PolicyInput,
+} from "../../../client/src/index.ts";
 import { createPolicySet } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createVariable, createWorkspace, databaseText, expectStatus, leakForms } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createVariable,
+  createWorkspace,
+  databaseText,
+  expectStatus,
+  leakForms,
+} from "../support/factories.ts";
 import { review } from "../support/review.ts";
 import { readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -15,13 +28,24 @@ const S = { $stackship: "sensitive" };
 const U = { $stackship: "unknown" };
 
 async function approveAndApply(server: TestServer, token: string, runId: string, planDigest: string) {
-  expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);
+  expectStatus(
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+    }),
+    202,
+  );
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
 }
 
 function assertNoLeak(where: string, text: string, secret: string) {
-  for (const form of leakForms(secret)) assert.not.ok(text.includes(form), `${where} holds ${JSON.stringify(secret)} (${form === secret ? "as is" : "encoded"})`);
+  for (const form of leakForms(secret))
+    assert.not.ok(
+      text.includes(form),
+      `${where} holds ${JSON.stringify(secret)} (${form === secret ? "as is" : "encoded"})`,
+    );
 }
 
 // An advisory policy whose finding quotes the values of every terraform_data's `output` before the change.
@@ -51,7 +75,8 @@ testEachServer(
       201,
     );
     const files = {
-      "main.tf": 'variable "gen" { type = string }\nresource "terraform_data" "copy" {\n  input = { user = "u", pass = sensitive("s3cret-value"), gen = var.gen }\n}\n',
+      "main.tf":
+        'variable "gen" { type = string }\nresource "terraform_data" "copy" {\n  input = { user = "u", pass = sensitive("s3cret-value"), gen = var.gen }\n}\n',
     };
 
     const first = await startRun(server, token, workspace.id, files);
@@ -91,7 +116,10 @@ testEachServer(
     assertNoLeak("the plan changes", JSON.stringify(changes.data), secret);
 
     // The policy finding quoted the whole prior output.
-    const evaluation = expectStatus(await getRunPolicyEvaluation({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes;
+    const evaluation = expectStatus(
+      await getRunPolicyEvaluation({ client: server.v1(token), path: { run_id: second.id } }),
+      200,
+    ).data.attributes;
     assert.is(evaluation.findings.length, 1);
     assert.match(evaluation.findings[0].message, "[sensitive value]");
     assertNoLeak("the policy findings", JSON.stringify(evaluation), secret);
@@ -170,7 +198,10 @@ testEachServer(
     assert.match(planLog, "The canary was [sensitive value].");
     assertNoLeak("the plan log", planLog, variable);
     const document = await review(server.v1(token), run.id);
-    assert.ok(JSON.stringify(document).includes("The canary was [sensitive value]."), "the review's log tail shows the error");
+    assert.ok(
+      JSON.stringify(document).includes("The canary was [sensitive value]."),
+      "the review's log tail shows the error",
+    );
     assertNoLeak("the review", JSON.stringify(document), variable);
   },
   { runner: true },

@@ -20,7 +20,9 @@ testEachServer(
     const session = await signIn(server, user.email, user.password);
     const before = await sessionReview(session, run.id);
     assert.equal(before.attributes.available_actions, ["approve", "discard", "cancel"]);
-    const response = await session.request("POST", `/v1/runs/${run.id}/actions/discard`, { body: { data: { type: "decisions", attributes: { reason: "wrong region" } } } });
+    const response = await session.request("POST", `/v1/runs/${run.id}/actions/discard`, {
+      body: { data: { type: "decisions", attributes: { reason: "wrong region" } } },
+    });
     assert.is(response.status, 202, await response.text());
 
     // Any run:read caller sees the decision with the name recorded for the actor.
@@ -38,8 +40,14 @@ testEachServer(
     assert.is(data.attributes.header.finished_at, a.decided_at);
     const reason = data.attributes.terminal_reason;
     assert.ok(reason?.state === "recorded");
-    assert.equal([reason.code, reason.sentence, reason.guidance, reason.log_tail], ["discarded", "A reviewer discarded the plan; nothing was applied.", null, null]);
-    assert.equal([data.attributes.stages.apply.status, data.attributes.stages.apply.phase_status], ["skipped", "pending"]);
+    assert.equal(
+      [reason.code, reason.sentence, reason.guidance, reason.log_tail],
+      ["discarded", "A reviewer discarded the plan; nothing was applied.", null, null],
+    );
+    assert.equal(
+      [data.attributes.stages.apply.status, data.attributes.stages.apply.phase_status],
+      ["skipped", "pending"],
+    );
     assert.equal(data.attributes.stages.apply.state_version, { state: "not_recorded" });
     assert.equal(data.attributes.available_actions, []);
     assert.equal((await sessionReview(session, run.id)).attributes.available_actions, [], "nothing is left to decide");
@@ -59,7 +67,10 @@ testEachServer(
   async (server) => {
     offsetMs = 0;
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "slowpoke", approval_ttl_seconds: 60 } as never);
+    const workspace = await createWorkspace(server, token, organizationName, {
+      name: "slowpoke",
+      approval_ttl_seconds: 60,
+    } as never);
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const waiting = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(waiting.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
@@ -81,7 +92,10 @@ testEachServer(
     const reason = data.attributes.terminal_reason;
     assert.ok(reason?.state === "recorded");
     assert.is(reason.code, "approval_expired");
-    assert.is(reason.sentence, "No decision was made before the approval window closed, so the run expired without applying.");
+    assert.is(
+      reason.sentence,
+      "No decision was made before the approval window closed, so the run expired without applying.",
+    );
     assert.equal(reason.guidance, {
       code: "expired",
       sentence: "A new run starts from a push to the tracked branch or from the CLI.",

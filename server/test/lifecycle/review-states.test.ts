@@ -1,7 +1,19 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, cancelRun, createPolicyOverride, createPolicySet, type RunReview } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createToken, createVariable, createWorkspace, expectStatus } from "../support/factories.ts";
+import {
+  approveRun,
+  cancelRun,
+  createPolicyOverride,
+  createPolicySet,
+  type RunReview,
+} from "../../../client/src/index.ts";
+import {
+  createOrganizationWithToken,
+  createToken,
+  createVariable,
+  createWorkspace,
+  expectStatus,
+} from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
@@ -14,7 +26,13 @@ const sensitiveVariable = (server: TestServer, token: string, workspaceId: strin
   createVariable(server, token, workspaceId, { key, value: SECRET, sensitive: true });
 
 /** Polls the review until `ready` holds (the runner records some facts a moment after the status moves). */
-async function reviewWhen(server: TestServer, token: string, runId: string, ready: (review: RunReview) => boolean, timeoutMs = 30_000): Promise<RunReview> {
+async function reviewWhen(
+  server: TestServer,
+  token: string,
+  runId: string,
+  ready: (review: RunReview) => boolean,
+  timeoutMs = 30_000,
+): Promise<RunReview> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const current = await review(server.v1(token), runId);
@@ -31,7 +49,12 @@ testEachServer(
   "plan running: attempt evidence, no counts yet; once canceled, the reason, who canceled and the interrupted attempt",
   async (server) => {
     const { token, run } = await planningRun(server, "busy");
-    const running = await reviewWhen(server, token, run.id, (r) => r.attributes.evidence.attempts[0]?.sandbox_id != null);
+    const running = await reviewWhen(
+      server,
+      token,
+      run.id,
+      (r) => r.attributes.evidence.attempts[0]?.sandbox_id != null,
+    );
     const s = running.attributes.stages;
     assert.is(running.attributes.header.status, "planning");
     assert.is(s.plan.status, "running");
@@ -43,7 +66,10 @@ testEachServer(
     assert.is(running.attributes.terminal_reason, null);
     assert.is(running.attributes.header.started_at, s.plan.started_at);
     const [attempt] = running.attributes.evidence.attempts;
-    assert.equal([attempt.phase, attempt.attempt_number, attempt.status, attempt.terminal_classification], ["plan", 1, "running", null]);
+    assert.equal(
+      [attempt.phase, attempt.attempt_number, attempt.status, attempt.terminal_classification],
+      ["plan", 1, "running", null],
+    );
     assert.match(attempt.sandbox_id!, /^sbx-/);
     // The runner plans in a pre-started (warm) sandbox, whose name (its hostname, fixed when bwrap
     // started, before the run was known) is its id; a sandbox started for the attempt is named `<run>-plan-<n>`.
@@ -52,8 +78,20 @@ testEachServer(
     assert.equal(running.attributes.evidence.sandbox_base_profile.state, "recorded");
     assert.equal(running.attributes.available_actions, ["cancel"]);
 
-    expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } } }), 202);
-    const canceled = await reviewWhen(server, token, run.id, (r) => r.attributes.evidence.attempts[0]?.status !== "running");
+    expectStatus(
+      await cancelRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "decisions", attributes: { reason: "wrong branch" } } },
+      }),
+      202,
+    );
+    const canceled = await reviewWhen(
+      server,
+      token,
+      run.id,
+      (r) => r.attributes.evidence.attempts[0]?.status !== "running",
+    );
     const reason = canceled.attributes.terminal_reason;
     assert.ok(reason?.state === "recorded");
     assert.is(reason.code, "plan_canceled");
@@ -88,7 +126,11 @@ testEachServer(
     const operator = await createToken(server, token, organizationName, "operator");
     const waiting = await review(server.v1(token), run.id);
     const s = waiting.attributes.stages;
-    assert.equal(s.plan.summary, { state: "recorded", counts: { create: 1, change: 0, destroy: 0 }, has_changes: true });
+    assert.equal(s.plan.summary, {
+      state: "recorded",
+      counts: { create: 1, change: 0, destroy: 0 },
+      has_changes: true,
+    });
     assert.is(s.plan.status, "succeeded");
     assert.is(s.policy.status, "skipped", "no policy set applies");
     assert.is(s.policy.outcome, "skipped");
@@ -100,7 +142,11 @@ testEachServer(
     assert.is(s.approval.destroy_confirmation_required, false);
     assert.is(s.apply.status, "pending");
     assert.equal(waiting.attributes.available_actions, ["approve", "discard", "cancel"]);
-    assert.equal((await review(server.v1(operator.token), run.id)).attributes.available_actions, ["approve", "discard", "cancel"]);
+    assert.equal((await review(server.v1(operator.token), run.id)).attributes.available_actions, [
+      "approve",
+      "discard",
+      "cancel",
+    ]);
     assert.equal((await review(server.v1(viewer.token), run.id)).attributes.available_actions, []);
     const downloads = waiting.attributes.downloads;
     assert.ok(downloads?.state === "permitted");
@@ -135,7 +181,10 @@ testEachServer(
     const apply = done.attributes.stages.apply;
     assert.is(apply.status, "succeeded");
     assert.is(apply.phase_status, "finished");
-    const version = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" }).first<StateVersionRow | undefined>();
+    const version = await server.db
+      .knex("state_versions")
+      .where({ run_id: run.id, status: "finalized" })
+      .first<StateVersionRow | undefined>();
     assert.ok(version, "the apply committed a state version");
     assert.equal(apply.state_version, {
       state: "committed",
@@ -163,11 +212,24 @@ testEachServer(
     // An operator session may download only the redacted plan (no sensitive permission).
     assert.equal(done.attributes.downloads, {
       state: "permitted",
-      items: [{ kind: "redacted_plan", method: "GET", href: `/v1/runs/${run.id}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available: true }],
+      items: [
+        {
+          kind: "redacted_plan",
+          method: "GET",
+          href: `/v1/runs/${run.id}/downloads/redacted-plan`,
+          requires_reason: false,
+          requires_step_up: false,
+          available: true,
+        },
+      ],
     });
     const admin = await review(server.v1(token), run.id);
     assert.ok(admin.attributes.downloads?.state === "permitted");
-    assert.equal(admin.attributes.downloads.items.find((i) => i.kind === "emergency_state")?.available, true, "the run uploaded a state version");
+    assert.equal(
+      admin.attributes.downloads.items.find((i) => i.kind === "emergency_state")?.available,
+      true,
+      "the run uploaded a state version",
+    );
     await assertNoLeaks(server, admin, run.id, [SECRET]);
 
     // Each download the review offers is exactly the guarded endpoint (method and href), and serves
@@ -187,7 +249,9 @@ testEachServer(
       ],
     );
     for (const item of offered.items) {
-      const body = item.requires_reason ? { data: { type: "download-requests", attributes: { reason: "review test" } } } : undefined;
+      const body = item.requires_reason
+        ? { data: { type: "download-requests", attributes: { reason: "review test" } } }
+        : undefined;
       const response = await adminSession.request(item.method, item.href, { body });
       const text = await response.text();
       assert.is(response.status, 200, `${item.kind}: ${response.status} ${text}`);
@@ -206,7 +270,9 @@ testEachServer(
 const FAILING = {
   "main.tf": [
     'variable "token" {\n  type = string\n}\n',
-    ...["first", "second", "third"].map((name) => `resource "terraform_data" "${name}" {\n  input = tonumber("${name}-\${var.token}")\n}\n`),
+    ...["first", "second", "third"].map(
+      (name) => `resource "terraform_data" "${name}" {\n  input = tonumber("${name}-\${var.token}")\n}\n`,
+    ),
   ].join("\n"),
 };
 
@@ -272,7 +338,11 @@ testEachServer(
         body: {
           data: {
             type: "policy-sets",
-            attributes: { name: "tags", policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] },
+            attributes: {
+              name: "tags",
+              policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }],
+              workspace_ids: [workspace.id],
+            },
           },
         },
       }),
@@ -287,7 +357,14 @@ testEachServer(
     const p = admin.attributes.stages.policy;
     assert.is(p.status, "waiting");
     assert.is(p.outcome, "soft_failed");
-    assert.equal(p.findings, [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }]);
+    assert.equal(p.findings, [
+      {
+        title: "Needs tags",
+        message: "terraform_data.greeting is flagged",
+        address: "terraform_data.greeting",
+        enforcement_level: "soft_mandatory",
+      },
+    ]);
     assert.ok(p.override_control);
     assert.is(p.override_control.result_digest, digest);
     assert.is(p.override_control.href, `/v1/runs/${run.id}/policy-overrides`);
@@ -306,13 +383,21 @@ testEachServer(
     const operatorReview = await review(server.v1(operator.token), run.id);
     assert.is(operatorReview.attributes.stages.policy.override_control, null);
     assert.equal(operatorReview.attributes.available_actions, ["discard", "cancel"]);
-    assert.not.ok(JSON.stringify(operatorReview).includes(digest), "no override control data without policy:override_soft");
+    assert.not.ok(
+      JSON.stringify(operatorReview).includes(digest),
+      "no override control data without policy:override_soft",
+    );
 
     const created = expectStatus(
       await createPolicyOverride({
         client: server.v1(token),
         path: { run_id: run.id },
-        body: { data: { type: "policy-overrides", attributes: { result_digest: digest, reason: "tags follow in the next change" } } },
+        body: {
+          data: {
+            type: "policy-overrides",
+            attributes: { result_digest: digest, reason: "tags follow in the next change" },
+          },
+        },
       }),
       201,
     ).data;

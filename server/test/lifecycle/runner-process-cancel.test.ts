@@ -14,9 +14,17 @@ import { testEachServer, type TestServer } from "../support/test-server.ts";
 const cancel = suite("cancel reaches a runner in another process");
 
 const many = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
-const slow = { "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n' };
+const slow = {
+  "main.tf":
+    'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+};
 
-async function poll<T>(what: string, read: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, everyMs = 20): Promise<T> {
+async function poll<T>(
+  what: string,
+  read: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+  everyMs = 20,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -34,15 +42,29 @@ interface AttemptRow {
 }
 
 /** The running attempt of `phase` once its sandbox id is recorded and its processes exist. */
-async function runningSandbox(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<{ id: string; sandboxName: string }> {
+async function runningSandbox(
+  server: TestServer,
+  runId: string,
+  phase: "plan" | "apply",
+): Promise<{ id: string; sandboxName: string }> {
   return poll(`the ${phase} sandbox of ${runId}`, async () => {
-    const attempt = await server.db.knex("run_attempts").where({ run_id: runId, phase, status: "running" }).whereNotNull("sandbox_name").first<AttemptRow | undefined>();
-    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0 ? { id: attempt.id, sandboxName: attempt.sandbox_name } : undefined;
+    const attempt = await server.db
+      .knex("run_attempts")
+      .where({ run_id: runId, phase, status: "running" })
+      .whereNotNull("sandbox_name")
+      .first<AttemptRow | undefined>();
+    return attempt && sandboxProcesses(attempt.sandbox_name).length > 0
+      ? { id: attempt.id, sandboxName: attempt.sandbox_name }
+      : undefined;
   });
 }
 
 /** Waits until the attempt is no longer running; returns its status and the ms since `since`. */
-async function attemptEnded(server: TestServer, attemptId: string, since: number): Promise<{ status: string; ms: number }> {
+async function attemptEnded(
+  server: TestServer,
+  attemptId: string,
+  since: number,
+): Promise<{ status: string; ms: number }> {
   return poll("the attempt to end", async () => {
     const attempt = await server.db.knex("run_attempts").where({ id: attemptId }).first<AttemptRow>();
     return attempt.status === "running" ? undefined : { status: attempt.status, ms: Date.now() - since };
@@ -67,13 +89,23 @@ testEachServer(
       await waitForStatus(server, token, planRun.id, ["planning"]);
       const plan = await runningSandbox(server, planRun.id, "plan");
       const planAsked = Date.now();
-      const canceled = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: planRun.id } }), 202).data;
+      const canceled = expectStatus(
+        await cancelRun({ client: server.v1(token), path: { run_id: planRun.id } }),
+        202,
+      ).data;
       assert.is(canceled.attributes.status, "canceled");
       const planEnd = await attemptEnded(server, plan.id, planAsked);
       assert.is(planEnd.status, "interrupted");
-      const planGone = await poll("the plan sandbox's processes to exit", () => (sandboxProcesses(plan.sandboxName).length === 0 ? Date.now() - planAsked : undefined), 30_000);
+      const planGone = await poll(
+        "the plan sandbox's processes to exit",
+        () => (sandboxProcesses(plan.sandboxName).length === 0 ? Date.now() - planAsked : undefined),
+        30_000,
+      );
       assert.equal(sandboxProcesses(plan.sandboxName), []);
-      assert.is((await waitForStatus(server, token, planRun.id, ["canceled"])).attributes.status_reason, "plan_canceled");
+      assert.is(
+        (await waitForStatus(server, token, planRun.id, ["canceled"])).attributes.status_reason,
+        "plan_canceled",
+      );
 
       // tfe cancel (the CLI's Ctrl-C) while applying: an interrupt request; the run ends as what happened.
       const applyRun = await startRun(server, token, workspace.id, slow);
@@ -93,7 +125,11 @@ testEachServer(
       assert.is(asked.response.status, 202);
       const applyEnd = await attemptEnded(server, apply.id, applyAsked);
       assert.is(applyEnd.status, "interrupted");
-      const applyGone = await poll("the apply sandbox's processes to exit", () => (sandboxProcesses(apply.sandboxName).length === 0 ? Date.now() - applyAsked : undefined), 30_000);
+      const applyGone = await poll(
+        "the apply sandbox's processes to exit",
+        () => (sandboxProcesses(apply.sandboxName).length === 0 ? Date.now() - applyAsked : undefined),
+        30_000,
+      );
       const ended = await waitForStatus(server, token, applyRun.id, ["needs_recovery", "errored", "applied"], 60_000);
       assert.is.not(ended.attributes.status, "applied");
       assert.match(await readLog(server, token, applyRun.id, "apply"), /Interrupt received|interrupt/i);
@@ -114,10 +150,16 @@ testEachServer(
           count(before, 'stackship_phase_duration_seconds_count{phase="apply",outcome="interrupted"}'),
         1,
       );
-      assert.ok(count(after, 'stackship_phase_duration_seconds_count{phase="plan",outcome="succeeded"}') >= 1, after.text);
+      assert.ok(
+        count(after, 'stackship_phase_duration_seconds_count{phase="plan",outcome="succeeded"}') >= 1,
+        after.text,
+      );
       assert.ok(count(after, 'stackship_sandbox_boots_total{outcome="ok"}') >= 3, after.text);
       assert.ok(count(after, 'stackship_artifact_bytes_total{direction="written"}') > 0, "the runner stored the plan");
-      assert.ok(count(after, 'stackship_artifact_bytes_total{direction="read"}') > 0, "the runner read the configuration");
+      assert.ok(
+        count(after, 'stackship_artifact_bytes_total{direction="read"}') > 0,
+        "the runner read the configuration",
+      );
       assert.not.match(after.text, /stackship_runs\{/, "a runner-only process does not read the database gauges");
 
       // The API's page: runs by status from the database, the queue, HTTP latency by operation id.
@@ -126,8 +168,14 @@ testEachServer(
       assert.is(api.value('stackship_runs{status="applied"}'), 0);
       assert.ok(api.text.includes("stackship_run_queue_depth 0"), api.text);
       assert.ok(api.text.includes("stackship_run_queue_oldest_age_seconds 0"), api.text);
-      assert.ok(api.value('stackship_http_request_duration_seconds_count{operation_id="createRun",status="201"}') >= 2, api.text);
-      assert.ok(api.value('stackship_http_request_duration_seconds_count{operation_id="cancelRun",status="202"}') >= 1, api.text);
+      assert.ok(
+        api.value('stackship_http_request_duration_seconds_count{operation_id="createRun",status="201"}') >= 2,
+        api.text,
+      );
+      assert.ok(
+        api.value('stackship_http_request_duration_seconds_count{operation_id="cancelRun",status="202"}') >= 1,
+        api.text,
+      );
       for (const secret of [canaryName, workspace.id, planRun.id, applyRun.id, organizationName, token]) {
         assert.not.ok(api.text.includes(secret) || after.text.includes(secret), `the metrics name ${secret}`);
       }

@@ -25,7 +25,13 @@ const bigOutput = (count: number, mib = 1) => ({
 });
 const small = { "main.tf": 'resource "terraform_data" "ok" {\n  input = "fine"\n}\n' };
 
-async function expectLimit(server: TestServer, token: string, runId: string, code: keyof typeof TERMINAL_REASON_SENTENCES, phase: "plan" | "apply") {
+async function expectLimit(
+  server: TestServer,
+  token: string,
+  runId: string,
+  code: keyof typeof TERMINAL_REASON_SENTENCES,
+  phase: "plan" | "apply",
+) {
   const r = await review(server.v1(token), runId);
   const reason = r.attributes.terminal_reason;
   assert.ok(reason?.state === "recorded", JSON.stringify(reason));
@@ -94,7 +100,11 @@ testEachServer(
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", "the plan itself fits in the limit");
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      }),
       202,
     );
     const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);

@@ -21,12 +21,15 @@ import { skipTest } from "../support/skips.ts";
  * (1 or 0) overrides it for one run.
  */
 const SEPARATE_DATA_DIRS_BY_DEFAULT = true;
-const SEPARATE_DATA_DIRS = process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS ? process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS === "1" : SEPARATE_DATA_DIRS_BY_DEFAULT;
+const SEPARATE_DATA_DIRS = process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS
+  ? process.env.STACKSHIP_TEST_SEPARATE_DATA_DIRS === "1"
+  : SEPARATE_DATA_DIRS_BY_DEFAULT;
 
 const hosts = suite("an API and runner-only processes as on separate hosts (PostgreSQL)");
 
 const slow = {
-  "main.tf": 'resource "terraform_data" "slow" {\n  input = "two"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+  "main.tf":
+    'resource "terraform_data" "slow" {\n  input = "two"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
 };
 
 /** A runner-only process against `server`, in its own data directory when SEPARATE_DATA_DIRS. */
@@ -38,14 +41,25 @@ async function startRunner(server: TestServer, dirs: string[]): Promise<Spawned>
   }
   const runner = spawnStackShip(
     "runner-main.ts",
-    runnerEnv(server, { STACKSHIP_DATA_DIR: dataDir, STACKSHIP_ENCRYPTION_KEY: masterKeyOf(server), STACKSHIP_RUNNER_STALE_AFTER_MS: "1500" }),
+    runnerEnv(server, {
+      STACKSHIP_DATA_DIR: dataDir,
+      STACKSHIP_ENCRYPTION_KEY: masterKeyOf(server),
+      STACKSHIP_RUNNER_STALE_AFTER_MS: "1500",
+    }),
   );
   await runner.line(/runner \S+ started/);
   return runner;
 }
 
 async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
-  expectStatus(await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } } }), 202);
+  expectStatus(
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
+    }),
+    202,
+  );
 }
 
 /** The parts of a state file and of a plan's JSON output these tests read. */
@@ -89,7 +103,10 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           await approve(server, token, run.id, planned.attributes.plan_digest!);
           const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
           assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
-          const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+          const current = await getCurrentStateVersion({
+            client: server.tfe(token),
+            path: { workspace_id: workspace.id },
+          });
           const stateVersion = current.data!.data;
           assert.is(stateVersion.attributes.serial, 1);
           const state = await readJson<StateFile>(server, token, stateVersion.attributes["hosted-state-download-url"]);
@@ -100,9 +117,16 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           );
           const reviewed = await review(server.v1(token), run.id);
           assert.is(reviewed.id, run.id);
-          const changes = expectStatus(await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }), 200);
+          const changes = expectStatus(
+            await getRunPlanChanges({ client: server.v1(token), path: { run_id: run.id } }),
+            200,
+          );
           assert.ok(changes.resources.length >= 1, JSON.stringify(changes));
-          const planJson = await readJson<PlanJson>(server, token, `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`);
+          const planJson = await readJson<PlanJson>(
+            server,
+            token,
+            `/api/v2/plans/${phaseId(run.id, "plan")}/json-output`,
+          );
           assert.ok(
             planJson.resource_changes.some((change) => change.type === "terraform_data"),
             JSON.stringify(planJson.resource_changes),
@@ -111,28 +135,54 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           // kill -9 of the runner mid-apply: another runner process finds it lost and never guesses.
           const fragile = await startRun(server, token, workspace.id, slow);
           const fragilePlanned = await waitForStatus(server, token, fragile.id, ["awaiting_approval", "errored"]);
-          assert.is(fragilePlanned.attributes.status, "awaiting_approval", await readLog(server, token, fragile.id, "plan"));
+          assert.is(
+            fragilePlanned.attributes.status,
+            "awaiting_approval",
+            await readLog(server, token, fragile.id, "plan"),
+          );
           await approve(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
           await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
           await runners[0].kill("SIGKILL");
           runners.push(await startRunner(server, dirs));
-          const stuck = await waitForStatus(server, token, fragile.id, ["needs_recovery", "applied", "errored"], 60_000);
+          const stuck = await waitForStatus(
+            server,
+            token,
+            fragile.id,
+            ["needs_recovery", "applied", "errored"],
+            60_000,
+          );
           assert.is(stuck.attributes.status, "needs_recovery");
           assert.is(stuck.attributes.status_reason, "apply_interrupted");
           assert.is(stuck.attributes.recovery?.attempt?.terminal_classification, "runner_lost");
           assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
           assert.equal(stuck.attributes.recovery?.lock?.holder_id, fragile.id, "the workspace stays locked by the run");
-          const kept = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspace.id } });
+          const kept = await getCurrentStateVersion({
+            client: server.tfe(token),
+            path: { workspace_id: workspace.id },
+          });
           assert.is(kept.data!.data.attributes.serial, 1, "the published state is untouched");
           const body = {
-            data: { type: "recovery-resolutions" as const, attributes: { resolution: "keep_current_state" as const, reason: "the provisioner only slept; nothing changed" } },
+            data: {
+              type: "recovery-resolutions" as const,
+              attributes: {
+                resolution: "keep_current_state" as const,
+                reason: "the provisioner only slept; nothing changed",
+              },
+            },
           };
-          const resolved = expectStatus(await resolveRunRecovery({ client: server.v1(token), path: { run_id: fragile.id }, body }), 202).data;
+          const resolved = expectStatus(
+            await resolveRunRecovery({ client: server.v1(token), path: { run_id: fragile.id }, body }),
+            202,
+          ).data;
           assert.is(resolved.attributes.status_reason, "recovered");
 
           // The surviving runner takes new work: the workspace is free and plans again.
           const next = await startRun(server, token, workspace.id, fixture("basic"));
-          assert.is((await waitForStatus(server, token, next.id, ["awaiting_approval", "planned_and_finished", "errored"])).attributes.status, "planned_and_finished");
+          assert.is(
+            (await waitForStatus(server, token, next.id, ["awaiting_approval", "planned_and_finished", "errored"]))
+              .attributes.status,
+            "planned_and_finished",
+          );
         } finally {
           for (const runner of runners) await runner.kill();
           for (const dir of dirs) await rm(dir, { recursive: true, force: true });

@@ -25,12 +25,23 @@ const setup = (url: string, token: string) =>
   fetch(`${url}/v1/setup`, {
     method: "POST",
     headers: { "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "setups", attributes: { token, email: "first@example.com", display_name: "First", password: "twelve chars" } } }),
+    body: JSON.stringify({
+      data: {
+        type: "setups",
+        attributes: { token, email: "first@example.com", display_name: "First", password: "twelve chars" },
+      },
+    }),
   });
 
 startup("a link each start while no administrator exists, the older one retired; none once setup is done", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "ss-setup-link-"));
-  const env = { STACKSHIP_DATA_DIR: dataDir, STACKSHIP_HTTP_PORT: "0", STACKSHIP_HTTPS_PORT: "0", STACKSHIP_RUNNER_CONCURRENCY: "0", STACKSHIP_LOG_LEVEL: "warn" };
+  const env = {
+    STACKSHIP_DATA_DIR: dataDir,
+    STACKSHIP_HTTP_PORT: "0",
+    STACKSHIP_HTTPS_PORT: "0",
+    STACKSHIP_RUNNER_CONCURRENCY: "0",
+    STACKSHIP_LOG_LEVEL: "warn",
+  };
   try {
     const first = await started(env);
     const firstLink = first.process.output.map((line) => line.trim().match(LINK)).find(Boolean);

@@ -22,11 +22,17 @@ testEachServer(
       token,
       workspace.id,
       {
-        "main.tf": 'module "thing" {\n  source  = "acme/thing/null"\n  version = "1.0.0"\n}\noutput "from_module" {\n  value = module.thing.v\n}\n',
+        "main.tf":
+          'module "thing" {\n  source  = "acme/thing/null"\n  version = "1.0.0"\n}\noutput "from_module" {\n  value = module.thing.v\n}\n',
         ".terraform/modules/modules.json": JSON.stringify({
           Modules: [
             { Key: "", Source: "", Dir: "." },
-            { Key: "thing", Source: "registry.opentofu.org/acme/thing/null", Version: "1.0.0", Dir: ".terraform/modules/thing" },
+            {
+              Key: "thing",
+              Source: "registry.opentofu.org/acme/thing/null",
+              Version: "1.0.0",
+              Dir: ".terraform/modules/thing",
+            },
           ],
         }),
         ".terraform/modules/thing/main.tf": 'output "v" {\n  value = "uploaded-module-output"\n}\n',
@@ -35,7 +41,9 @@ testEachServer(
     );
     const planned = await waitForStatus(server, token, run.id, ["planned_and_finished", "errored"]);
     assert.is(planned.attributes.status, "planned_and_finished", await readLog(server, token, run.id, "plan"));
-    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8")) as {
+    const planJson = JSON.parse(
+      (await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8"),
+    ) as {
       planned_values: { outputs: Record<string, { value: unknown }> };
     };
     assert.is(planJson.planned_values.outputs.from_module.value, "uploaded-module-output");

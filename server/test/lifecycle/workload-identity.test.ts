@@ -10,7 +10,14 @@ import { approveRun } from "../../../client/src/index.ts";
 import { openSigningKey, signWorkloadToken } from "../../src/commands/signing-keys.ts";
 import { tokenClaims } from "../../src/domain/workload-identity.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
-import { createOrganizationWithToken, createWorkspace, databaseText, expectStatus, leakForms, sha256 } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  databaseText,
+  expectStatus,
+  leakForms,
+  sha256,
+} from "../support/factories.ts";
 import { readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
@@ -69,17 +76,31 @@ interface MintRecord {
 async function api<T = unknown>(server: TestServer, token: string, method: string, path: string, body?: unknown) {
   const response = await fetch(`${server.baseUrl}${path}`, {
     method,
-    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/vnd.api+json" }) },
+    headers: {
+      Authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { "Content-Type": "application/vnd.api+json" }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await response.text();
   return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-async function createProfile(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>): Promise<string> {
-  const created = await api<components["schemas"]["FederationProfileDocument"]>(server, token, "POST", `/v1/workspaces/${workspaceId}/federation-profiles`, {
-    data: { type: "federation-profiles", attributes },
-  });
+async function createProfile(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  attributes: Record<string, unknown>,
+): Promise<string> {
+  const created = await api<components["schemas"]["FederationProfileDocument"]>(
+    server,
+    token,
+    "POST",
+    `/v1/workspaces/${workspaceId}/federation-profiles`,
+    {
+      data: { type: "federation-profiles", attributes },
+    },
+  );
   assert.is(created.status, 201, JSON.stringify(created.body));
   return created.body.data.id;
 }
@@ -89,13 +110,19 @@ async function createProfile(server: TestServer, token: string, workspaceId: str
  * the expiry and each token's profile and jti (never the token); RS256 signing is deterministic.
  */
 async function tokensOf(server: TestServer, runId: string, phase: "plan" | "apply"): Promise<Map<string, string>> {
-  const rows = await server.db.knex<{ action: string; target_id: string; data: unknown }>("audit_events").where({ action: "workload_identity.tokens_minted", target_id: runId });
-  const record = rows.map((r) => (typeof r.data === "string" ? JSON.parse(r.data) : r.data) as MintRecord).find((d) => d.phase === phase);
+  const rows = await server.db
+    .knex<{ action: string; target_id: string; data: unknown }>("audit_events")
+    .where({ action: "workload_identity.tokens_minted", target_id: runId });
+  const record = rows
+    .map((r) => (typeof r.data === "string" ? JSON.parse(r.data) : r.data) as MintRecord)
+    .find((d) => d.phase === phase);
   const out = new Map<string, string>();
   if (!record) return out;
   const run = (await server.services.stores.runs.getById(runId))!;
   const { id: workspaceId, name: workspaceName } = (await server.services.stores.workspaces.getById(run.workspaceId))!;
-  const { id: organizationId, name: organizationName } = (await server.services.stores.organizations.getById(run.organizationId))!;
+  const { id: organizationId, name: organizationName } = (await server.services.stores.organizations.getById(
+    run.organizationId,
+  ))!;
   const { id: projectId, name: projectName } = (await server.services.stores.projects.getById(run.projectId))!;
   const scope = { organizationId, organizationName, projectId, projectName, workspaceId, workspaceName };
   const key = (await server.services.stores.signingKeys.list()).find((k) => k.kid === record.kid)!;
@@ -128,14 +155,27 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "cloudy" });
-    await createProfile(server, token, workspace.id, { name: "aws-plan", provider: "aws", target: { role_arn: ROLE }, phases: ["plan"] });
-    await createProfile(server, token, workspace.id, { name: "vault", provider: "generic", audience: "vault.example", target: {}, phases: ["plan", "apply"] });
+    await createProfile(server, token, workspace.id, {
+      name: "aws-plan",
+      provider: "aws",
+      target: { role_arn: ROLE },
+      phases: ["plan"],
+    });
+    await createProfile(server, token, workspace.id, {
+      name: "vault",
+      provider: "generic",
+      audience: "vault.example",
+      target: {},
+      phases: ["plan", "apply"],
+    });
 
     const run = await startRun(server, token, workspace.id, PROBE);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
     const stored = (await server.services.stores.runs.getById(run.id))!.execution;
-    const planJsonText = (await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)).toString("utf8");
+    const planJsonText = (
+      await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)
+    ).toString("utf8");
     const outputs = (JSON.parse(planJsonText) as { planned_values: Outputs }).planned_values.outputs;
 
     const planTokens = await tokensOf(server, run.id, "plan");
@@ -146,14 +186,23 @@ testEachServer(
     assert.is(outputs.vault_token_sha256.value, sha256(planTokens.get("vault")!));
     // And they are what a relying party accepts.
     const jwks = createRemoteJWKSet(new URL(`${server.baseUrl}/.well-known/jwks.json`));
-    const verified = await jwtVerify(planTokens.get("aws-plan")!, jwks, { issuer: server.baseUrl, audience: "sts.amazonaws.com" });
+    const verified = await jwtVerify(planTokens.get("aws-plan")!, jwks, {
+      issuer: server.baseUrl,
+      audience: "sts.amazonaws.com",
+    });
     assert.is(verified.payload.run_phase, "plan");
 
     expectStatus(
-      await approveRun({ client: server.v1(token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+      }),
       202,
     );
-    await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]).then((r) => assert.is(r.attributes.status, "applied", r.attributes.status_reason ?? ""));
+    await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]).then((r) =>
+      assert.is(r.attributes.status, "applied", r.attributes.status_reason ?? ""),
+    );
     const applyTokens = await tokensOf(server, run.id, "apply");
     // The apply got only the apply profile's token: no aws file in its sandbox.
     assert.equal([...applyTokens.keys()], ["vault"]);
@@ -162,7 +211,11 @@ testEachServer(
     const state = JSON.parse(stateText) as Outputs;
     assert.is(state.outputs.apply_aws_token_present.value, false);
     assert.is(state.outputs.apply_vault_token_sha256.value, sha256(applyTokens.get("vault")!));
-    assert.is((await jwtVerify(applyTokens.get("vault")!, jwks, { issuer: server.baseUrl, audience: "vault.example" })).payload.run_phase, "apply");
+    assert.is(
+      (await jwtVerify(applyTokens.get("vault")!, jwks, { issuer: server.baseUrl, audience: "vault.example" })).payload
+        .run_phase,
+      "apply",
+    );
 
     // Nowhere but the sandboxes: search every stored place by value.
     const planLog = await readLog(server, token, run.id, "plan");
@@ -210,23 +263,54 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "strict" });
-    assert.is((await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: { plan_requires_credential: true } } })).status, 200);
+    assert.is(
+      (
+        await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}`, {
+          data: { type: "workspaces", attributes: { plan_requires_credential: true } },
+        })
+      ).status,
+      200,
+    );
     // Configured for speculative plans, but not verified: a speculative run may not have it.
-    const profileId = await createProfile(server, token, workspace.id, { name: "aws-plan", provider: "aws", target: { role_arn: ROLE }, phases: ["speculative_plan"] });
+    const profileId = await createProfile(server, token, workspace.id, {
+      name: "aws-plan",
+      provider: "aws",
+      target: { role_arn: ROLE },
+      phases: ["speculative_plan"],
+    });
 
     const blocked = await startRun(server, token, workspace.id, PROBE, "speculative");
-    const ended = await waitForStatus(server, token, blocked.id, ["plan_credentials_required", "planned_and_finished", "errored"]);
+    const ended = await waitForStatus(server, token, blocked.id, [
+      "plan_credentials_required",
+      "planned_and_finished",
+      "errored",
+    ]);
     assert.is(ended.attributes.status, "plan_credentials_required");
     assert.is(ended.attributes.status_reason, "plan_credentials_required");
-    assert.is(await server.db.knex("run_attempts").where({ run_id: blocked.id }).first(), undefined, "no attempt, so no sandbox");
-    assert.is(await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: blocked.id }).first(), undefined);
+    assert.is(
+      await server.db.knex("run_attempts").where({ run_id: blocked.id }).first(),
+      undefined,
+      "no attempt, so no sandbox",
+    );
+    assert.is(
+      await server.db
+        .knex("audit_events")
+        .where({ action: "workload_identity.tokens_minted", target_id: blocked.id })
+        .first(),
+      undefined,
+    );
     const refusal = await server.db
       .knex<{ action: string; target_id: string; data: unknown }>("audit_events")
       .where({ action: "run.plan_credentials_required", target_id: blocked.id })
       .first();
     assert.match(String(refusal!.data), /no_profile/);
-    const review = (await api<components["schemas"]["RunReviewDocument"]>(server, token, "GET", `/v1/runs/${blocked.id}/review`)).body.data.attributes;
-    const reason = review.terminal_reason as Extract<components["schemas"]["RunReviewTerminalReason"], { state: "recorded" }>;
+    const review = (
+      await api<components["schemas"]["RunReviewDocument"]>(server, token, "GET", `/v1/runs/${blocked.id}/review`)
+    ).body.data.attributes;
+    const reason = review.terminal_reason as Extract<
+      components["schemas"]["RunReviewTerminalReason"],
+      { state: "recorded" }
+    >;
     assert.is(reason.code, "plan_credentials_required");
     assert.equal(reason.guidance, {
       code: "plan_credentials_required",
@@ -238,20 +322,55 @@ testEachServer(
     // Verified, the same kind of run plans with its token.
     assert.is((await api(server, token, "POST", `/v1/federation-profiles/${profileId}/actions/verify`)).status, 200);
     const allowed = await startRun(server, token, workspace.id, PROBE, "speculative");
-    const finished = await waitForStatus(server, token, allowed.id, ["plan_credentials_required", "planned_and_finished", "errored"]);
+    const finished = await waitForStatus(server, token, allowed.id, [
+      "plan_credentials_required",
+      "planned_and_finished",
+      "errored",
+    ]);
     assert.is(finished.attributes.status, "planned_and_finished", await readLog(server, token, allowed.id, "plan"));
-    const planJson = JSON.parse((await readPlanJson(server.services, (await server.services.stores.runs.getById(allowed.id))!)).toString("utf8")) as { planned_values: Outputs };
+    const planJson = JSON.parse(
+      (await readPlanJson(server.services, (await server.services.stores.runs.getById(allowed.id))!)).toString("utf8"),
+    ) as { planned_values: Outputs };
     assert.is(planJson.planned_values.outputs.aws_token_present.value, true);
-    assert.is(planJson.planned_values.outputs.aws_token_sha256.value, sha256((await tokensOf(server, allowed.id, "plan")).get("aws-plan")!));
+    assert.is(
+      planJson.planned_values.outputs.aws_token_sha256.value,
+      sha256((await tokensOf(server, allowed.id, "plan")).get("aws-plan")!),
+    );
 
     // A plan_and_apply run has no `plan` profile here (only speculative_plan): it may not have one either.
     const noPlanProfile = await startRun(server, token, workspace.id, PROBE, "plan_and_apply");
-    assert.is((await waitForStatus(server, token, noPlanProfile.id, ["plan_credentials_required", "awaiting_approval", "errored"])).attributes.status, "plan_credentials_required");
+    assert.is(
+      (
+        await waitForStatus(server, token, noPlanProfile.id, [
+          "plan_credentials_required",
+          "awaiting_approval",
+          "errored",
+        ])
+      ).attributes.status,
+      "plan_credentials_required",
+    );
     // Without the requirement, the same run plans (with no token).
-    assert.is((await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}`, { data: { type: "workspaces", attributes: { plan_requires_credential: false } } })).status, 200);
+    assert.is(
+      (
+        await api(server, token, "PATCH", `/v1/workspaces/${workspace.id}`, {
+          data: { type: "workspaces", attributes: { plan_requires_credential: false } },
+        })
+      ).status,
+      200,
+    );
     const free = await startRun(server, token, workspace.id, PROBE, "plan_and_apply");
-    assert.is((await waitForStatus(server, token, free.id, ["plan_credentials_required", "awaiting_approval", "errored"])).attributes.status, "awaiting_approval");
-    assert.is(await server.db.knex("audit_events").where({ action: "workload_identity.tokens_minted", target_id: free.id }).first(), undefined);
+    assert.is(
+      (await waitForStatus(server, token, free.id, ["plan_credentials_required", "awaiting_approval", "errored"]))
+        .attributes.status,
+      "awaiting_approval",
+    );
+    assert.is(
+      await server.db
+        .knex("audit_events")
+        .where({ action: "workload_identity.tokens_minted", target_id: free.id })
+        .first(),
+      undefined,
+    );
   },
   { runner: true, publicUrlIsBaseUrl: true },
 );

@@ -16,7 +16,12 @@ const test = suite("live: access changes close sockets");
 
 /** The close of a socket, or a failure if it stays open (far longer than any signal takes). */
 function closeOf(client: LiveClient, what: string): Promise<{ code: number; reason: string }> {
-  return Promise.race([client.closed, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: the socket stayed open`)), 15_000).unref())]);
+  return Promise.race([
+    client.closed,
+    new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error(`${what}: the socket stayed open`)), 15_000).unref(),
+    ),
+  ]);
 }
 
 async function watching(server: TestServer, runId: string, cookie: string): Promise<LiveClient> {
@@ -46,7 +51,9 @@ testEachServer(
     // 1. The membership is removed: the socket closes, the next request sees nothing.
     const removed = await signedInMember(server, organizationName, "viewer");
     const removedSocket = await watching(server, run.id, removed.session.cookie);
-    const memberships = (await (await api("GET", `/v1/organizations/${organizationName}/memberships`)).json()) as { data: Array<{ id: string; attributes: { user_id: string } }> };
+    const memberships = (await (await api("GET", `/v1/organizations/${organizationName}/memberships`)).json()) as {
+      data: Array<{ id: string; attributes: { user_id: string } }>;
+    };
     const membershipId = memberships.data.find((m) => m.attributes.user_id === removed.userId)!.id;
     assert.is((await api("DELETE", `/v1/organizations/${organizationName}/memberships/${membershipId}`)).status, 204);
     assert.is((await closeOf(removedSocket, "membership removed")).code, LIVE_CLOSE.SESSION_ENDED);
@@ -75,7 +82,12 @@ testEachServer(
     const keptSocket = await watching(server, run.id, changer.session.cookie);
     const otherSocket = await watching(server, run.id, other.cookie);
     const changed = await changer.session.request("POST", "/v1/auth/password", {
-      body: { data: { type: "password-changes", attributes: { current_password: changer.password, new_password: "a brand new password" } } },
+      body: {
+        data: {
+          type: "password-changes",
+          attributes: { current_password: changer.password, new_password: "a brand new password" },
+        },
+      },
     });
     assert.is(changed.status, 200);
     assert.is((await closeOf(otherSocket, "password changed elsewhere")).code, LIVE_CLOSE.SESSION_ENDED);

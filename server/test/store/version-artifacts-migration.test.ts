@@ -33,7 +33,11 @@ interface Row {
 
 async function rows(db: Database, kinds: string[]): Promise<Row[]> {
   const found = await db.knex<Row>("artifacts").whereIn("kind", kinds).orderBy("artifact_key");
-  return found.map((row) => ({ ...row, size_bytes: Number(row.size_bytes), created_at: new Date(row.created_at).toISOString() }));
+  return found.map((row) => ({
+    ...row,
+    size_bytes: Number(row.size_bytes),
+    created_at: new Date(row.created_at).toISOString(),
+  }));
 }
 
 /** A database migrated up to just before the migration, holding uploads as the code before it recorded them (no `artifacts` rows). */
@@ -56,19 +60,44 @@ async function seedBefore(db: Database) {
     .knex("configuration_versions")
     .where({ id: cv.id })
     .update({ config_digest: "c".repeat(64), size_bytes: 5_000_000_123, uploaded_at: at(6) });
-  const pendingCv = await stores.configurationVersions.create({ organizationId: cv.organizationId, workspaceId, speculative: false, source: "tfe-api", createdAt: at(7) });
+  const pendingCv = await stores.configurationVersions.create({
+    organizationId: cv.organizationId,
+    workspaceId,
+    speculative: false,
+    source: "tfe-api",
+    createdAt: at(7),
+  });
   const state = async (serial: number, runId: string | null, sha: string | null) => {
-    const version = await stores.stateVersions.create({ workspaceId, runId, serial, lineage: "l", md5: "0".repeat(32), fence: 1, outputs: null, createdAt: at(serial * 10) });
+    const version = await stores.stateVersions.create({
+      workspaceId,
+      runId,
+      serial,
+      lineage: "l",
+      md5: "0".repeat(32),
+      fence: 1,
+      outputs: null,
+      createdAt: at(serial * 10),
+    });
     if (sha !== null) {
       await db
         .knex("state_versions")
         .where({ id: version.id })
-        .update({ sha256: sha.repeat(64), size_bytes: serial * 100, artifact_key: `state-versions/${version.id}/${sha}.tfstate`, uploaded_at: at(serial * 10 + 1) });
+        .update({
+          sha256: sha.repeat(64),
+          size_bytes: serial * 100,
+          artifact_key: `state-versions/${version.id}/${sha}.tfstate`,
+          uploaded_at: at(serial * 10 + 1),
+        });
     }
     return version;
   };
   // Two uploaded states of one run (an apply that retried), one without a run, one never uploaded.
-  const states = [await state(1, run.id, "a"), await state(2, run.id, "b"), await state(3, null, "d"), await state(4, run.id, null)];
+  const states = [
+    await state(1, run.id, "a"),
+    await state(2, run.id, "b"),
+    await state(3, null, "d"),
+    await state(4, run.id, null),
+  ];
   return { stores, run, workspaceId, cv, pendingCv, states };
 }
 
@@ -103,9 +132,15 @@ testEachDatabase(
     ]);
     assert.equal(
       await rows(db, ["state"]),
-      [state(0, "a", run.id), state(1, "b", run.id), state(2, "d", null)].sort((x, y) => (x.artifact_key < y.artifact_key ? -1 : 1)),
+      [state(0, "a", run.id), state(1, "b", run.id), state(2, "d", null)].sort((x, y) =>
+        x.artifact_key < y.artifact_key ? -1 : 1,
+      ),
     );
-    assert.equal(await rows(db, ["plan"]).then((found) => found.map((row) => row.artifact_key)), [`runs/${run.id}/plan.tfplan`], "the run's artifacts stay");
+    assert.equal(
+      await rows(db, ["plan"]).then((found) => found.map((row) => row.artifact_key)),
+      [`runs/${run.id}/plan.tfplan`],
+      "the run's artifacts stay",
+    );
 
     // The repositories read the migrated descriptors: every uploaded version has its object.
     assert.is((await stores.configurationVersions.getById(cv.id))?.sizeBytes, 5_000_000_123);
@@ -117,7 +152,14 @@ testEachDatabase(
     assert.is((await stores.stateVersions.getById(states[2].id))?.sizeBytes, 300);
 
     // The one-of-each-kind rule now covers the run kinds only.
-    const extra = { workspace_id: workspaceId, run_id: run.id, format: ARTIFACT_FORMAT, size_bytes: 1, sha256: "e".repeat(64), created_at: at(50) };
+    const extra = {
+      workspace_id: workspaceId,
+      run_id: run.id,
+      format: ARTIFACT_FORMAT,
+      size_bytes: 1,
+      sha256: "e".repeat(64),
+      created_at: at(50),
+    };
     await assertRejects(db.knex("artifacts").insert({ ...extra, artifact_key: "runs/x/plan2", kind: "plan" }), Error);
     await db.knex("artifacts").insert({ ...extra, artifact_key: "state-versions/x/third.tfstate", kind: "state" });
     await db.knex("artifacts").where({ artifact_key: "state-versions/x/third.tfstate" }).delete();
@@ -126,7 +168,10 @@ testEachDatabase(
     assert.equal(await rows(db, ["configuration", "state"]), []);
     assert.is((await rows(db, ["plan"])).length, 1);
     await db.knex("artifacts").insert({ ...extra, artifact_key: "state-versions/x/one.tfstate", kind: "state" });
-    await assertRejects(db.knex("artifacts").insert({ ...extra, artifact_key: "state-versions/x/two.tfstate", kind: "state" }), Error);
+    await assertRejects(
+      db.knex("artifacts").insert({ ...extra, artifact_key: "state-versions/x/two.tfstate", kind: "state" }),
+      Error,
+    );
     await db.knex("artifacts").where({ artifact_key: "state-versions/x/one.tfstate" }).delete();
 
     // And up again records them again.

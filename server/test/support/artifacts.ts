@@ -27,7 +27,8 @@ export async function storedArtifactKeys(server: TestServer, prefix = ""): Promi
     };
     walk(backend.root);
   } else {
-    for (const row of await server.db.knex("artifact_objects").select<Array<{ object_key: string }>>("object_key")) keys.push(row.object_key);
+    for (const row of await server.db.knex("artifact_objects").select<Array<{ object_key: string }>>("object_key"))
+      keys.push(row.object_key);
   }
   return keys.filter((key) => key.startsWith(prefix)).sort();
 }
@@ -35,6 +36,7 @@ export async function storedArtifactKeys(server: TestServer, prefix = ""): Promi
 /** The stored (encrypted) bytes of an object. */
 export async function storedObject(server: TestServer, key: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of (server.services.artifacts as FramedArtifactStore).backend.read(key)) chunks.push(Buffer.from(chunk));
+  for await (const chunk of (server.services.artifacts as FramedArtifactStore).backend.read(key))
+    chunks.push(Buffer.from(chunk));
   return Buffer.concat(chunks);
 }

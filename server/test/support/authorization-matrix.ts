@@ -5,7 +5,13 @@ export const CALLERS = ["anonymous", "other", "viewer", "operator", "admin"] as 
 export type Caller = (typeof CALLERS)[number];
 export type Row = Record<Caller, number>;
 
-export const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({ anonymous, other, viewer, operator, admin });
+export const row = (anonymous: number, other: number, viewer: number, operator: number, admin: number): Row => ({
+  anonymous,
+  other,
+  viewer,
+  operator,
+  admin,
+});
 /** Readable by members of the organization, hidden from other organizations. */
 export const READ = row(401, 404, 200, 200, 200);
 
@@ -20,7 +26,10 @@ export async function matrixMismatches<Op extends { operationId: string }>(
     for (const caller of CALLERS) {
       const response = await respond(operation, caller);
       const status = expected[operation.operationId][caller];
-      if (response.status !== status) mismatches.push(`${operation.operationId} as ${caller}: ${response.status} (expected ${status}) ${(await response.text()).slice(0, 300)}`);
+      if (response.status !== status)
+        mismatches.push(
+          `${operation.operationId} as ${caller}: ${response.status} (expected ${status}) ${(await response.text()).slice(0, 300)}`,
+        );
     }
   }
   return mismatches;
@@ -34,7 +43,10 @@ export interface MatrixCall {
 }
 
 /** The URL path (operation path with `call.path` filled in), the content headers and the body of one call. */
-export function matrixRequest(operation: { operationId: string; path: string }, call: MatrixCall): { url: string; headers: Record<string, string>; body: BodyInit | undefined } {
+export function matrixRequest(
+  operation: { operationId: string; path: string },
+  call: MatrixCall,
+): { url: string; headers: Record<string, string>; body: BodyInit | undefined } {
   const url = operation.path.replace(/\{([a-z_]+)\}/g, (_, name: string) => {
     if (!(name in call.path)) throw new Error(`${operation.operationId}: no value for ${name}`);
     return encodeURIComponent(call.path[name]);

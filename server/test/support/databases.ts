@@ -31,7 +31,11 @@ interface Scratch {
  * Runs `fn` on a fresh, private database of the given dialect (migrated unless told otherwise),
  * then closes and deletes it whatever happens.
  */
-export async function withDatabase<T>(dialect: Dialect, fn: (db: Database) => Promise<T>, options: WithDatabaseOptions = {}): Promise<T> {
+export async function withDatabase<T>(
+  dialect: Dialect,
+  fn: (db: Database) => Promise<T>,
+  options: WithDatabaseOptions = {},
+): Promise<T> {
   const scratch = dialect === "sqlite" ? await scratchSqlite() : await scratchPostgres();
   let db: Database | undefined;
   try {
@@ -48,14 +52,22 @@ export async function withDatabase<T>(dialect: Dialect, fn: (db: Database) => Pr
 }
 
 /** Runs `fn` once per test dialect, each time on a fresh database. */
-export async function eachDatabase(fn: (db: Database, dialect: Dialect) => Promise<void>, options: WithDatabaseOptions = {}): Promise<void> {
+export async function eachDatabase(
+  fn: (db: Database, dialect: Dialect) => Promise<void>,
+  options: WithDatabaseOptions = {},
+): Promise<void> {
   for (const dialect of testDialects()) {
     await withDatabase(dialect, (db) => fn(db, dialect), options);
   }
 }
 
 /** Registers one uvu case per test dialect, named `<title> [<dialect>]`, each on a fresh database. */
-export function testEachDatabase<T>(test: Test<T>, title: string, fn: (db: Database, dialect: Dialect) => Promise<void>, options: WithDatabaseOptions = {}): void {
+export function testEachDatabase<T>(
+  test: Test<T>,
+  title: string,
+  fn: (db: Database, dialect: Dialect) => Promise<void>,
+  options: WithDatabaseOptions = {},
+): void {
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withDatabase(dialect, (db) => fn(db, dialect), options));
   }
@@ -64,7 +76,12 @@ export function testEachDatabase<T>(test: Test<T>, title: string, fn: (db: Datab
 
 /** Without STACKSHIP_TEST_PG_URL the PostgreSQL half of a both-databases test is a counted, named skip. */
 export function skipPostgresHalf<T>(test: Test<T>, title: string): void {
-  if (!process.env[TEST_PG_URL_ENV]) skipTest(test, `${title} [postgres]`, `${TEST_PG_URL_ENV} is not set (export ${TEST_PG_URL_ENV}=$(bash scripts/ensure-postgres))`);
+  if (!process.env[TEST_PG_URL_ENV])
+    skipTest(
+      test,
+      `${title} [postgres]`,
+      `${TEST_PG_URL_ENV} is not set (export ${TEST_PG_URL_ENV}=$(bash scripts/ensure-postgres))`,
+    );
 }
 
 async function scratchSqlite(): Promise<Scratch> {

@@ -13,7 +13,11 @@ export async function jsonOf<T>(response: Response): Promise<T> {
 }
 
 /** An answer of the TFE test client (`api` in tfe-runs-fixtures.ts) whose JSON body is the documented shape `T`. */
-export function answerAs<T>(answer: { status: number; json: unknown; headers: Headers }): { status: number; json: T; headers: Headers } {
+export function answerAs<T>(answer: { status: number; json: unknown; headers: Headers }): {
+  status: number;
+  json: T;
+  headers: Headers;
+} {
   return { ...answer, json: answer.json as T };
 }
 

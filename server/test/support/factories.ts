@@ -24,7 +24,15 @@ import { REPO_ROOT } from "../../src/config.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** The tables a refused request must leave untouched. */
-export const WRITE_TABLES = ["runs", "input_snapshots", "snapshot_secrets", "configuration_versions", "audit_events", "run_jobs", "run_reviews"] as const;
+export const WRITE_TABLES = [
+  "runs",
+  "input_snapshots",
+  "snapshot_secrets",
+  "configuration_versions",
+  "audit_events",
+  "run_jobs",
+  "run_reviews",
+] as const;
 
 /** A role an organization token can carry. */
 export type Role = "viewer" | "operator" | "admin";
@@ -39,7 +47,8 @@ export function pinnedOpenTofuVersion(): string {
 
 /** The platform runs on this host must pin, derived from Node's own view of the host. */
 export function expectedPlatform(): string {
-  const arch = ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
+  const arch =
+    ({ x64: "amd64", arm64: "arm64", ia32: "386", arm: "arm" } as Record<string, string>)[process.arch] ?? process.arch;
   return `${process.platform}_${arch}`;
 }
 
@@ -54,20 +63,32 @@ export async function createOrganizationWithToken(
   name: string,
   role: Role = "admin",
 ): Promise<{ organizationName: string; organizationId: string; token: string; tokenId: string }> {
-  const organization = await createOrganization({ client: server.admin, body: { data: { type: "organizations", attributes: { name } } } });
+  const organization = await createOrganization({
+    client: server.admin,
+    body: { data: { type: "organizations", attributes: { name } } },
+  });
   assert.is(organization.response.status, 201, `createOrganization ${name}: ${JSON.stringify(organization.error)}`);
   const { token, tokenId } = await createToken(server, server.bootstrapToken, name, role);
   return { organizationName: name, organizationId: organization.data!.data.id, token, tokenId };
 }
 
 /** Creates one more token of `role` in an organization, with the given caller's token. */
-export async function createToken(server: TestServer, callerToken: string, organizationName: string, role: Role): Promise<{ token: string; tokenId: string }> {
+export async function createToken(
+  server: TestServer,
+  callerToken: string,
+  organizationName: string,
+  role: Role,
+): Promise<{ token: string; tokenId: string }> {
   const result = await createOrganizationToken({
     client: server.v1(callerToken),
     path: { organization_name: organizationName },
     body: { data: { type: "tokens", attributes: { role } } },
   });
-  assert.is(result.response.status, 201, `createOrganizationToken ${organizationName}/${role}: ${JSON.stringify(result.error)}`);
+  assert.is(
+    result.response.status,
+    201,
+    `createOrganizationToken ${organizationName}/${role}: ${JSON.stringify(result.error)}`,
+  );
   return { token: result.data!.data.attributes.secret, tokenId: result.data!.data.id };
 }
 
@@ -85,7 +106,12 @@ export interface WorkspaceAttributes {
 let workspaceCounter = 0;
 
 /** Creates a workspace through v1 and returns its resource. */
-export async function createWorkspace(server: TestServer, token: string, organizationName: string, attributes: WorkspaceAttributes = {}): Promise<Workspace> {
+export async function createWorkspace(
+  server: TestServer,
+  token: string,
+  organizationName: string,
+  attributes: WorkspaceAttributes = {},
+): Promise<Workspace> {
   workspaceCounter += 1;
   const result = await sdkCreateWorkspace({
     client: server.v1(token),
@@ -118,7 +144,12 @@ export function makeConfigurationTarball(files: Record<string, string> = DEFAULT
 }
 
 /** Creates a pending configuration version and returns its resource (with the signed upload_url). */
-export async function createPendingConfiguration(server: TestServer, token: string, workspaceId: string, speculative = false): Promise<ConfigurationVersion> {
+export async function createPendingConfiguration(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  speculative = false,
+): Promise<ConfigurationVersion> {
   const created = await createConfigurationVersion({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
@@ -133,7 +164,11 @@ export async function createPendingConfiguration(server: TestServer, token: stri
 
 /** PUTs bytes to a signed upload URL exactly as a client would: no Authorization, octet-stream. */
 export function putUpload(uploadUrl: string, bytes: Uint8Array): Promise<Response> {
-  return fetch(uploadUrl, { method: "PUT", headers: { "Content-Type": "application/octet-stream" }, body: bytes as unknown as BodyInit });
+  return fetch(uploadUrl, {
+    method: "PUT",
+    headers: { "Content-Type": "application/octet-stream" },
+    body: bytes as unknown as BodyInit,
+  });
 }
 
 /**
@@ -166,7 +201,12 @@ export interface VariableAttributes {
 }
 
 /** Creates a workspace variable through v1. */
-export async function createVariable(server: TestServer, token: string, workspaceId: string, attributes: VariableAttributes): Promise<Variable> {
+export async function createVariable(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  attributes: VariableAttributes,
+): Promise<Variable> {
   const result = await sdkCreateVariable({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
@@ -177,7 +217,10 @@ export async function createVariable(server: TestServer, token: string, workspac
 }
 
 /** Row counts of `tables` (PostgreSQL returns count(*) as a string; normalised to numbers). */
-export async function countRows(server: TestServer, tables: readonly string[] = WRITE_TABLES): Promise<Record<string, number>> {
+export async function countRows(
+  server: TestServer,
+  tables: readonly string[] = WRITE_TABLES,
+): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of tables) {
     const row = (await server.db.knex(table).count({ n: "*" }).first()) as { n: number | string } | undefined;
@@ -187,11 +230,18 @@ export async function countRows(server: TestServer, tables: readonly string[] = 
 }
 
 /** Runs `act` and asserts that no row was added to or removed from `tables` meanwhile. */
-export async function expectNothingWritten<T>(server: TestServer, act: () => Promise<T>, tables: readonly string[] = WRITE_TABLES): Promise<T> {
+export async function expectNothingWritten<T>(
+  server: TestServer,
+  act: () => Promise<T>,
+  tables: readonly string[] = WRITE_TABLES,
+): Promise<T> {
   const before = await countRows(server, tables);
   const result = await act();
   const status = (result as { response?: Response } | undefined)?.response?.status;
-  const answer = status === undefined ? "" : ` (the server answered ${status}: ${brief((result as SdkResult).error ?? (result as SdkResult).data)})`;
+  const answer =
+    status === undefined
+      ? ""
+      : ` (the server answered ${status}: ${brief((result as SdkResult).error ?? (result as SdkResult).data)})`;
   assert.equal(await countRows(server, tables), before, `a refused request wrote rows${answer}`);
   return result;
 }
@@ -214,11 +264,23 @@ export interface ExpectedV1Error {
  * the catalogue title, a detail, `meta.request_id` equal to X-Request-Id, the JSON:API media type,
  * a document valid against the spec's ErrorDocument, and (when given) the source.
  */
-export function expectV1Error(result: SdkResult, status: number, code: string, expected: ExpectedV1Error = {}): ErrorObject {
+export function expectV1Error(
+  result: SdkResult,
+  status: number,
+  code: string,
+  expected: ExpectedV1Error = {},
+): ErrorObject {
   const body = result.error as { errors?: ErrorObject[] } | undefined;
-  assert.is(result.response.status, status, `expected ${status} ${code}, got ${result.response.status}: ${brief(body ?? result.data)}`);
+  assert.is(
+    result.response.status,
+    status,
+    `expected ${status} ${code}, got ${result.response.status}: ${brief(body ?? result.data)}`,
+  );
   assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(v1Validators.ErrorDocument(body), `error document violates the spec: ${JSON.stringify(v1Validators.ErrorDocument.errors)}`);
+  assert.ok(
+    v1Validators.ErrorDocument(body),
+    `error document violates the spec: ${JSON.stringify(v1Validators.ErrorDocument.errors)}`,
+  );
   assert.is(body.errors.length, 1);
   const [error] = body.errors;
   assert.is(error.code, code, `detail: ${error.detail}`);
@@ -231,8 +293,10 @@ export function expectV1Error(result: SdkResult, status: number, code: string, e
   assert.ok(requestId, "no X-Request-Id header");
   assert.is(error.meta?.request_id, requestId);
   assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/vnd.api+json");
-  if (expected.pointer !== undefined) assert.is(error.source?.pointer, expected.pointer, `source: ${JSON.stringify(error.source)}`);
-  if (expected.parameter !== undefined) assert.is(error.source?.parameter, expected.parameter, `source: ${JSON.stringify(error.source)}`);
+  if (expected.pointer !== undefined)
+    assert.is(error.source?.pointer, expected.pointer, `source: ${JSON.stringify(error.source)}`);
+  if (expected.parameter !== undefined)
+    assert.is(error.source?.parameter, expected.parameter, `source: ${JSON.stringify(error.source)}`);
   return error;
 }
 
@@ -248,9 +312,16 @@ export interface TfeErrorObject {
 /** Asserts a tfe error answer: status, string `errors[0].status`, the title; returns the object. */
 export function expectTfeError(result: SdkResult, status: number, title: string): TfeErrorObject {
   const body = result.error as { errors?: TfeErrorObject[] } | undefined;
-  assert.is(result.response.status, status, `expected ${status} ${title}, got ${result.response.status}: ${brief(body ?? result.data)}`);
+  assert.is(
+    result.response.status,
+    status,
+    `expected ${status} ${title}, got ${result.response.status}: ${brief(body ?? result.data)}`,
+  );
   assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(tfeValidators.ErrorDocument(body), `error document violates the tfe spec: ${JSON.stringify(tfeValidators.ErrorDocument.errors)}`);
+  assert.ok(
+    tfeValidators.ErrorDocument(body),
+    `error document violates the tfe spec: ${JSON.stringify(tfeValidators.ErrorDocument.errors)}`,
+  );
   const [error] = body.errors;
   assert.is(error.status, String(status));
   assert.is(typeof error.status, "string");
@@ -266,7 +337,11 @@ function brief(value: unknown): string {
 
 /** Asserts a successful SDK answer and returns its data. */
 export function expectStatus<T>(result: { response: Response; data?: T; error?: unknown }, status: number): T {
-  assert.is(result.response.status, status, `expected ${status}, got ${result.response.status}: ${brief(result.error ?? result.data)}`);
+  assert.is(
+    result.response.status,
+    status,
+    `expected ${status}, got ${result.response.status}: ${brief(result.error ?? result.data)}`,
+  );
   return result.data as T;
 }
 
@@ -293,7 +368,10 @@ export async function applicationTables(server: TestServer): Promise<string[]> {
   const rows =
     server.dialect === "sqlite"
       ? await server.db.knex("sqlite_master").where({ type: "table" }).select<Array<{ name: string }>>("name")
-      : await server.db.knex("information_schema.tables").where({ table_schema: "public" }).select<Array<{ name: string }>>("table_name as name");
+      : await server.db
+          .knex("information_schema.tables")
+          .where({ table_schema: "public" })
+          .select<Array<{ name: string }>>("table_name as name");
   return rows
     .map((row) => row.name)
     .filter((name) => !name.startsWith("knex_") && !name.startsWith("sqlite_"))

@@ -73,7 +73,9 @@ export class GitHubDouble {
   }
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => void this.handle(req, res).catch((error) => this.json(res, 500, { message: String(error) })));
+    this.server = createServer(
+      (req, res) => void this.handle(req, res).catch((error) => this.json(res, 500, { message: String(error) })),
+    );
     await new Promise<void>((resolve) => this.server!.listen(0, "127.0.0.1", resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
@@ -188,7 +190,10 @@ export class GitHubDouble {
       const id = Number(m[1]);
       const repositories = this.installations.get(id);
       if (!repositories)
-        return this.json(res, 404, { message: "Not Found", documentation_url: "https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app" });
+        return this.json(res, 404, {
+          message: "Not Found",
+          documentation_url: "https://docs.github.com/rest/apps/apps#get-an-installation-for-the-authenticated-app",
+        });
       const login = repositories[0]?.split("/")[0] ?? `account-${id}`;
       const created = this.installationCreatedAt.get(id) ?? new Date().toISOString();
       return this.json(res, 200, {
@@ -235,8 +240,10 @@ export class GitHubDouble {
       const installation = this.installationOf(req);
       if (installation === undefined) return this.json(res, 401, { message: "Bad credentials" });
       const repository = m[1];
-      if (!(this.installations.get(installation) ?? []).some((r) => r.toLowerCase() === repository.toLowerCase())) return this.json(res, 404, { message: "Not Found" });
-      if (!this.tarballs.has(`${repository.toLowerCase()}@${m[2]}`)) return this.json(res, 404, { message: "Not Found" });
+      if (!(this.installations.get(installation) ?? []).some((r) => r.toLowerCase() === repository.toLowerCase()))
+        return this.json(res, 404, { message: "Not Found" });
+      if (!this.tarballs.has(`${repository.toLowerCase()}@${m[2]}`))
+        return this.json(res, 404, { message: "Not Found" });
       const key = randomBytes(12).toString("hex");
       this.downloads.set(key, `${repository.toLowerCase()}@${m[2]}`);
       const download = `${this.url}/_codeload/${key}?token=${key}`;
@@ -251,15 +258,25 @@ export class GitHubDouble {
       res.writeHead(200, { "Content-Type": "application/x-gzip", "Content-Length": String(bytes.length) });
       return void res.end(bytes);
     }
-    if ((m = /^\/repos\/([^/]+\/[^/]+)\/check-runs(?:\/(\d+))?$/.exec(url.pathname)) && (req.method === "POST" || req.method === "PATCH")) {
+    if (
+      (m = /^\/repos\/([^/]+\/[^/]+)\/check-runs(?:\/(\d+))?$/.exec(url.pathname)) &&
+      (req.method === "POST" || req.method === "PATCH")
+    ) {
       if (this.installationOf(req) === undefined) return this.json(res, 401, { message: "Bad credentials" });
       if (this.checkRunsDown) return this.json(res, 502, { message: "Server Error" });
       const body = await this.body(req);
       if (req.method === "POST") {
-        if (!body.name || !body.head_sha) return this.json(res, 422, { message: "Invalid request: name and head_sha are required" });
+        if (!body.name || !body.head_sha)
+          return this.json(res, 422, { message: "Invalid request: name and head_sha are required" });
         const id = this.nextCheckRunId++;
         this.checkRuns.push({ method: "POST", id, repository: m[1], body });
-        return this.json(res, 201, { id, head_sha: body.head_sha, status: body.status ?? "queued", conclusion: body.conclusion ?? null, details_url: body.details_url ?? null });
+        return this.json(res, 201, {
+          id,
+          head_sha: body.head_sha,
+          status: body.status ?? "queued",
+          conclusion: body.conclusion ?? null,
+          details_url: body.details_url ?? null,
+        });
       }
       const id = Number(m[2]);
       if (!this.checkRuns.some((c) => c.id === id)) return this.json(res, 404, { message: "Not Found" });
@@ -271,7 +288,9 @@ export class GitHubDouble {
 
   /** The states a check run went through, as `status` or `completed:<conclusion>`. */
   statesOf(checkRunId: number): Array<string | undefined> {
-    return this.checkRuns.filter((c) => c.id === checkRunId).map((c) => (c.body.status === "completed" ? `completed:${c.body.conclusion}` : c.body.status));
+    return this.checkRuns
+      .filter((c) => c.id === checkRunId)
+      .map((c) => (c.body.status === "completed" ? `completed:${c.body.conclusion}` : c.body.status));
   }
 }
 
@@ -284,9 +303,18 @@ export type WebhookExample<E extends WebhookEventName> = WebhookDefinition<E>["e
  * Webhook payload examples from @octokit/webhooks-examples (real GitHub shapes), typed by
  * @octokit/webhooks-types; a `pick` that narrows (`(p) => p.action === "created"`) narrows the result.
  */
-export function webhookExample<E extends WebhookEventName, P extends WebhookExample<E>>(event: E, pick: (example: WebhookExample<E>) => example is P): P;
-export function webhookExample<E extends WebhookEventName>(event: E, pick?: (example: WebhookExample<E>) => unknown): WebhookExample<E>;
-export function webhookExample<E extends WebhookEventName>(event: E, pick: (example: WebhookExample<E>) => unknown = () => true): WebhookExample<E> {
+export function webhookExample<E extends WebhookEventName, P extends WebhookExample<E>>(
+  event: E,
+  pick: (example: WebhookExample<E>) => example is P,
+): P;
+export function webhookExample<E extends WebhookEventName>(
+  event: E,
+  pick?: (example: WebhookExample<E>) => unknown,
+): WebhookExample<E>;
+export function webhookExample<E extends WebhookEventName>(
+  event: E,
+  pick: (example: WebhookExample<E>) => unknown = () => true,
+): WebhookExample<E> {
   const examples = createRequire(import.meta.url)("@octokit/webhooks-examples") as WebhookDefinition[];
   const definition = examples.find((e): e is WebhookDefinition<E> => e.name === event);
   const found = definition?.examples.find(pick);

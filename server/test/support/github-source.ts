@@ -9,7 +9,14 @@ import type { TestServer } from "./test-server.ts";
 /** The tarball limit of these servers: small, so that both sides of it are cheap to test. */
 export const TARBALL_LIMIT = 64 * 1024;
 export const MAIN_TF = 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n';
-export const PIPELINE_TABLES = ["runs", "configuration_versions", "input_snapshots", "snapshot_secrets", "run_jobs", "github_check_runs"] as const;
+export const PIPELINE_TABLES = [
+  "runs",
+  "configuration_versions",
+  "input_snapshots",
+  "snapshot_secrets",
+  "run_jobs",
+  "github_check_runs",
+] as const;
 
 /** Test-server options that point the GitHub App pipeline at `double`. */
 export function githubServerOptions(double: GitHubDouble) {
@@ -17,8 +24,14 @@ export function githubServerOptions(double: GitHubDouble) {
 }
 
 /** GET /v1/workspaces/{id}/source: its status and its source connection document. */
-export function sourceOf(server: TestServer, workspaceId: string, token: string): Promise<{ status: number; body: V1["SourceConnectionDocument"] }> {
-  return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, { headers: { Authorization: `Bearer ${token}` } }).then(async (r) => ({
+export function sourceOf(
+  server: TestServer,
+  workspaceId: string,
+  token: string,
+): Promise<{ status: number; body: V1["SourceConnectionDocument"] }> {
+  return fetch(`${server.baseUrl}/v1/workspaces/${workspaceId}/source`, {
+    headers: { Authorization: `Bearer ${token}` },
+  }).then(async (r) => ({
     status: r.status,
     body: await jsonOf<V1["SourceConnectionDocument"]>(r),
   }));

@@ -26,7 +26,10 @@ export function commitTarball(repository: string, sha: string, files: Record<str
     for (let i = 1; i < parts.length; i++) dirs.add(`${top}/${parts.slice(0, i).join("/")}/`);
   }
   return buildTarGz(
-    [...[...dirs].sort().map((name) => ({ name, type: "directory" as const })), ...Object.entries(files).map(([path, content]) => ({ name: `${top}/${path}`, content }))],
+    [
+      ...[...dirs].sort().map((name) => ({ name, type: "directory" as const })),
+      ...Object.entries(files).map(([path, content]) => ({ name: `${top}/${path}`, content })),
+    ],
     sha,
   );
 }
@@ -45,12 +48,25 @@ export interface Connected {
  * organization as a deployment administrator does (POST /v1/github/installations naming the
  * organization; StackShip confirms the installation with the double first).
  */
-export async function bindInstallation(server: TestServer, double: GitHubDouble, organizationName: string, installationId: number, repositories: string[]): Promise<void> {
-  double.installations.set(installationId, [...new Set([...(double.installations.get(installationId) ?? []), ...repositories])]);
+export async function bindInstallation(
+  server: TestServer,
+  double: GitHubDouble,
+  organizationName: string,
+  installationId: number,
+  repositories: string[],
+): Promise<void> {
+  double.installations.set(installationId, [
+    ...new Set([...(double.installations.get(installationId) ?? []), ...repositories]),
+  ]);
   const response = await fetch(`${server.baseUrl}/v1/github/installations`, {
     method: "POST",
     headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },
-    body: JSON.stringify({ data: { type: "github-installations", attributes: { installation_id: installationId, organization: organizationName } } }),
+    body: JSON.stringify({
+      data: {
+        type: "github-installations",
+        attributes: { installation_id: installationId, organization: organizationName },
+      },
+    }),
   });
   assert.ok(response.status === 201 || response.status === 200, await response.clone().text());
 }
@@ -72,7 +88,9 @@ export async function connectWorkspace(
     organization?: { organizationName: string; token: string };
   } = {},
 ): Promise<Connected> {
-  const { organizationName, token } = options.organization ?? (await createOrganizationWithToken(server, `gh-${randomBytes(4).toString("hex")}`, "admin"));
+  const { organizationName, token } =
+    options.organization ??
+    (await createOrganizationWithToken(server, `gh-${randomBytes(4).toString("hex")}`, "admin"));
   const workspace = await createWorkspace(server, token, organizationName);
   const repository = options.repository ?? newRepository();
   const installationId = options.installationId ?? newInstallationId();
@@ -103,7 +121,12 @@ export type PushPayload = WebhookExample<"push">;
 export type PullRequestPayload = WebhookExample<"pull_request">;
 
 /** A push payload (from @octokit/webhooks-examples) to `branch` of `repository` at `sha`. */
-export function pushPayload(repository: string, installationId: number, sha: string, options: { branch?: string; changed?: string[]; message?: string } = {}): PushPayload {
+export function pushPayload(
+  repository: string,
+  installationId: number,
+  sha: string,
+  options: { branch?: string; changed?: string[]; message?: string } = {},
+): PushPayload {
   const payload = webhookExample("push", (p) => p.ref === "refs/heads/master" && p.installation);
   const [owner, name] = repository.split("/");
   payload.ref = `refs/heads/${options.branch ?? "main"}`;
@@ -136,7 +159,12 @@ export function pullRequestPayload(
   action: "opened" | "synchronize" | "reopened" | "closed",
   options: { number: number; headSha: string; base?: string; headRepository?: string },
 ): PullRequestPayload {
-  const payload = webhookExample("pull_request", (p) => p.action === (action === "synchronize" ? "synchronize" : action === "closed" ? "closed" : "opened") && p.installation);
+  const payload = webhookExample(
+    "pull_request",
+    (p) =>
+      p.action === (action === "synchronize" ? "synchronize" : action === "closed" ? "closed" : "opened") &&
+      p.installation,
+  );
   const [owner, name] = repository.split("/");
   payload.action = action;
   payload.number = options.number;
@@ -175,7 +203,12 @@ export async function deliver<T = V1["GitHubDeliveryDocument"]>(
   const signature = options.signature === undefined ? await double.sign(raw) : options.signature;
   const response = await fetch(`${server.baseUrl}/v1/github/webhooks`, {
     method: "POST",
-    headers: { "Content-Type": "application/json", "X-GitHub-Event": event, "X-GitHub-Delivery": deliveryId, ...(signature === null ? {} : { "X-Hub-Signature-256": signature }) },
+    headers: {
+      "Content-Type": "application/json",
+      "X-GitHub-Event": event,
+      "X-GitHub-Delivery": deliveryId,
+      ...(signature === null ? {} : { "X-Hub-Signature-256": signature }),
+    },
     body: raw,
   });
   const text = await response.text();
@@ -192,14 +225,24 @@ export async function settled(
   for (;;) {
     const row = await server.db.knex<DeliveryRow>("github_deliveries").where({ id: deliveryId }).first();
     if (row && !["queued", "processing"].includes(row.status))
-      return { status: row.status, outcome: row.outcome, detail: row.detail, run_ids: JSON.parse(row.run_ids) as string[], attempts: Number(row.attempts) };
+      return {
+        status: row.status,
+        outcome: row.outcome,
+        detail: row.detail,
+        run_ids: JSON.parse(row.run_ids) as string[],
+        attempts: Number(row.attempts),
+      };
     if (Date.now() > deadline) throw new Error(`delivery ${deliveryId} did not settle: ${JSON.stringify(row)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /** Waits until `check` holds. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -6,7 +6,8 @@ const [url, runId, count] = process.argv.slice(2);
 const db = await openDatabase(url);
 try {
   const stores = createStores(db.knex, db.dialect);
-  for (let i = 0; i < Number(count); i++) await stores.logs.append(runId, "policy", `from another process ${i}\n`, i === Number(count) - 1, new Date());
+  for (let i = 0; i < Number(count); i++)
+    await stores.logs.append(runId, "policy", `from another process ${i}\n`, i === Number(count) - 1, new Date());
 } finally {
   await db.close();
 }

@@ -7,7 +7,9 @@ import type { LiveLogMessage, LiveMessage } from "../../src/live/messages.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** Every message is checked against spec/schemas/stackship.live.v1.json as it arrives. */
-const validateMessage = new Ajv2020.default({ strict: true, allErrors: true }).compile(JSON.parse(readFileSync(join(REPO_ROOT, "spec/schemas/stackship.live.v1.json"), "utf8")));
+const validateMessage = new Ajv2020.default({ strict: true, allErrors: true }).compile(
+  JSON.parse(readFileSync(join(REPO_ROOT, "spec/schemas/stackship.live.v1.json"), "utf8")),
+);
 
 /** A connected live socket and everything it received. */
 export interface LiveClient {
@@ -16,7 +18,10 @@ export interface LiveClient {
   /** Messages that did not match the JSON Schema, with the validator's complaint. */
   invalid: string[];
   /** Resolves with the first message (already received or not) that matches, after `index` if given. */
-  waitFor<T extends LiveMessage = LiveMessage>(predicate: (message: LiveMessage) => boolean, timeoutMs?: number): Promise<T>;
+  waitFor<T extends LiveMessage = LiveMessage>(
+    predicate: (message: LiveMessage) => boolean,
+    timeoutMs?: number,
+  ): Promise<T>;
   /** The log messages received so far, in arrival order. */
   logs(phase?: LiveLogMessage["phase"]): LiveLogMessage[];
   /** Resolves with the close code and reason once the socket closed. */
@@ -60,7 +65,9 @@ export function openLive(
     messages.push(message);
     for (const wake of waiters) wake();
   });
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })));
+  const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+    ws.on("close", (code, reason) => resolve({ code, reason: String(reason) })),
+  );
   // `closed` never rejects.
   void closed.then(() => {
     for (const wake of waiters) wake();
@@ -70,7 +77,8 @@ export function openLive(
     messages,
     invalid,
     closed,
-    logs: (phase) => messages.filter((m): m is LiveLogMessage => m.type === "log" && (phase === undefined || m.phase === phase)),
+    logs: (phase) =>
+      messages.filter((m): m is LiveLogMessage => m.type === "log" && (phase === undefined || m.phase === phase)),
     waitFor(predicate, timeoutMs = 15_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
@@ -87,7 +95,11 @@ export function openLive(
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`timed out waiting for a live message; got ${messages.length}: ${JSON.stringify(messages.slice(-3))}`));
+          reject(
+            new Error(
+              `timed out waiting for a live message; got ${messages.length}: ${JSON.stringify(messages.slice(-3))}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(check);
         check();
@@ -116,15 +128,21 @@ export function openLive(
 }
 
 /** Opens a live socket that must be accepted. */
-export async function connectLive(server: TestServer, runId: string, options: { cookie?: string; origin?: string | null } = {}): Promise<LiveClient> {
+export async function connectLive(
+  server: TestServer,
+  runId: string,
+  options: { cookie?: string; origin?: string | null } = {},
+): Promise<LiveClient> {
   const opened = await openLive(server, runId, options);
-  if (!opened.client) throw new Error(`live upgrade refused: ${opened.refusal.status} ${JSON.stringify(opened.refusal.body)}`);
+  if (!opened.client)
+    throw new Error(`live upgrade refused: ${opened.refusal.status} ${JSON.stringify(opened.refusal.body)}`);
   return opened.client;
 }
 
 /** Closes a live socket from the client side and waits for the close; every message it got must have matched the schema. */
 export async function disconnect(client: LiveClient): Promise<void> {
-  if (client.invalid.length > 0) throw new Error(`live messages that violate spec/schemas/stackship.live.v1.json:\n${client.invalid.join("\n")}`);
+  if (client.invalid.length > 0)
+    throw new Error(`live messages that violate spec/schemas/stackship.live.v1.json:\n${client.invalid.join("\n")}`);
   if (client.ws.readyState !== client.ws.CLOSED) client.ws.close(1000, "bye");
   await client.closed;
 }

@@ -25,14 +25,18 @@ function build(): string | null {
     if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs) return null;
     const version = readFileSync(join(REPO_ROOT, ".tools/bin/.tofu.version"), "utf8").trim();
     const tofuBuild = join(REPO_ROOT, `.tools/build/tofu-${version}`);
-    if (!existsSync(join(tofuBuild, "go.sum"))) return "OpenTofu was not built from source here (.tools/build/tofu-*/go.sum missing)";
+    if (!existsSync(join(tofuBuild, "go.sum")))
+      return "OpenTofu was not built from source here (.tools/build/tofu-*/go.sum missing)";
     // Under OpenTofu's module path, so it may import OpenTofu's internal packages.
     const replace = readFileSync(join(tofuBuild, "go.mod"), "utf8")
       .split("\n")
       .filter((line) => line.startsWith("replace "))
       .join("\n");
     mkdirSync(BUILD, { recursive: true });
-    writeFileSync(join(BUILD, "go.mod"), `module github.com/opentofu/opentofu/stackshiprenderplan\n\ngo 1.26\n\nrequire github.com/opentofu/opentofu v${version}\n\n${replace}\n`);
+    writeFileSync(
+      join(BUILD, "go.mod"),
+      `module github.com/opentofu/opentofu/stackshiprenderplan\n\ngo 1.26\n\nrequire github.com/opentofu/opentofu v${version}\n\n${replace}\n`,
+    );
     copyFileSync(join(tofuBuild, "go.sum"), join(BUILD, "go.sum"));
     copyFileSync(SOURCE, join(BUILD, "main.go"));
     execFileSync("go", ["build", "-o", BINARY, "."], {
@@ -56,7 +60,10 @@ export function renderRedacted(document: string | Buffer): string {
 
 /** The same rendering from the unredacted plan JSON and provider schemas (files), as `tofu plan` shows locally. */
 export function renderLocal(planJsonFile: string, schemasFile: string): string {
-  const result = spawnSync(BINARY, ["local", planJsonFile, schemasFile], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  const result = spawnSync(BINARY, ["local", planJsonFile, schemasFile], {
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (result.status !== 0) throw new Error(`render-plan local: ${result.stderr}`);
   return result.stdout;
 }

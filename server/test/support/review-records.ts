@@ -87,12 +87,31 @@ export function records(r: Run, overrides: Partial<ReviewDocumentInput> = {}): R
 }
 
 export function caller(permissions: Permission[], options: { somewhere?: boolean } = {}): ReviewCaller {
-  return { may: (p) => permissions.includes(p), mayDownloadSomewhere: options.somewhere ?? permissions.some((p) => p.startsWith("artifact") || p === "state:recover") };
+  return {
+    may: (p) => permissions.includes(p),
+    mayDownloadSomewhere:
+      options.somewhere ?? permissions.some((p) => p.startsWith("artifact") || p === "state:recover"),
+  };
 }
 
 export const VIEWER: Permission[] = ["workspace:read", "run:read", "artifact:read"];
-export const OPERATOR: Permission[] = [...VIEWER, "run:create", "run:approve", "run:cancel", "workspace:write", "state:read"];
-export const ADMIN: Permission[] = [...OPERATOR, "run:recover", "policy:override_soft", "artifact:read_sensitive", "state:recover", "workspace:delete", "org:admin"];
+export const OPERATOR: Permission[] = [
+  ...VIEWER,
+  "run:create",
+  "run:approve",
+  "run:cancel",
+  "workspace:write",
+  "state:read",
+];
+export const ADMIN: Permission[] = [
+  ...OPERATOR,
+  "run:recover",
+  "policy:override_soft",
+  "artifact:read_sensitive",
+  "state:recover",
+  "workspace:delete",
+  "org:admin",
+];
 
 export const awaiting = () =>
   run("awaiting_approval", {

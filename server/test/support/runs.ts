@@ -23,17 +23,36 @@ export async function startRun(
   files: Record<string, string>,
   kind: "plan_and_apply" | "speculative" = "plan_and_apply",
 ): Promise<Run> {
-  const { configurationVersion } = await uploadConfiguration(server, token, workspaceId, makeConfigurationTarball(files));
+  const { configurationVersion } = await uploadConfiguration(
+    server,
+    token,
+    workspaceId,
+    makeConfigurationTarball(files),
+  );
   const created = await createRun({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
-    body: { data: { type: "runs", attributes: { kind }, relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+    body: {
+      data: {
+        type: "runs",
+        attributes: { kind },
+        relationships: {
+          configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } },
+        },
+      },
+    },
   });
   return expectStatus(created, 201).data;
 }
 
 /** Polls the run until its status is one of `statuses` (fails after `timeoutMs`). */
-export async function waitForStatus(server: TestServer, token: string, runId: string, statuses: string[], timeoutMs = 90_000): Promise<Run> {
+export async function waitForStatus(
+  server: TestServer,
+  token: string,
+  runId: string,
+  statuses: string[],
+  timeoutMs = 90_000,
+): Promise<Run> {
   const deadline = Date.now() + timeoutMs;
   let last: Run | undefined;
   while (Date.now() < deadline) {
@@ -42,16 +61,26 @@ export async function waitForStatus(server: TestServer, token: string, runId: st
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const plan = await readLog(server, token, runId, "plan");
-  assert.unreachable(`run ${runId} stayed ${last?.attributes.status}, wanted ${statuses.join("|")}; plan log:\n${plan}`);
+  assert.unreachable(
+    `run ${runId} stayed ${last?.attributes.status}, wanted ${statuses.join("|")}; plan log:\n${plan}`,
+  );
   throw new Error("unreachable");
 }
 
 /** A phase's whole stored (sanitized) log. */
-export async function readLog(server: TestServer, token: string, runId: string, phase: "plan" | "policy" | "apply"): Promise<string> {
+export async function readLog(
+  server: TestServer,
+  token: string,
+  runId: string,
+  phase: "plan" | "policy" | "apply",
+): Promise<string> {
   let text = "";
   let offset = 0;
   for (;;) {
-    const window = expectStatus(await getRunLog({ client: server.v1(token), path: { run_id: runId, phase }, query: { offset } }), 200).data.attributes;
+    const window = expectStatus(
+      await getRunLog({ client: server.v1(token), path: { run_id: runId, phase }, query: { offset } }),
+      200,
+    ).data.attributes;
     text += window.text;
     if (window.next_offset === offset) return text;
     offset = window.next_offset;
@@ -68,7 +97,14 @@ export function startRunnerProcess(server: TestServer): ChildProcess {
 }
 
 /** Polls a phase's log until it contains `text` (fails after `timeoutMs`). */
-export async function waitForLog(server: TestServer, token: string, runId: string, phase: "plan" | "policy" | "apply", text: string, timeoutMs = 60_000): Promise<void> {
+export async function waitForLog(
+  server: TestServer,
+  token: string,
+  runId: string,
+  phase: "plan" | "policy" | "apply",
+  text: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await readLog(server, token, runId, phase)).includes(text)) {
     assert.ok(Date.now() < deadline, `the ${phase} log never showed ${JSON.stringify(text)}`);
@@ -81,7 +117,11 @@ export async function planApproveApply(server: TestServer, token: string, runId:
   const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
   expectStatus(
-    await approveRun({ client: server.v1(token), path: { run_id: runId }, body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } } }),
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
+    }),
     202,
   );
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);

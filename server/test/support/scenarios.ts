@@ -10,7 +10,9 @@ import { fixture, readLog, startRun, waitForStatus } from "./runs.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** A configuration whose plan takes long enough (4000 resources) to act on the run while it plans. */
-export const MANY_RESOURCES = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
+export const MANY_RESOURCES = {
+  "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n',
+};
 
 /** An organization "acme" (an admin token) and one workspace called `name` in it. */
 export async function acmeWorkspace(server: TestServer, name: string, attributes: Record<string, unknown> = {}) {
@@ -20,17 +22,30 @@ export async function acmeWorkspace(server: TestServer, name: string, attributes
 }
 
 /** …with a run of `files` (the basic fixture unless given) started there, queued for the runner. */
-export async function startedRun(server: TestServer, name: string, files: Record<string, string> = fixture("basic"), kind: "plan_and_apply" | "speculative" = "plan_and_apply") {
+export async function startedRun(
+  server: TestServer,
+  name: string,
+  files: Record<string, string> = fixture("basic"),
+  kind: "plan_and_apply" | "speculative" = "plan_and_apply",
+) {
   const arranged = await acmeWorkspace(server, name);
   const run = await startRun(server, arranged.token, arranged.workspace.id, files, kind);
   return { ...arranged, run };
 }
 
 /** …planned: the run awaits approval (otherwise the test fails with the plan's log). */
-export async function plannedRun(server: TestServer, name: string, files?: Record<string, string>): Promise<Awaited<ReturnType<typeof startedRun>> & { planned: Run }> {
+export async function plannedRun(
+  server: TestServer,
+  name: string,
+  files?: Record<string, string>,
+): Promise<Awaited<ReturnType<typeof startedRun>> & { planned: Run }> {
   const arranged = await startedRun(server, name, files);
   const planned = await waitForStatus(server, arranged.token, arranged.run.id, ["awaiting_approval", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, arranged.token, arranged.run.id, "plan"));
+  assert.is(
+    planned.attributes.status,
+    "awaiting_approval",
+    await readLog(server, arranged.token, arranged.run.id, "plan"),
+  );
   return { ...arranged, planned };
 }
 
@@ -50,7 +65,11 @@ export async function killRunner(runner: ChildProcess): Promise<void> {
 /** A second, in-process runner that declares a silent attempt lost after a second. */
 export async function startSurvivorRunner(server: TestServer): Promise<RunnerEngine> {
   const survivor = new RunnerEngine(
-    { services: server.services, api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) }, phaseTimeoutMs: 60_000 },
+    {
+      services: server.services,
+      api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) },
+      phaseTimeoutMs: 60_000,
+    },
     { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
   );
   await survivor.start();

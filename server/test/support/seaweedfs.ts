@@ -45,13 +45,17 @@ async function freePorts(count: number): Promise<number[]> {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once("exit", () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()));
 }
 
 /** Starts SeaweedFS, or returns null (printing why) when .tools/bin/weed is absent. */
 export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   if (!existsSync(WEED)) {
-    process.stdout.write(`[seaweedfs] SKIPPED: ${WEED} is absent; 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds SeaweedFS\n`);
+    process.stdout.write(
+      `[seaweedfs] SKIPPED: ${WEED} is absent; 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds SeaweedFS\n`,
+    );
     return null;
   }
   const dir = await mkdtemp(join(tmpdir(), "ss-seaweedfs-"));
@@ -61,7 +65,13 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   await writeFile(
     join(dir, "s3.json"),
     JSON.stringify({
-      identities: [{ name: "stackship", credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }], actions: ["Admin", "Read", "Write", "List", "Tagging"] }],
+      identities: [
+        {
+          name: "stackship",
+          credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
+          actions: ["Admin", "Read", "Write", "List", "Tagging"],
+        },
+      ],
     }),
   );
   const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
@@ -100,7 +110,12 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
   const killOnExit = () => child.kill("SIGKILL");
   process.once("exit", killOnExit);
   const endpoint = `http://127.0.0.1:${s3}`;
-  const client = new S3Client({ endpoint, region: "us-east-1", forcePathStyle: true, credentials: { accessKeyId, secretAccessKey } });
+  const client = new S3Client({
+    endpoint,
+    region: "us-east-1",
+    forcePathStyle: true,
+    credentials: { accessKeyId, secretAccessKey },
+  });
   const stop = async () => {
     process.off("exit", killOnExit);
     client.destroy();

@@ -31,7 +31,14 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
     await createRun({
       client: server.v1(token),
       path: { workspace_id: workspaceId },
-      body: { data: { type: "runs", relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } } } },
+      body: {
+        data: {
+          type: "runs",
+          relationships: {
+            configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } },
+          },
+        },
+      },
     }),
     201,
   ).data;
@@ -46,7 +53,14 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
           type: "x",
           name: "y",
           provider_name: "registry.opentofu.org/hashicorp/x",
-          change: { actions: ["create"], before: null, after: { password: "hunter2-secret" }, after_unknown: {}, before_sensitive: false, after_sensitive: { password: true } },
+          change: {
+            actions: ["create"],
+            before: null,
+            after: { password: "hunter2-secret" },
+            after_unknown: {},
+            before_sensitive: false,
+            after_sensitive: { password: true },
+          },
         },
       ],
     }),
@@ -55,7 +69,14 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
   await storePlanArtifacts(server, run.id, planJson, planDiff);
   await server.db.knex("runs").where({ id: run.id }).update({ plan_status: "finished" });
   const top = (await server.services.stores.stateVersions.listByWorkspace(workspaceId))[0]?.serial ?? 0;
-  await storeState(server, workspaceId, run.id, top + 1, "finalized", Buffer.from(`{"version":4,"serial":${top + 1},"lineage":"l","resources":[]}`));
+  await storeState(
+    server,
+    workspaceId,
+    run.id,
+    top + 1,
+    "finalized",
+    Buffer.from(`{"version":4,"serial":${top + 1},"lineage":"l","resources":[]}`),
+  );
   const pending = await storeState(
     server,
     workspaceId,
@@ -69,10 +90,20 @@ export async function seedRunIn(server: TestServer, token: string, workspaceId: 
 
 export async function storePlanArtifacts(server: TestServer, runId: string, planJson: Buffer, planDiff: Buffer) {
   const run = (await server.services.stores.runs.getById(runId))!;
-  return { json: await storePlanJson(server.services, run, planJson), diff: await writeRunArtifact(server.services, run, "plan_diff", planDiff) };
+  return {
+    json: await storePlanJson(server.services, run, planJson),
+    diff: await writeRunArtifact(server.services, run, "plan_diff", planDiff),
+  };
 }
 
-export async function storeState(server: TestServer, workspaceId: string, runId: string | null, serial: number, status: "pending" | "finalized", body: Buffer) {
+export async function storeState(
+  server: TestServer,
+  workspaceId: string,
+  runId: string | null,
+  serial: number,
+  status: "pending" | "finalized",
+  body: Buffer,
+) {
   const stores = server.services.stores;
   const version = await stores.stateVersions.create({
     workspaceId,
@@ -84,8 +115,16 @@ export async function storeState(server: TestServer, workspaceId: string, runId:
     outputs: null,
     createdAt: server.services.clock(),
   });
-  const artifact = await server.services.artifacts.write({ kind: "state", workspaceId, key: `state/${workspaceId}/${version.id}.tfstate` }, body);
-  await stores.stateVersions.markUploaded(version.id, { sha256: artifact.sha256, sizeBytes: artifact.sizeBytes, artifactKey: artifact.key, uploadedAt: server.services.clock() });
+  const artifact = await server.services.artifacts.write(
+    { kind: "state", workspaceId, key: `state/${workspaceId}/${version.id}.tfstate` },
+    body,
+  );
+  await stores.stateVersions.markUploaded(version.id, {
+    sha256: artifact.sha256,
+    sizeBytes: artifact.sizeBytes,
+    artifactKey: artifact.key,
+    uploadedAt: server.services.clock(),
+  });
   if (status === "finalized") await stores.stateVersions.finalize(version.id, server.services.clock());
   return { id: version.id, body };
 }
@@ -94,9 +133,28 @@ export async function storeState(server: TestServer, workspaceId: string, runId:
 export async function tokenWith(server: TestServer, organizationId: string, permissions: string[]): Promise<string> {
   const stores = server.services.stores;
   const now = server.services.clock();
-  const principal = await stores.principals.createPrincipal({ kind: "api_token", organizationId, name: permissions.join(","), createdAt: now });
-  for (const permission of permissions) await stores.grants.grant({ principalId: principal.id, scopeKind: "organization", scopeId: organizationId, permission, createdAt: now });
+  const principal = await stores.principals.createPrincipal({
+    kind: "api_token",
+    organizationId,
+    name: permissions.join(","),
+    createdAt: now,
+  });
+  for (const permission of permissions)
+    await stores.grants.grant({
+      principalId: principal.id,
+      scopeKind: "organization",
+      scopeId: organizationId,
+      permission,
+      createdAt: now,
+    });
   const secret = `ss1.${randomBytes(32).toString("base64url")}`;
-  await stores.tokens.createToken({ principalId: principal.id, organizationId, role: null, description: null, tokenHash: hashTokenSecret(secret), createdAt: now });
+  await stores.tokens.createToken({
+    principalId: principal.id,
+    organizationId,
+    role: null,
+    description: null,
+    tokenHash: hashTokenSecret(secret),
+    createdAt: now,
+  });
   return secret;
 }

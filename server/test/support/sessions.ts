@@ -11,20 +11,35 @@ export interface TestSession {
   /** The Set-Cookie header the sign-in answered with. */
   setCookie: string;
   /** fetch() against the server with the session cookie (and, unless `csrf: false`, the CSRF header on changes). */
-  request(method: string, path: string, options?: { body?: unknown; headers?: Record<string, string>; csrf?: boolean }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { body?: unknown; headers?: Record<string, string>; csrf?: boolean },
+  ): Promise<Response>;
   /** A v1 SDK client sending the cookie and the CSRF token. */
   client(): Client;
 }
 
 /** Creates a user through the API as the deployment administrator; returns its credentials. */
-export async function createUser(server: TestServer, options: { email?: string; password?: string; siteAdmin?: boolean; displayName?: string } = {}) {
+export async function createUser(
+  server: TestServer,
+  options: { email?: string; password?: string; siteAdmin?: boolean; displayName?: string } = {},
+) {
   const email = options.email ?? `user-${randomBytes(4).toString("hex")}@example.com`;
   const password = options.password ?? `pw-${randomBytes(12).toString("base64url")}`;
   const response = await fetch(`${server.baseUrl}/v1/users`, {
     method: "POST",
     headers: { Authorization: `Bearer ${server.bootstrapToken}`, "Content-Type": "application/vnd.api+json" },
     body: JSON.stringify({
-      data: { type: "users", attributes: { email, password, display_name: options.displayName ?? email.split("@")[0], site_admin: options.siteAdmin ?? false } },
+      data: {
+        type: "users",
+        attributes: {
+          email,
+          password,
+          display_name: options.displayName ?? email.split("@")[0],
+          site_admin: options.siteAdmin ?? false,
+        },
+      },
     }),
   });
   if (response.status !== 201) throw new Error(`createUser: ${response.status} ${await response.text()}`);
@@ -64,7 +79,11 @@ export async function signIn(server: TestServer, email: string, password: string
     const headers: Record<string, string> = { Cookie: cookie, ...options.headers };
     if (options.csrf !== false && method !== "GET" && method !== "HEAD") headers["X-CSRF-Token"] ??= csrfToken;
     if (options.body !== undefined) headers["Content-Type"] ??= "application/vnd.api+json";
-    return fetch(`${server.baseUrl}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+    return fetch(`${server.baseUrl}${path}`, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
   };
   return {
     cookie,
@@ -81,7 +100,12 @@ export async function signIn(server: TestServer, email: string, password: string
 }
 
 /** A new user with `role` in the organization, signed in. */
-export async function signedInMember(server: TestServer, organizationName: string, role: Role, scope: { project_id?: string; workspace_id?: string } = {}) {
+export async function signedInMember(
+  server: TestServer,
+  organizationName: string,
+  role: Role,
+  scope: { project_id?: string; workspace_id?: string } = {},
+) {
   const user = await createUser(server);
   await addMembership(server, organizationName, user.email, role, scope);
   return { ...user, session: await signIn(server, user.email, user.password) };

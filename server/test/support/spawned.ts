@@ -56,9 +56,24 @@ export function spawnStackShip(script: string, env: Record<string, string>, { qu
             const match = line.match(pattern);
             if (match) return done(() => resolve(match));
           }
-          if (exited()) done(() => reject(new Error(`${script} exited (${child.exitCode ?? child.signalCode}) without printing ${pattern}; it printed:\n${output.join("\n")}`)));
+          if (exited())
+            done(() =>
+              reject(
+                new Error(
+                  `${script} exited (${child.exitCode ?? child.signalCode}) without printing ${pattern}; it printed:\n${output.join("\n")}`,
+                ),
+              ),
+            );
         };
-        const timer = setTimeout(() => done(() => reject(new Error(`${script} did not print ${pattern} in ${timeoutMs} ms; it printed:\n${output.join("\n")}`))), timeoutMs);
+        const timer = setTimeout(
+          () =>
+            done(() =>
+              reject(
+                new Error(`${script} did not print ${pattern} in ${timeoutMs} ms; it printed:\n${output.join("\n")}`),
+              ),
+            ),
+          timeoutMs,
+        );
         const done = (settle: () => void) => {
           clearTimeout(timer);
           waiters.delete(check);

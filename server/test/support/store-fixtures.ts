@@ -4,7 +4,13 @@ import * as assert from "uvu/assert";
 import { DomainError, type ErrorCode } from "../../src/domain/errors.ts";
 import { buildInputSnapshot } from "../../src/domain/input-snapshot.ts";
 import { newId } from "../../src/domain/ids.ts";
-import type { ConfigurationVersion, InputSnapshot, Organization, Project, Workspace } from "../../src/domain/records.ts";
+import type {
+  ConfigurationVersion,
+  InputSnapshot,
+  Organization,
+  Project,
+  Workspace,
+} from "../../src/domain/records.ts";
 import type { Stores } from "../../src/store/index.ts";
 import type { CreateRunInput } from "../../src/store/run-repository.ts";
 
@@ -71,7 +77,13 @@ export async function seedRunPrerequisites(stores: Stores, name = "acme"): Promi
     },
     () => newId("snapshotSecret"),
   );
-  const snapshot = await stores.snapshots.create({ workspaceId: tenancy.workspace.id, inputDigest, document, secrets: [], createdAt: at(5) });
+  const snapshot = await stores.snapshots.create({
+    workspaceId: tenancy.workspace.id,
+    inputDigest,
+    document,
+    secrets: [],
+    createdAt: at(5),
+  });
   return { ...tenancy, configurationVersion, snapshot };
 }
 
@@ -103,18 +115,32 @@ export async function countRows(knex: Knex, table: string): Promise<number> {
 }
 
 /** Awaits `promise` and asserts that it rejects with an instance of `type`. */
-export async function assertRejects(promise: Promise<unknown>, type: new (...args: never[]) => Error, message?: string): Promise<void> {
+export async function assertRejects(
+  promise: Promise<unknown>,
+  type: new (...args: never[]) => Error,
+  message?: string,
+): Promise<void> {
   try {
     await promise;
   } catch (error) {
     assert.instance(error, type, message);
     return;
   }
-  throw new assert.Assertion({ message: `${message ?? "expected"} to reject with ${type.name}`, generated: false, operator: "rejects", expects: type.name, actual: "resolved" });
+  throw new assert.Assertion({
+    message: `${message ?? "expected"} to reject with ${type.name}`,
+    generated: false,
+    operator: "rejects",
+    expects: type.name,
+    actual: "resolved",
+  });
 }
 
 /** Awaits `promise` and asserts that it rejects with a DomainError of `code`. */
-export async function assertDomainError(promise: Promise<unknown>, code: ErrorCode, message?: string): Promise<DomainError> {
+export async function assertDomainError(
+  promise: Promise<unknown>,
+  code: ErrorCode,
+  message?: string,
+): Promise<DomainError> {
   try {
     await promise;
   } catch (error) {
@@ -122,5 +148,11 @@ export async function assertDomainError(promise: Promise<unknown>, code: ErrorCo
     assert.is((error as DomainError).code, code, message);
     return error as DomainError;
   }
-  throw new assert.Assertion({ message: `${message ?? "expected"} to reject with ${code}`, generated: false, operator: "rejects", expects: code, actual: "resolved" });
+  throw new assert.Assertion({
+    message: `${message ?? "expected"} to reject with ${code}`,
+    generated: false,
+    operator: "rejects",
+    expects: code,
+    actual: "resolved",
+  });
 }

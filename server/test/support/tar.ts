@@ -54,7 +54,10 @@ export function tarArchive(entries: TarEntry[], trailingZeroBytes = 0): Buffer {
  * A gzip member whose header carries a comment (FCOMMENT) of `commentBytes` bytes: the same
  * inflated data at any chosen compressed size at or above the plain one.
  */
-export function gzipWithComment(deflated: { raw: Buffer; crc32: number; inputLength: number }, commentBytes: number): Buffer {
+export function gzipWithComment(
+  deflated: { raw: Buffer; crc32: number; inputLength: number },
+  commentBytes: number,
+): Buffer {
   const header = Buffer.from([0x1f, 0x8b, 8, 0x10, 0, 0, 0, 0, 0, 0xff]);
   const comment = Buffer.alloc(commentBytes, 0x61);
   if (commentBytes > 0) comment[commentBytes - 1] = 0;

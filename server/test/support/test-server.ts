@@ -7,7 +7,10 @@ import { join } from "node:path";
 import pino from "pino";
 import type { Test } from "uvu";
 import { createStackShipClient, type Client } from "../../../client/src/index.ts";
-import { createClient as createTfeClient, type Client as TfeClient } from "../../../generated/tfe/client/client/index.ts";
+import {
+  createClient as createTfeClient,
+  type Client as TfeClient,
+} from "../../../generated/tfe/client/client/index.ts";
 import { loadConfig, type Config } from "../../src/config.ts";
 import { RunnerEngine, type RunnerOptions } from "../../src/runner/engine.ts";
 import { GitHubWorker, type GitHubWorkerOptions } from "../../src/runner/github-worker.ts";
@@ -60,7 +63,11 @@ export interface TestServerOptions {
 }
 
 /** Starts StackShip on a fresh database of `dialect`, runs `fn`, and tears everything down. */
-export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServer) => Promise<T>, options: TestServerOptions = {}): Promise<T> {
+export async function withTestServer<T>(
+  dialect: Dialect,
+  fn: (server: TestServer) => Promise<T>,
+  options: TestServerOptions = {},
+): Promise<T> {
   return withDatabase(dialect, async (db) => {
     const dataDir = await mkdtemp(join(tmpdir(), "ss-server-"));
     const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
@@ -72,10 +79,18 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
       validateResponses: true,
       logLevel: "silent",
       // The backend a deployment on this database gets by default.
-      artifactStore: dialect === "postgres" && !options.localArtifacts ? { kind: "postgres" as const } : { kind: "local" as const, directory: join(dataDir, "artifacts") },
+      artifactStore:
+        dialect === "postgres" && !options.localArtifacts
+          ? { kind: "postgres" as const }
+          : { kind: "local" as const, directory: join(dataDir, "artifacts") },
       ...options.config,
     };
-    const stackship = await createStackShip(config, { database: db, logger: pino({ level: "silent" }), clock: options.clock, live: options.live });
+    const stackship = await createStackShip(config, {
+      database: db,
+      logger: pino({ level: "silent" }),
+      clock: options.clock,
+      live: options.live,
+    });
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
     const http: Server = createServer(stackship.app.callback());
     stackship.live.attach(http);
@@ -84,17 +99,27 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
     if (options.publicUrlIsBaseUrl) stackship.services.config.publicUrl = baseUrl;
     const runner = options.runner
       ? new RunnerEngine(
-          { services: stackship.services, api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port }, phaseTimeoutMs: 120_000, sandboxLimits: config.sandboxLimits },
+          {
+            services: stackship.services,
+            api: { host: "127.0.0.1", port: (http.address() as AddressInfo).port },
+            phaseTimeoutMs: 120_000,
+            sandboxLimits: config.sandboxLimits,
+          },
           { pollIntervalMs: 50, heartbeatIntervalMs: 500, ...(options.runner === true ? {} : options.runner) },
         )
       : null;
     await runner?.start();
     const githubWorker = options.githubWorker
-      ? new GitHubWorker(stackship.services, { pollIntervalMs: 50, backoffBaseMs: 200, ...(options.githubWorker === true ? {} : options.githubWorker) })
+      ? new GitHubWorker(stackship.services, {
+          pollIntervalMs: 50,
+          backoffBaseMs: 200,
+          ...(options.githubWorker === true ? {} : options.githubWorker),
+        })
       : null;
     await githubWorker?.start();
     const v1 = (token?: string) => createStackShipClient({ baseUrl, token });
-    const tfe = (token?: string) => createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
+    const tfe = (token?: string) =>
+      createTfeClient({ baseUrl, headers: { Accept: "application/vnd.api+json" }, auth: token });
     try {
       return await fn({
         baseUrl,
@@ -125,7 +150,12 @@ export async function withTestServer<T>(dialect: Dialect, fn: (server: TestServe
 }
 
 /** Registers one uvu case per test dialect, each on its own fresh server. */
-export function testEachServer<T>(test: Test<T>, title: string, fn: (server: TestServer) => Promise<void>, options: TestServerOptions = {}): void {
+export function testEachServer<T>(
+  test: Test<T>,
+  title: string,
+  fn: (server: TestServer) => Promise<void>,
+  options: TestServerOptions = {},
+): void {
   for (const dialect of testDialects()) {
     test(`${title} [${dialect}]`, () => withTestServer(dialect, fn, options));
   }

@@ -31,18 +31,37 @@ export async function setUp(server: TestServer) {
   return { organizationName, token, workspace };
 }
 
-export function createVersion(server: TestServer, token: string, workspaceId: string, attributes: Record<string, unknown>) {
-  return api(server, token, "POST", `/workspaces/${workspaceId}/configuration-versions`, JSON.stringify({ data: { type: "configuration-versions", attributes } }));
+export function createVersion(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  attributes: Record<string, unknown>,
+) {
+  return api(
+    server,
+    token,
+    "POST",
+    `/workspaces/${workspaceId}/configuration-versions`,
+    JSON.stringify({ data: { type: "configuration-versions", attributes } }),
+  );
 }
 
 /** A speculative configuration version with the default tarball uploaded; its id. */
 export async function uploadedVersion(server: TestServer, token: string, workspaceId: string): Promise<string> {
-  const created = answerAs<Tfe["ConfigurationVersionDocument"]>(await createVersion(server, token, workspaceId, { speculative: true }));
+  const created = answerAs<Tfe["ConfigurationVersionDocument"]>(
+    await createVersion(server, token, workspaceId, { speculative: true }),
+  );
   await putUpload(created.json.data.attributes["upload-url"]!, makeConfigurationTarball());
   return created.json.data.id;
 }
 
-export function createRun(server: TestServer, token: string, workspaceId: string, versionId: string, attributes: Record<string, unknown>) {
+export function createRun(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  versionId: string,
+  attributes: Record<string, unknown>,
+) {
   return api(
     server,
     token,

@@ -24,7 +24,9 @@ const KUBECONFORM = join(REPO_ROOT, ".tools/bin/kubeconform");
 const SCHEMAS = join(REPO_ROOT, ".tools/kubernetes-json-schema");
 const CHART = join(REPO_ROOT, "deploy/helm/stackship");
 const PRODUCTION = join(CHART, "ci/production-values.yaml");
-const KUBERNETES_VERSION = /^KUBERNETES_SCHEMA_VERSION=(.+)$/m.exec(readFileSync(join(REPO_ROOT, "scripts/tool-versions.env"), "utf8"))![1];
+const KUBERNETES_VERSION = /^KUBERNETES_SCHEMA_VERSION=(.+)$/m.exec(
+  readFileSync(join(REPO_ROOT, "scripts/tool-versions.env"), "utf8"),
+)![1];
 
 interface Manifest {
   apiVersion: string;
@@ -48,19 +50,30 @@ async function render(...args: string[]): Promise<{ text: string; manifests: Man
 
 /** kubeconform -strict over `text`: every resource valid, none skipped for a missing schema. */
 async function validate(text: string, expected: number): Promise<void> {
-  const child = execFile(KUBECONFORM, ["-strict", "-summary", "-kubernetes-version", KUBERNETES_VERSION, "-schema-location", SCHEMAS, "-"], { cwd: REPO_ROOT });
+  const child = execFile(
+    KUBECONFORM,
+    ["-strict", "-summary", "-kubernetes-version", KUBERNETES_VERSION, "-schema-location", SCHEMAS, "-"],
+    { cwd: REPO_ROOT },
+  );
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
   child.stdin!.end(text);
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   assert.is(code, 0, output);
-  assert.match(output, new RegExp(`${expected} resources found .* Valid: ${expected}, Invalid: 0, Errors: 0, Skipped: 0`), output);
+  assert.match(
+    output,
+    new RegExp(`${expected} resources found .* Valid: ${expected}, Invalid: 0, Errors: 0, Skipped: 0`),
+    output,
+  );
 }
 
 function find(manifests: Manifest[], kind: string, name: string): Manifest {
   const found = manifests.find((manifest) => manifest.kind === kind && manifest.metadata.name === name);
-  assert.ok(found, `no ${kind} ${name} in ${manifests.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).join(", ")}`);
+  assert.ok(
+    found,
+    `no ${kind} ${name} in ${manifests.map((manifest) => `${manifest.kind}/${manifest.metadata.name}`).join(", ")}`,
+  );
   return found;
 }
 
@@ -71,7 +84,8 @@ type Container = {
   securityContext?: { runAsUser?: number; capabilities?: { add?: string[]; drop?: string[] } };
 };
 function podSpec(deployment: Manifest): { terminationGracePeriodSeconds: number; containers: Container[] } {
-  return (deployment.spec as { template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } } }).template.spec;
+  return (deployment.spec as { template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } } })
+    .template.spec;
 }
 const envOf = (container: Container, name: string) => container.env?.find((variable) => variable.name === name)?.value;
 
@@ -91,7 +105,12 @@ const titles = [
   "the ServiceMonitor is rendered only when serviceMonitor.enabled, and the Secret only when secret.create",
 ];
 if (missing.length > 0) {
-  for (const title of titles) skipTest(test, title, `${missing.join(", ")} missing: 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds them`);
+  for (const title of titles)
+    skipTest(
+      test,
+      title,
+      `${missing.join(", ")} missing: 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds them`,
+    );
 } else {
   test(titles[0], async () => {
     await helm("lint", "--strict", CHART);
@@ -102,7 +121,11 @@ if (missing.length > 0) {
     const api = podSpec(find(defaults.manifests, "Deployment", "ss-stackship-api"));
     const runner = podSpec(find(defaults.manifests, "Deployment", "ss-stackship-runner"));
     assert.is(envOf(api.containers[0], "STACKSHIP_RUNNER_CONCURRENCY"), "0", "the API process runs no runner");
-    assert.equal(runner.containers[0].securityContext?.capabilities?.add, ["SYS_ADMIN", "NET_ADMIN"], "bubblewrap's capabilities");
+    assert.equal(
+      runner.containers[0].securityContext?.capabilities?.add,
+      ["SYS_ADMIN", "NET_ADMIN"],
+      "bubblewrap's capabilities",
+    );
     // The image's entrypoint modes (deploy/image/entrypoint); the API as the image's unprivileged account.
     assert.equal([api.containers[0].args, runner.containers[0].args], [["server"], ["runner"]]);
     assert.is(api.containers[0].securityContext?.runAsUser, 10001);
@@ -110,7 +133,8 @@ if (missing.length > 0) {
     assert.is(envOf(runner.containers[0], "STACKSHIP_API_URL"), "http://ss-stackship-api:80");
     const settings = find(defaults.manifests, "ConfigMap", "ss-stackship").data!;
     assert.is(settings.STACKSHIP_SHUTDOWN_GRACE_SECONDS, "60");
-    for (const spec of [api, runner]) assert.ok(spec.terminationGracePeriodSeconds > 60, "Kubernetes waits longer than the shutdown grace");
+    for (const spec of [api, runner])
+      assert.ok(spec.terminationGracePeriodSeconds > 60, "Kubernetes waits longer than the shutdown grace");
     find(defaults.manifests, "PodDisruptionBudget", "ss-stackship-api");
     find(defaults.manifests, "PodDisruptionBudget", "ss-stackship-runner");
     find(defaults.manifests, "Service", "ss-stackship-api");
@@ -124,7 +148,10 @@ if (missing.length > 0) {
 
     // A misspelt field is refused: the strict schemas are in force, not skipped.
     const misspelt = production.text.replace("containerPort:", "containerPrt:");
-    assert.match((await rejection(validate(misspelt, production.manifests.length))).message, /additional properties 'containerPrt' not allowed/);
+    assert.match(
+      (await rejection(validate(misspelt, production.manifests.length))).message,
+      /additional properties 'containerPrt' not allowed/,
+    );
   });
 
   test(titles[1], async () => {
@@ -135,12 +162,17 @@ if (missing.length > 0) {
     const on = await render("--set", "serviceMonitor.enabled=true");
     const monitor = find(on.manifests, "ServiceMonitor", "ss-stackship");
     assert.equal(
-      (monitor.spec as { endpoints: { port: string; path: string }[] }).endpoints.map(({ port, path }) => `${port} ${path}`),
+      (monitor.spec as { endpoints: { port: string; path: string }[] }).endpoints.map(
+        ({ port, path }) => `${port} ${path}`,
+      ),
       ["http /metrics", "metrics /metrics"],
     );
     await validate(on.text, on.manifests.length);
     // The Secret made by the chart needs the database URL and the key.
-    assert.match((await rejection(render("--set", "secret.create=true"))).message, /STACKSHIP_DATABASE_URL is required/);
+    assert.match(
+      (await rejection(render("--set", "secret.create=true"))).message,
+      /STACKSHIP_DATABASE_URL is required/,
+    );
   });
 }
 

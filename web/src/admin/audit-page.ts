@@ -44,7 +44,12 @@ export class SsAuditPage extends LitElement {
       ]);
       this.events = page.data;
       this.nextCursor = page.meta.page.next_cursor ?? null;
-      this.people = new Map((members?.data ?? []).map((m) => [m.attributes.user_id, m.attributes.display_name || m.attributes.email || m.attributes.user_id]));
+      this.people = new Map(
+        (members?.data ?? []).map((m) => [
+          m.attributes.user_id,
+          m.attributes.display_name || m.attributes.email || m.attributes.user_id,
+        ]),
+      );
       return organization;
     },
   });
@@ -54,7 +59,14 @@ export class SsAuditPage extends LitElement {
     args: () => [this.session?.organization ?? null, this.nextCursor] as const,
     task: async ([organization, cursor], { signal }) => {
       if (!organization || !cursor) return;
-      const page = await dataOf(listAuditEvents({ client: this.api, path: { organization_name: organization }, query: { limit: AUDIT_PAGE_SIZE, cursor }, signal }));
+      const page = await dataOf(
+        listAuditEvents({
+          client: this.api,
+          path: { organization_name: organization },
+          query: { limit: AUDIT_PAGE_SIZE, cursor },
+          signal,
+        }),
+      );
       this.events = [...this.events, ...page.data];
       this.nextCursor = page.meta.page.next_cursor ?? null;
     },
@@ -71,7 +83,8 @@ export class SsAuditPage extends LitElement {
 
   override render(): TemplateResult {
     const organization = this.session?.organization ?? null;
-    if (!organization) return html`<h1>Audit history</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
+    if (!organization)
+      return html`<h1>Audit history</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
     return html`<h1>Audit history</h1>
       <p class="muted">
         Everything done in <strong>${organization}</strong>, oldest first, as a hash chain: <code>npm run verify-audit</code> proves no event was edited, removed or reordered.

@@ -4,7 +4,16 @@
 // administrators can also create a user with a password.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { createMembership, createUser, deleteMembership, listMemberships, listWorkspaces, updateMembership, type Client, type Membership } from "@stackship/client";
+import {
+  createMembership,
+  createUser,
+  deleteMembership,
+  listMemberships,
+  listWorkspaces,
+  updateMembership,
+  type Client,
+  type Membership,
+} from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
@@ -44,7 +53,10 @@ export class SsMembersPage extends LitElement {
         dataOf(listMemberships({ client: this.api, path, signal })),
         dataOf(listWorkspaces({ client: this.api, path, signal })).catch(() => null),
       ]);
-      return { memberships: memberships.data, workspaces: new Map((workspaces?.data ?? []).map((w) => [w.id, w.attributes.name])) };
+      return {
+        memberships: memberships.data,
+        workspaces: new Map((workspaces?.data ?? []).map((w) => [w.id, w.attributes.name])),
+      };
     },
   });
 
@@ -71,13 +83,21 @@ export class SsMembersPage extends LitElement {
     const organization = this.session?.organization;
     if (!organization) return;
     const form = event.target as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const field = (name: string) =>
+      (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
     const email = field("email");
     const scope = field("scope");
     const attributes = { email, role: field("role") as Role, ...(scope ? { workspace_id: scope } : {}) };
     const ok = await this.change(
       "Adding the member",
-      () => dataOf(createMembership({ client: this.api, path: { organization_name: organization }, body: { data: { type: "memberships", attributes } } })),
+      () =>
+        dataOf(
+          createMembership({
+            client: this.api,
+            path: { organization_name: organization },
+            body: { data: { type: "memberships", attributes } },
+          }),
+        ),
       `${email} is now a member.`,
     );
     if (ok) form.reset();
@@ -98,7 +118,12 @@ export class SsMembersPage extends LitElement {
         dataOf(
           createUser({
             client: this.api,
-            body: { data: { type: "users", attributes: { email, display_name: field("display_name").trim() || email, password: field("password") } } },
+            body: {
+              data: {
+                type: "users",
+                attributes: { email, display_name: field("display_name").trim() || email, password: field("password") },
+              },
+            },
           }),
         ),
       `The user ${email} exists; add them to the organization below.`,
@@ -129,14 +154,21 @@ export class SsMembersPage extends LitElement {
     void this.change(
       "Removing the member",
       // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      () => dataOf(deleteMembership({ client: this.api, path: { organization_name: organization, membership_id: membership.id } }).then((r) => ({ ...r, data: r.data ?? null }))),
+      () =>
+        dataOf(
+          deleteMembership({
+            client: this.api,
+            path: { organization_name: organization, membership_id: membership.id },
+          }).then((r) => ({ ...r, data: r.data ?? null })),
+        ),
       `${membership.attributes.email ?? membership.attributes.user_id} was removed.`,
     ).then(() => (this.removing = null));
   }
 
   override render(): TemplateResult {
     const organization = this.session?.organization ?? null;
-    if (!organization) return html`<h1>Members</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
+    if (!organization)
+      return html`<h1>Members</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
     return html`<h1>Members</h1>
       <p class="muted">Who can use <strong>${organization}</strong>, and with which role.</p>
       ${this.members.render({

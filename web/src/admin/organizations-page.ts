@@ -38,7 +38,9 @@ export class SsOrganizationsPage extends LitElement {
     this.error = null;
     this.notice = null;
     try {
-      await dataOf(createOrganization({ client: this.api, body: { data: { type: "organizations", attributes: { name } } } }));
+      await dataOf(
+        createOrganization({ client: this.api, body: { data: { type: "organizations", attributes: { name } } } }),
+      );
       this.notice = `The organization ${name} was created with its Default Project.`;
       form.reset();
       void this.organizations.run();

@@ -5,7 +5,15 @@
 // policy per module, named after its file).
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { createPolicySet, createPolicySetVersion, listPolicySets, listWorkspaces, type Client, type PolicyInput, type PolicySet } from "@stackship/client";
+import {
+  createPolicySet,
+  createPolicySetVersion,
+  listPolicySets,
+  listWorkspaces,
+  type Client,
+  type PolicyInput,
+  type PolicySet,
+} from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
@@ -17,13 +25,21 @@ import { base } from "../ui/tokens.ts";
 import { regoModules } from "./rego-archive.ts";
 
 type Level = PolicyInput["enforcement_level"];
-const LEVELS: Record<Level, string> = { advisory: "advisory", soft_mandatory: "soft-mandatory", hard_mandatory: "hard-mandatory" };
+const LEVELS: Record<Level, string> = {
+  advisory: "advisory",
+  soft_mandatory: "soft-mandatory",
+  hard_mandatory: "hard-mandatory",
+};
 
 /** The policies of the chosen `.rego` files or `.tar.gz` bundles: one per module, named after its file, all at `level`. */
 async function policiesFrom(files: FileList | null, level: Level): Promise<PolicyInput[]> {
   if (!files || files.length === 0) throw new Error("Choose at least one .rego file or a .tar.gz of them.");
   const modules = await regoModules([...files]);
-  return modules.map((m) => ({ name: m.name.replace(/[^A-Za-z0-9_-]/g, "-"), enforcement_level: level, source: m.source }));
+  return modules.map((m) => ({
+    name: m.name.replace(/[^A-Za-z0-9_-]/g, "-"),
+    enforcement_level: level,
+    source: m.source,
+  }));
 }
 
 @customElement("ss-policy-sets-page")
@@ -103,7 +119,13 @@ export class SsPolicySetsPage extends LitElement {
     const level = (form.elements.namedItem("level") as HTMLSelectElement).value as Level;
     void this.run("Publishing the version", async () => {
       const policies = await policiesFrom(files, level);
-      await dataOf(createPolicySetVersion({ client: this.api, path: { policy_set_id: set.id }, body: { data: { type: "policy-set-versions", attributes: { policies } } } }));
+      await dataOf(
+        createPolicySetVersion({
+          client: this.api,
+          path: { policy_set_id: set.id },
+          body: { data: { type: "policy-set-versions", attributes: { policies } } },
+        }),
+      );
       return `${set.attributes.name} has a new version; later runs evaluate it.`;
     });
   }
@@ -121,7 +143,11 @@ export class SsPolicySetsPage extends LitElement {
       const policies = await policiesFrom(files, level);
       const attachment = scope === "" ? { global: true } : { global: false, workspace_ids: [scope] };
       await dataOf(
-        createPolicySet({ client: this.api, path: { organization_name: organization }, body: { data: { type: "policy-sets", attributes: { name, policies, ...attachment } } } }),
+        createPolicySet({
+          client: this.api,
+          path: { organization_name: organization },
+          body: { data: { type: "policy-sets", attributes: { name, policies, ...attachment } } },
+        }),
       );
       return `The policy set ${name} was created.`;
     });
@@ -129,7 +155,8 @@ export class SsPolicySetsPage extends LitElement {
 
   override render(): TemplateResult {
     const organization = this.session?.organization ?? null;
-    if (!organization) return html`<h1>Policy sets</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
+    if (!organization)
+      return html`<h1>Policy sets</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
     return html`<h1>Policy sets</h1>
       <p class="muted">Rego policies every plan of <strong>${organization}</strong> is checked against before it can be approved. A version is immutable; runs keep the version they were evaluated with.</p>
       ${this.error ? html`<p class="notice danger" role="alert" id="policy-sets-error">${this.error}</p>` : nothing}
@@ -183,7 +210,10 @@ export class SsPolicySetsPage extends LitElement {
     const a = set.attributes;
     const scope = a.global
       ? "every workspace (global)"
-      : [...a.workspace_ids.map((id) => `workspace ${workspaces.get(id) ?? id}`), ...a.project_ids.map((id) => `project ${id}`)].join(", ") || "nothing yet";
+      : [
+          ...a.workspace_ids.map((id) => `workspace ${workspaces.get(id) ?? id}`),
+          ...a.project_ids.map((id) => `project ${id}`),
+        ].join(", ") || "nothing yet";
     const v = a.current_version;
     return html`<article data-policy-set=${a.name} aria-labelledby="set-${set.id}">
       <h2 id="set-${set.id}">${a.name}</h2>

@@ -25,7 +25,9 @@ function tar(files: Record<string, string>): Uint8Array {
 }
 
 async function gzipFile(name: string, bytes: Uint8Array): Promise<File> {
-  const gz = await new Response(new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip"))).arrayBuffer();
+  const gz = await new Response(
+    new Blob([bytes as Uint8Array<ArrayBuffer>]).stream().pipeThrough(new CompressionStream("gzip")),
+  ).arrayBuffer();
   return new File([gz], name);
 }
 
@@ -40,7 +42,10 @@ async function refusal(files: File[]): Promise<string> {
 
 describe("Rego bundles read in the browser", () => {
   it("should unpack the .rego modules of a .tar.gz, in folders too, beside plain .rego files", async () => {
-    const bundle = await gzipFile("bundle.tar.gz", tar({ "policies/tags.rego": "package tags\n", "policies/nested/cost.rego": "package cost\n" }));
+    const bundle = await gzipFile(
+      "bundle.tar.gz",
+      tar({ "policies/tags.rego": "package tags\n", "policies/nested/cost.rego": "package cost\n" }),
+    );
     const plain = new File(["package extra\n"], "extra.rego");
     equal(await regoModules([bundle, plain]), [
       { name: "tags", source: "package tags\n" },

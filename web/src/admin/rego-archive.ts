@@ -27,10 +27,12 @@ export function untar(bytes: Uint8Array): Array<{ path: string; data: Uint8Array
     const size = parseInt(field(header, 124, 12).trim() || "0", 8);
     const type = String.fromCharCode(header[156] || 48);
     const prefix = field(header, 345, 155);
-    if (!Number.isFinite(size) || size < 0) throw new Error("The archive is not a tar archive (a header's size is unreadable).");
+    if (!Number.isFinite(size) || size < 0)
+      throw new Error("The archive is not a tar archive (a header's size is unreadable).");
     const start = offset + BLOCK;
     if (start + size > bytes.length) throw new Error("The archive ends inside a file: it is truncated.");
-    if (type === "0" || type === "\0") files.push({ path: prefix ? `${prefix}/${name}` : name, data: bytes.slice(start, start + size) });
+    if (type === "0" || type === "\0")
+      files.push({ path: prefix ? `${prefix}/${name}` : name, data: bytes.slice(start, start + size) });
     offset = start + Math.ceil(size / BLOCK) * BLOCK;
   }
   return files;
@@ -41,7 +43,9 @@ export async function regoModules(files: Iterable<File>): Promise<RegoModule[]> 
   const modules: RegoModule[] = [];
   for (const file of files) {
     if (/\.(tar\.gz|tgz)$/i.test(file.name)) {
-      const unzipped = new Uint8Array(await new Response(file.stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer());
+      const unzipped = new Uint8Array(
+        await new Response(file.stream().pipeThrough(new DecompressionStream("gzip"))).arrayBuffer(),
+      );
       const entries = untar(unzipped).filter((entry) => !entry.path.split("/").some((part) => part.startsWith("._")));
       const other = entries.filter((entry) => !entry.path.endsWith(".rego"));
       if (other.length > 0) {

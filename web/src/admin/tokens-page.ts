@@ -3,7 +3,13 @@
 // a copy button and a warning), and revoke after a confirmation.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { createOrganizationToken, deleteOrganizationToken, listOrganizationTokens, type Client, type Token } from "@stackship/client";
+import {
+  createOrganizationToken,
+  deleteOrganizationToken,
+  listOrganizationTokens,
+  type Client,
+  type Token,
+} from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
@@ -40,7 +46,9 @@ export class SsTokensPage extends LitElement {
     args: () => [this.session?.organization ?? null] as const,
     task: async ([organization], { signal }) => {
       if (!organization) return null;
-      const list = await dataOf(listOrganizationTokens({ client: this.api, path: { organization_name: organization }, signal }));
+      const list = await dataOf(
+        listOrganizationTokens({ client: this.api, path: { organization_name: organization }, signal }),
+      );
       return list.data;
     },
   });
@@ -50,7 +58,8 @@ export class SsTokensPage extends LitElement {
     const organization = this.session?.organization;
     if (!organization) return;
     const form = event.target as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const field = (name: string) =>
+      (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
     const expires = field("expires");
     this.busy = true;
     this.error = null;
@@ -58,7 +67,13 @@ export class SsTokensPage extends LitElement {
       const attributes: { role: Role; description?: string; expires_at?: string } = { role: field("role") as Role };
       if (field("description")) attributes.description = field("description");
       if (expires) attributes.expires_at = new Date(`${expires}T23:59:59Z`).toISOString();
-      const token = await dataOf(createOrganizationToken({ client: this.api, path: { organization_name: organization }, body: { data: { type: "tokens", attributes } } }));
+      const token = await dataOf(
+        createOrganizationToken({
+          client: this.api,
+          path: { organization_name: organization },
+          body: { data: { type: "tokens", attributes } },
+        }),
+      );
       this.created = { id: token.data.id, secret: token.data.attributes.secret };
       this.copied = "";
       form.reset();
@@ -77,7 +92,11 @@ export class SsTokensPage extends LitElement {
     this.error = null;
     try {
       // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      await dataOf(deleteOrganizationToken({ client: this.api, path: { organization_name: organization, token_id: id } }).then((r) => ({ ...r, data: r.data ?? null })));
+      await dataOf(
+        deleteOrganizationToken({ client: this.api, path: { organization_name: organization, token_id: id } }).then(
+          (r) => ({ ...r, data: r.data ?? null }),
+        ),
+      );
       this.revoking = null;
       if (this.created?.id === id) this.created = null;
       void this.tokens.run();
@@ -99,7 +118,8 @@ export class SsTokensPage extends LitElement {
 
   override render(): TemplateResult {
     const organization = this.session?.organization ?? null;
-    if (!organization) return html`<h1>API tokens</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
+    if (!organization)
+      return html`<h1>API tokens</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
     return html`<h1>API tokens</h1>
       <p class="muted">Tokens of <strong>${organization}</strong> for the <code>tofu</code> CLI and automation. StackShip stores only their hashes.</p>
       ${this.tokens.render({

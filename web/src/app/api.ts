@@ -45,7 +45,9 @@ export class RequestFailed extends Error {
 
   /** "HTTP 503 · SERVICE_UNAVAILABLE" secondary detail ("no answer" when the server was not reached). */
   get summary(): string {
-    return this.status === 0 ? "no answer from the server" : [`HTTP ${this.status}`, this.code].filter(Boolean).join(" · ");
+    return this.status === 0
+      ? "no answer from the server"
+      : [`HTTP ${this.status}`, this.code].filter(Boolean).join(" · ");
   }
 }
 
@@ -60,6 +62,11 @@ export async function dataOf<T>(call: Promise<{ data?: T; error?: unknown; respo
   }
   if (result.response?.ok && result.data !== undefined) return result.data;
   const status = result.response?.status ?? 0;
-  const first = (result.error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
-  throw new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
+  const first = (result.error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)
+    ?.errors?.[0];
+  throw new RequestFailed(
+    status,
+    first?.code ?? null,
+    first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`,
+  );
 }

@@ -12,7 +12,15 @@ function run(id: string, createdAt: string, status = "applied"): Run {
   return {
     type: "runs",
     id,
-    attributes: { status, created_at: createdAt, finished_at: null, updated_at: createdAt, message: id, source: "api", commit: null } as unknown as Run["attributes"],
+    attributes: {
+      status,
+      created_at: createdAt,
+      finished_at: null,
+      updated_at: createdAt,
+      message: id,
+      source: "api",
+      commit: null,
+    } as unknown as Run["attributes"],
     relationships: {
       organization: { data: { type: "organizations", id: "org-1" } },
       workspace: { data: { type: "workspaces", id: "ws-1" } },
@@ -45,9 +53,17 @@ describe("routes and next", () => {
 
   it("should refuse every control character and backslash form that the URL parser turns into another host", () => {
     const attacks: string[] = [];
-    const controls = [...Array.from({ length: 0x20 }, (_, code) => code), 0x7f].map((code) => String.fromCharCode(code));
+    const controls = [...Array.from({ length: 0x20 }, (_, code) => code), 0x7f].map((code) =>
+      String.fromCharCode(code),
+    );
     for (const c of controls) {
-      attacks.push(`/${c}/evil.example/`, `${c}//evil.example/`, `/${c}\\evil.example/`, `//${c}evil.example/`, `/${c}${c}/evil.example/`);
+      attacks.push(
+        `/${c}/evil.example/`,
+        `${c}//evil.example/`,
+        `/${c}\\evil.example/`,
+        `//${c}evil.example/`,
+        `/${c}${c}/evil.example/`,
+      );
     }
     attacks.push(
       "/\\evil.example",
@@ -77,7 +93,16 @@ describe("routes and next", () => {
 describe("formatting", () => {
   it("should word durations and relative times, and give the absolute time in UTC", () => {
     equal(
-      [duration(0), duration(999), duration(1_000), duration(59_999), duration(60_000), duration(65_000), duration(3_600_000 + 180_000), duration(90_000_000)],
+      [
+        duration(0),
+        duration(999),
+        duration(1_000),
+        duration(59_999),
+        duration(60_000),
+        duration(65_000),
+        duration(3_600_000 + 180_000),
+        duration(90_000_000),
+      ],
       ["<1 s", "<1 s", "1s", "59s", "1m 00s", "1m 05s", "1h 03m", "1d 1h"],
     );
     const now = Date.parse("2026-12-03T12:00:00.000Z");
@@ -92,7 +117,11 @@ describe("formatting", () => {
 describe("closed sets", () => {
   it("should label every run status and refuse one outside the set", () => {
     for (const status of RUN_STATUSES) ok(RUN_STATUS_LABELS[status].label.length > 0, status);
-    ok(TERMINAL_RUN_STATUSES.has("applied") && !TERMINAL_RUN_STATUSES.has("awaiting_approval") && !TERMINAL_RUN_STATUSES.has("needs_recovery"));
+    ok(
+      TERMINAL_RUN_STATUSES.has("applied") &&
+        !TERMINAL_RUN_STATUSES.has("awaiting_approval") &&
+        !TERMINAL_RUN_STATUSES.has("needs_recovery"),
+    );
     let refused: unknown = null;
     try {
       checkRun(run("run-x", "2026-12-03T12:00:00.000Z", "teleporting"));
@@ -104,7 +133,10 @@ describe("closed sets", () => {
 
   it("should merge a re-read first page: known runs replaced, new ones added, newest first, no duplicates", () => {
     const loaded = [run("run-b", "2026-12-03T11:00:00.000Z", "planning"), run("run-a", "2026-12-03T10:00:00.000Z")];
-    const fresh = [run("run-c", "2026-12-03T12:00:00.000Z", "pending"), run("run-b", "2026-12-03T11:00:00.000Z", "awaiting_approval")];
+    const fresh = [
+      run("run-c", "2026-12-03T12:00:00.000Z", "pending"),
+      run("run-b", "2026-12-03T11:00:00.000Z", "awaiting_approval"),
+    ];
     const merged = mergeFirstPage(loaded, fresh);
     equal(
       merged.map((r) => [r.id, r.attributes.status]),
@@ -122,10 +154,16 @@ describe("ss-status-badge", () => {
 
   it("should say the status in words, and an unknown one as unknown", async () => {
     const server = new FakeServer();
-    const known = await mount(server, Object.assign(document.createElement("ss-status-badge"), { status: "awaiting_approval" }));
+    const known = await mount(
+      server,
+      Object.assign(document.createElement("ss-status-badge"), { status: "awaiting_approval" }),
+    );
     equal(text(known), "Awaiting approval");
     equal(known.shadowRoot!.querySelector("span")!.className, "attention");
-    const unknown = await mount(server, Object.assign(document.createElement("ss-status-badge"), { status: "teleporting" }));
+    const unknown = await mount(
+      server,
+      Object.assign(document.createElement("ss-status-badge"), { status: "teleporting" }),
+    );
     equal(text(unknown), "Unknown status “teleporting”");
     equal(unknown.shadowRoot!.querySelector("span")!.className, "danger");
   });

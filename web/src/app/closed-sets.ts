@@ -7,7 +7,15 @@ import type { Run } from "@stackship/client";
 type RunStatus = Run["attributes"]["status"];
 type Exhaustive<Listed, All> = [Exclude<All, Listed>] extends [never] ? true : { missing: Exclude<All, Listed> };
 
-const TERMINAL = ["applied", "planned_and_finished", "discarded", "canceled", "errored", "expired", "plan_credentials_required"] as const;
+const TERMINAL = [
+  "applied",
+  "planned_and_finished",
+  "discarded",
+  "canceled",
+  "errored",
+  "expired",
+  "plan_credentials_required",
+] as const;
 
 export const RUN_STATUSES = [
   "pending",
@@ -46,7 +54,11 @@ export const RUN_STATUS_LABELS: Record<RunStatus, { label: string; intent: Inten
 };
 
 /** Statuses that wait on a person: an approval, a soft-failed policy's override, an interrupted apply's recovery. */
-export const ATTENTION_STATUSES = ["awaiting_approval", "policy_soft_failed", "needs_recovery"] as const satisfies readonly RunStatus[];
+export const ATTENTION_STATUSES = [
+  "awaiting_approval",
+  "policy_soft_failed",
+  "needs_recovery",
+] as const satisfies readonly RunStatus[];
 
 export function isRunStatus(value: unknown): value is RunStatus {
   return typeof value === "string" && (RUN_STATUSES as readonly string[]).includes(value);
@@ -64,12 +76,18 @@ export class ContractError extends Error {
 export function checkRun(run: Run): Run {
   const a = run?.attributes;
   if (!a || typeof run.id !== "string") throw new ContractError("A run in the response has no id or attributes.");
-  if (!isRunStatus(a.status)) throw new ContractError(`Run ${run.id} has the status “${String(a.status)}”, which is not one of the statuses StackShip defines.`);
-  if (typeof a.created_at !== "string" || Number.isNaN(Date.parse(a.created_at))) throw new ContractError(`Run ${run.id} has no valid creation time.`);
+  if (!isRunStatus(a.status))
+    throw new ContractError(
+      `Run ${run.id} has the status “${String(a.status)}”, which is not one of the statuses StackShip defines.`,
+    );
+  if (typeof a.created_at !== "string" || Number.isNaN(Date.parse(a.created_at)))
+    throw new ContractError(`Run ${run.id} has no valid creation time.`);
   if (a.finished_at !== null && (typeof a.finished_at !== "string" || Number.isNaN(Date.parse(a.finished_at))))
     throw new ContractError(`Run ${run.id} has an invalid finish time.`);
-  if (typeof run.relationships?.workspace?.data?.id !== "string") throw new ContractError(`Run ${run.id} names no workspace.`);
-  if (!Object.hasOwn(RUN_SOURCE_LABELS, a.source)) throw new ContractError(`Run ${run.id} has the source “${String(a.source)}”, which StackShip does not define.`);
+  if (typeof run.relationships?.workspace?.data?.id !== "string")
+    throw new ContractError(`Run ${run.id} names no workspace.`);
+  if (!Object.hasOwn(RUN_SOURCE_LABELS, a.source))
+    throw new ContractError(`Run ${run.id} has the source “${String(a.source)}”, which StackShip does not define.`);
   return run;
 }
 
@@ -88,5 +106,8 @@ export function commitLine(run: Run): { text: string; title: string } | null {
   const { commit, source } = run.attributes;
   if (!commit) return null;
   const label = RUN_SOURCE_LABELS[source] ?? source;
-  return { text: `${label}${commit.fork ? " (fork)" : ""} ${commit.sha.slice(0, 7)}`, title: `${commit.repository} ${commit.ref} ${commit.sha}` };
+  return {
+    text: `${label}${commit.fork ? " (fork)" : ""} ${commit.sha.slice(0, 7)}`,
+    title: `${commit.repository} ${commit.ref} ${commit.sha}`,
+  };
 }

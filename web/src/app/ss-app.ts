@@ -2,7 +2,14 @@
 // to pages, keeps the person signed in (or sends them to sign-in and back), and shows the
 // organization switcher when they belong to several organizations.
 import { provide } from "@lit/context";
-import { getCurrentSession, listOrganizations, listOrganizationTokens, deleteCurrentSession, type Client, type SessionDocument } from "@stackship/client";
+import {
+  getCurrentSession,
+  listOrganizations,
+  listOrganizationTokens,
+  deleteCurrentSession,
+  type Client,
+  type SessionDocument,
+} from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { tokens, base } from "../ui/tokens.ts";
@@ -152,7 +159,12 @@ export class SsApp extends LitElement {
       return;
     }
     // The setup page is reached signed out (its link's token is the credential) and stays after sign-in (its next steps).
-    if (this.status === "signed-out" && this.route.name !== "sign-in" && this.route.name !== "setup" && this.route.name !== "not-found") {
+    if (
+      this.status === "signed-out" &&
+      this.route.name !== "sign-in" &&
+      this.route.name !== "setup" &&
+      this.route.name !== "not-found"
+    ) {
       navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
     }
     if (this.status === "signed-in" && this.route.name === "sign-in") {
@@ -196,7 +208,12 @@ export class SsApp extends LitElement {
     }
     const list = organizations.data.data.map((o) => ({ id: o.id, name: o.attributes.name }));
     const organization = chooseOrganization(list);
-    this.session = { ...draft, organizations: list, organization, organizationAdmin: await this.administers(organization) };
+    this.session = {
+      ...draft,
+      organizations: list,
+      organization,
+      organizationAdmin: await this.administers(organization),
+    };
     this.status = "signed-in";
     this.notice = null;
     this.guard();
@@ -212,7 +229,8 @@ export class SsApp extends LitElement {
     this.session = null;
     this.status = "signed-out";
     this.notice = "Your session has ended. Sign in again to continue where you were.";
-    if (this.route.name !== "sign-in") navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
+    if (this.route.name !== "sign-in")
+      navigate(`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`, { replace: true });
   }
 
   private switchOrganization(name: string): void {

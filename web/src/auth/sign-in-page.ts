@@ -45,11 +45,18 @@ export class SsSignInPage extends LitElement {
     try {
       const result = await createSession({
         client: this.api,
-        body: { data: { type: "sessions", attributes: { email: this.emailInput.value.trim(), password: this.passwordInput.value } } },
+        body: {
+          data: {
+            type: "sessions",
+            attributes: { email: this.emailInput.value.trim(), password: this.passwordInput.value },
+          },
+        },
       });
       if (result.data) {
         this.passwordInput.value = "";
-        this.dispatchEvent(new CustomEvent<SignedInDetail>("ss-signed-in", { detail: result.data, bubbles: true, composed: true }));
+        this.dispatchEvent(
+          new CustomEvent<SignedInDetail>("ss-signed-in", { detail: result.data, bubbles: true, composed: true }),
+        );
         return;
       }
       const status = result.response?.status ?? 0;

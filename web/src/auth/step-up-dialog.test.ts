@@ -1,7 +1,18 @@
 // The step-up dialog (used before guarded downloads): focus in the password field, a wrong
 // password keeps it open with an error, Cancel resolves false, success resolves true and fires
 // ss-stepped-up. Against the generated SDK over a fake fetch (the e2e scenarios use the real server).
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  until,
+} from "../../test/support/components.ts";
 import "./step-up-dialog.ts";
 
 const FRESH = "2026-12-03T12:15:00.000Z";
@@ -14,8 +25,12 @@ describe("ss-step-up-dialog", () => {
     const server = new FakeServer().on("POST /v1/auth/step-up", (request) => {
       attempts += 1;
       const password = (request.body as { data: { attributes: { password: string } } }).data.attributes.password;
-      if (password !== "right password") return errorAnswer(403, "STEP_UP_PASSWORD_INVALID", "The password is not right.");
-      return { status: 200, body: { data: { type: "sessions", id: "ses-0000000000000001", attributes: { step_up_fresh_until: FRESH } } } };
+      if (password !== "right password")
+        return errorAnswer(403, "STEP_UP_PASSWORD_INVALID", "The password is not right.");
+      return {
+        status: 200,
+        body: { data: { type: "sessions", id: "ses-0000000000000001", attributes: { step_up_fresh_until: FRESH } } },
+      };
     });
     const dialog = await mount(server, document.createElement("ss-step-up-dialog"));
     let detail: unknown = null;

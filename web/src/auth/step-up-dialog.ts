@@ -86,17 +86,27 @@ export class SsStepUpDialog extends LitElement {
     this.busy = true;
     this.error = null;
     try {
-      const result = await stepUp({ client: this.api, body: { data: { type: "step-ups", attributes: { password: this.password.value } } } });
+      const result = await stepUp({
+        client: this.api,
+        body: { data: { type: "step-ups", attributes: { password: this.password.value } } },
+      });
       if (result.data) {
         this.password.value = "";
         this.dispatchEvent(
-          new CustomEvent<SteppedUpDetail>("ss-stepped-up", { detail: { freshUntil: result.data.data.attributes.step_up_fresh_until }, bubbles: true, composed: true }),
+          new CustomEvent<SteppedUpDetail>("ss-stepped-up", {
+            detail: { freshUntil: result.data.data.attributes.step_up_fresh_until },
+            bubbles: true,
+            composed: true,
+          }),
         );
         this.finish(true);
         return;
       }
       const code = (result.error as { errors?: Array<{ code?: string }> } | undefined)?.errors?.[0]?.code;
-      this.error = code === "STEP_UP_PASSWORD_INVALID" || code === "DOCUMENT_INVALID" ? "That password is not right." : "Confirming your password is unavailable right now.";
+      this.error =
+        code === "STEP_UP_PASSWORD_INVALID" || code === "DOCUMENT_INVALID"
+          ? "That password is not right."
+          : "Confirming your password is unavailable right now.";
       this.password.select();
     } finally {
       this.busy = false;

@@ -13,7 +13,10 @@ import { apiContext } from "../app/context.ts";
 import { failureText, workspaceStyles } from "../workspaces/workspace-common.ts";
 
 type Outcome =
-  { state: "binding" } | { state: "bound"; installationId: number; organization: string; account: string | null } | { state: "failed"; error: unknown } | { state: "invalid" };
+  | { state: "binding" }
+  | { state: "bound"; installationId: number; organization: string; account: string | null }
+  | { state: "failed"; error: unknown }
+  | { state: "invalid" };
 
 @customElement("ss-github-setup-page")
 export class SsGithubSetupPage extends LitElement {
@@ -43,13 +46,22 @@ export class SsGithubSetupPage extends LitElement {
           body: {
             data: {
               type: "github-installations",
-              attributes: { installation_id: Number(installation), state: setupState, ...(setupAction ? { setup_action: setupAction.slice(0, 50) } : {}) },
+              attributes: {
+                installation_id: Number(installation),
+                state: setupState,
+                ...(setupAction ? { setup_action: setupAction.slice(0, 50) } : {}),
+              },
             },
           },
         }),
       );
       const a = bound.data.attributes;
-      this.outcome = { state: "bound", installationId: a.installation_id, organization: a.organization, account: a.account };
+      this.outcome = {
+        state: "bound",
+        installationId: a.installation_id,
+        organization: a.organization,
+        account: a.account,
+      };
     } catch (error) {
       this.outcome = { state: "failed", error };
     }

@@ -23,8 +23,12 @@ export function unwrap<T>(result: SdkResult<T>): T {
 
 /** The RequestFailed of an error document (or of anything else that came back). */
 export function failure(status: number, error: unknown): RequestFailed {
-  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
-  const detail = first?.detail ?? first?.title ?? (status === 0 ? "The server could not be reached." : `The request failed (HTTP ${status}).`);
+  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)
+    ?.errors?.[0];
+  const detail =
+    first?.detail ??
+    first?.title ??
+    (status === 0 ? "The server could not be reached." : `The request failed (HTTP ${status}).`);
   return new RequestFailed(status, first?.code ?? null, detail);
 }
 

@@ -1,9 +1,26 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mountForRun,
+  ok,
+  reviewFixture,
+  RUN_ID,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import type { ApprovalStage } from "./review-model.ts";
 import "./approval-evidence.ts";
 
 const ENVELOPE_DIGEST = "e".repeat(64);
-const ENVELOPE = { payloadType: "application/vnd.in-toto+json", payload: "eyJfdHlwZSI6InRlc3QifQ==", signatures: [{ keyid: "k".repeat(64), sig: "MEUC" }] };
+const ENVELOPE = {
+  payloadType: "application/vnd.in-toto+json",
+  payload: "eyJfdHlwZSI6InRlc3QifQ==",
+  signatures: [{ keyid: "k".repeat(64), sig: "MEUC" }],
+};
 
 function approved(patch: Partial<ApprovalStage> = {}): ApprovalStage {
   return {
@@ -12,7 +29,15 @@ function approved(patch: Partial<ApprovalStage> = {}): ApprovalStage {
     state: "approved",
     decided_by: { actor_id: "usr-0000000000000001", display_name: "Avery Approver" },
     decided_at: "2026-12-03T10:01:00.000Z",
-    attestations: [{ id: "atst-0000000000000001", stage: "decision", envelope_sha256: ENVELOPE_DIGEST, key_id: "k".repeat(64), created_at: "2026-12-03T10:01:00.000Z" }],
+    attestations: [
+      {
+        id: "atst-0000000000000001",
+        stage: "decision",
+        envelope_sha256: ENVELOPE_DIGEST,
+        key_id: "k".repeat(64),
+        created_at: "2026-12-03T10:01:00.000Z",
+      },
+    ],
     ...patch,
   };
 }
@@ -21,7 +46,9 @@ describe("ss-approval-evidence", () => {
   afterEach(cleanup);
 
   it("should offer no attestation download before one is issued", async () => {
-    const el = await mountForRun(new FakeServer(), "ss-approval-evidence", { approval: approved({ attestations: [] }) });
+    const el = await mountForRun(new FakeServer(), "ss-approval-evidence", {
+      approval: approved({ attestations: [] }),
+    });
     equal(el.shadowRoot!.querySelector('[data-testid^="download-attestation"]'), null);
   });
 

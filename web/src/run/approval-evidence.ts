@@ -38,7 +38,9 @@ export class SsApprovalEvidence extends LitElement {
       const list = unwrap(await listRunAttestations({ client: this.client, path: { run_id: this.runId } }));
       const found = list.data.find((a) => a.id === id);
       if (!found) throw new Error("That attestation is no longer listed; reload the run.");
-      const url = URL.createObjectURL(new Blob([JSON.stringify(found.attributes.envelope)], { type: "application/json" }));
+      const url = URL.createObjectURL(
+        new Blob([JSON.stringify(found.attributes.envelope)], { type: "application/json" }),
+      );
       const a = document.createElement("a");
       a.href = url;
       a.download = `${this.runId}-${stage}.intoto.json`;
@@ -59,7 +61,9 @@ export class SsApprovalEvidence extends LitElement {
           ? html`<p class="lead error" data-testid="approval-lead">Unknown approval state “${a.state}”</p>`
           : html`<p class="lead" data-testid="approval-lead">
             ${headline.verb}${
-              headline.who ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}` : nothing
+              headline.who
+                ? html` ${headline.who.name ? headline.who.name : html`<code data-testid="actor-id">${headline.who.id}</code>`}`
+                : nothing
             }${a.decided_at ? html` at <time datetime=${a.decided_at}>${formatUtc(a.decided_at)}</time>` : nothing}
           </p>`
       }

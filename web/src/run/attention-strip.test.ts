@@ -1,9 +1,25 @@
-import { afterEach, cleanup, deep, describe, DIGEST, equal, FakeServer, it, mount, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  describe,
+  DIGEST,
+  equal,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  reviewFixture,
+  RUN_ID,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import "./attention-strip.ts";
 
 function strip(server: FakeServer, destroy: number, actions = ["approve", "discard", "cancel"] as const) {
   const review = reviewFixture((r) => {
-    if (r.attributes.stages.plan.summary.state === "recorded") r.attributes.stages.plan.summary.counts = { create: 2, change: 3, destroy };
+    if (r.attributes.stages.plan.summary.state === "recorded")
+      r.attributes.stages.plan.summary.counts = { create: 2, change: 3, destroy };
     r.attributes.stages.approval.destroy_confirmation_required = destroy > 0;
   });
   const el = document.createElement("ss-attention-strip");
@@ -15,7 +31,8 @@ function strip(server: FakeServer, destroy: number, actions = ["approve", "disca
   return mount(server, el);
 }
 
-const button = (el: HTMLElement, label: string) => [...el.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent.trim() === label);
+const button = (el: HTMLElement, label: string) =>
+  [...el.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent.trim() === label);
 
 describe("ss-attention-strip", () => {
   afterEach(cleanup);
@@ -65,7 +82,9 @@ describe("ss-attention-strip", () => {
     ok(reason);
     equal(el.shadowRoot!.activeElement, reason);
     reason.value = "  wrong branch ";
-    (el.shadowRoot!.querySelector('[data-testid="discard-confirmation"] button[type="submit"]') as HTMLButtonElement).click();
+    (
+      el.shadowRoot!.querySelector('[data-testid="discard-confirmation"] button[type="submit"]') as HTMLButtonElement
+    ).click();
     await until(() => server.requests.length > 0);
     equal(server.requests.at(-1)?.body, { data: { type: "decisions", attributes: { reason: "wrong branch" } } });
   });
@@ -73,7 +92,16 @@ describe("ss-attention-strip", () => {
   it("should render nothing once no decision is outstanding, and show a refused action's code", async () => {
     const server = new FakeServer().on(`POST /v1/runs/${RUN_ID}/actions/approve`, {
       status: 409,
-      body: { errors: [{ status: "409", code: "RUN_PLAN_DIGEST_MISMATCH", title: "x", detail: "The plan changed since you reviewed it." }] },
+      body: {
+        errors: [
+          {
+            status: "409",
+            code: "RUN_PLAN_DIGEST_MISMATCH",
+            title: "x",
+            detail: "The plan changed since you reviewed it.",
+          },
+        ],
+      },
     });
     const gone = await strip(server, 0, [] as never);
     equal(gone.shadowRoot!.children.length, 0);
@@ -87,6 +115,10 @@ describe("ss-attention-strip", () => {
       3000,
       "the refusal's alert",
     );
-    ok(text(alert).includes("The plan changed since you reviewed it.") && text(alert).includes("HTTP 409 · RUN_PLAN_DIGEST_MISMATCH"), text(alert));
+    ok(
+      text(alert).includes("The plan changed since you reviewed it.") &&
+        text(alert).includes("HTTP 409 · RUN_PLAN_DIGEST_MISMATCH"),
+      text(alert),
+    );
   });
 });

@@ -129,7 +129,13 @@ export class SsAttentionStrip extends LitElement {
   private async approve() {
     const digest = this.approval?.plan_digest;
     if (!this.client || !digest) return;
-    await this.send("approve", () => approveRun({ client: this.client, path: { run_id: this.runId }, body: { data: { type: "approvals", attributes: { plan_digest: digest } } } }));
+    await this.send("approve", () =>
+      approveRun({
+        client: this.client,
+        path: { run_id: this.runId },
+        body: { data: { type: "approvals", attributes: { plan_digest: digest } } },
+      }),
+    );
   }
 
   private async discard(event: SubmitEvent) {
@@ -137,7 +143,11 @@ export class SsAttentionStrip extends LitElement {
     if (!this.client) return;
     const reason = this.reasonInput?.value.trim() ?? "";
     await this.send("discard", () =>
-      discardRun({ client: this.client, path: { run_id: this.runId }, body: { data: { type: "decisions", attributes: reason ? { reason } : {} } } }),
+      discardRun({
+        client: this.client,
+        path: { run_id: this.runId },
+        body: { data: { type: "decisions", attributes: reason ? { reason } : {} } },
+      }),
     );
   }
 

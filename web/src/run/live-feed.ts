@@ -220,7 +220,13 @@ export class RunLiveFeed {
     if (expected !== undefined && log.seq < expected) return; // a duplicate
     this.nextSeq.set(log.phase, log.seq + 1);
     this.advance(log.phase, log.next_offset);
-    const chunk: LiveChunk = { seq: log.seq, offset: log.offset, next_offset: log.next_offset, text: log.text, final: log.final };
+    const chunk: LiveChunk = {
+      seq: log.seq,
+      offset: log.offset,
+      next_offset: log.next_offset,
+      text: log.text,
+      final: log.final,
+    };
     const gap = expected !== undefined && log.seq > expected;
     for (const listener of [...listeners]) {
       if (gap) listener.resync(log.next_offset);
@@ -243,7 +249,8 @@ export class RunLiveFeed {
   private failed() {
     const now = this.options.now();
     this.failures = [...this.failures.filter((at) => now - at < this.options.failureWindowMs), now];
-    if (this.failures.length >= this.options.failureLimit && !this.state.stale) this.setState({ ...this.state, stale: true });
+    if (this.failures.length >= this.options.failureLimit && !this.state.stale)
+      this.setState({ ...this.state, stale: true });
     if (this.suspended || this.state.stopped) return;
     const ceiling = Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** this.attempt);
     this.attempt++;

@@ -15,7 +15,10 @@ describe("ss-phase-badge", () => {
       ["apply", "finished", "success"],
     ];
     for (const [phase, status, tone] of cases) {
-      const badge = await mount(new FakeServer(), Object.assign(document.createElement("ss-phase-badge"), { phase, status }));
+      const badge = await mount(
+        new FakeServer(),
+        Object.assign(document.createElement("ss-phase-badge"), { phase, status }),
+      );
       const span = badge.shadowRoot!.querySelector(".badge")!;
       equal(span.getAttribute("data-tone"), tone, `${phase} ${status}`);
       equal(text(badge), `${phase === "plan" ? "Plan" : "Apply"} ${status}`);
@@ -30,7 +33,10 @@ describe("ss-phase-badge", () => {
       ["apply", "paused"],
       ["plan", ""],
     ] as const) {
-      const badge = await mount(new FakeServer(), Object.assign(document.createElement("ss-phase-badge"), { phase, status }));
+      const badge = await mount(
+        new FakeServer(),
+        Object.assign(document.createElement("ss-phase-badge"), { phase, status }),
+      );
       equal(badge.shadowRoot!.querySelector(".badge")!.getAttribute("data-tone"), "error");
       ok(text(badge).includes(`unknown status “${status}”`), text(badge));
     }

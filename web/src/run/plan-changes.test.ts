@@ -1,4 +1,20 @@
-import { afterEach, cleanup, deep, describe, equal, FakeServer, it, match, mount, ok, planDiffFixture, RUN_ID, text, until, errorAnswer } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  match,
+  mount,
+  ok,
+  planDiffFixture,
+  RUN_ID,
+  text,
+  until,
+  errorAnswer,
+} from "../../test/support/components.ts";
 import { sendKeys, setViewport } from "@web/test-runner-commands";
 import type { PlanDiff, PlanDiffResource } from "@stackship/client";
 import type { SsPlanChanges } from "./plan-changes.ts";
@@ -15,10 +31,18 @@ async function changes(server: FakeServer) {
 
 const rows = (el: HTMLElement) => [...el.shadowRoot!.querySelectorAll('[role="listitem"]')];
 const resourceRows = (el: HTMLElement) => [...el.shadowRoot!.querySelectorAll<HTMLElement>(".row.resource")];
-const rowOf = (el: HTMLElement, address: string) => resourceRows(el).find((r) => text(r.querySelector(".address")) === address)!;
-const serve = (diff: PlanDiff) => new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: diff, contentType: "application/json" });
+const rowOf = (el: HTMLElement, address: string) =>
+  resourceRows(el).find((r) => text(r.querySelector(".address")) === address)!;
+const serve = (diff: PlanDiff) =>
+  new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+    status: 200,
+    body: diff,
+    contentType: "application/json",
+  });
 const detailRows = (el: HTMLElement) =>
-  [...el.shadowRoot!.querySelectorAll('[data-testid="changes-detail"] tbody tr')].map((tr) => [...tr.querySelectorAll("td")].map((td) => text(td)));
+  [...el.shadowRoot!.querySelectorAll('[data-testid="changes-detail"] tbody tr')].map((tr) =>
+    [...tr.querySelectorAll("td")].map((td) => text(td)),
+  );
 async function open(el: SsPlanChanges, address: string) {
   rowOf(el, address).querySelector<HTMLButtonElement>("button.open")!.click();
   await el.updateComplete;
@@ -32,7 +56,11 @@ describe("ss-plan-changes", () => {
   afterEach(cleanup);
 
   it("should keep a 5,000-resource list virtualized: only the rows in view exist, and scrolling brings the others", async () => {
-    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+      status: 200,
+      body: planDiffFixture(5000),
+      contentType: "application/json",
+    });
     const el = await changes(server);
     equal(text(el.shadowRoot!.querySelector('[data-testid="changes-count"]')), "5000 of 5000 resources shown");
     const before = rows(el);
@@ -46,13 +74,21 @@ describe("ss-plan-changes", () => {
   });
 
   it("should move through all 5,000 rows with the keyboard: one tab stop, arrows, End and Home", async () => {
-    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+      status: 200,
+      body: planDiffFixture(5000),
+      contentType: "application/json",
+    });
     const el = await changes(server);
-    const stops = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('[role="listitem"] button')].filter((b) => b.tabIndex === 0);
+    const stops = [...el.shadowRoot!.querySelectorAll<HTMLButtonElement>('[role="listitem"] button')].filter(
+      (b) => b.tabIndex === 0,
+    );
     equal(stops.length, 1, "the list is one tab stop");
     stops[0].focus();
     const key = async (k: string) => {
-      (el.shadowRoot!.activeElement as HTMLElement).dispatchEvent(new KeyboardEvent("keydown", { key: k, bubbles: true, composed: true }));
+      (el.shadowRoot!.activeElement as HTMLElement).dispatchEvent(
+        new KeyboardEvent("keydown", { key: k, bubbles: true, composed: true }),
+      );
       await new Promise((r) => setTimeout(r, 30));
       await el.updateComplete;
     };
@@ -69,7 +105,11 @@ describe("ss-plan-changes", () => {
   });
 
   it("should filter by action and by address", async () => {
-    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(5000), contentType: "application/json" });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+      status: 200,
+      body: planDiffFixture(5000),
+      contentType: "application/json",
+    });
     const el = await changes(server);
     const select = el.shadowRoot!.querySelector("select")!;
     ok(
@@ -96,14 +136,20 @@ describe("ss-plan-changes", () => {
   });
 
   it("should show attribute-level before/after with sensitive values redacted, unknown values marked and replacement causes", async () => {
-    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: planDiffFixture(4), contentType: "application/json" });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+      status: 200,
+      body: planDiffFixture(4),
+      contentType: "application/json",
+    });
     const el = await changes(server);
     (rows(el)[3].querySelector("button") as HTMLButtonElement).click();
     await el.updateComplete;
     const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!;
     const t = text(detail);
     ok(t.includes("terraform_data.item[3]") && t.includes("delete, create"), t);
-    const table = [...detail.querySelectorAll("tbody tr")].map((tr) => [...tr.querySelectorAll("td")].map((td) => text(td)));
+    const table = [...detail.querySelectorAll("tbody tr")].map((tr) =>
+      [...tr.querySelectorAll("td")].map((td) => text(td)),
+    );
     equal(table, [
       ["+id added", "—", "(known after apply)"],
       ["~input changed forces replacement", '"old-3"', '"new-3"'],
@@ -120,7 +166,11 @@ describe("ss-plan-changes", () => {
       delete (d.resources[0] as { before?: unknown }).before;
       delete (d.resources[0] as { after?: unknown }).after;
     });
-    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, { status: 200, body: diff, contentType: "application/json" });
+    const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
+      status: 200,
+      body: diff,
+      contentType: "application/json",
+    });
     const el = await changes(server);
     match(
       text(el.shadowRoot!.querySelector('[data-testid="changes-truncated"]')),
@@ -132,14 +182,23 @@ describe("ss-plan-changes", () => {
   });
 
   it("should say the plan has not finished, or produced nothing, instead of an empty list", async () => {
-    const notReady = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(409, "RUN_PLAN_CHANGES_NOT_READY")));
+    const notReady = await changes(
+      new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(409, "RUN_PLAN_CHANGES_NOT_READY")),
+    );
     ok(notReady.shadowRoot!.querySelector('[data-testid="changes-not-ready"]'));
     cleanup();
-    const none = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(404, "RUN_PLAN_CHANGES_UNAVAILABLE")));
+    const none = await changes(
+      new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(404, "RUN_PLAN_CHANGES_UNAVAILABLE")),
+    );
     ok(none.shadowRoot!.querySelector('[data-testid="changes-unavailable"]'));
     cleanup();
-    const broken = await changes(new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(500, "INTERNAL", "boom")));
-    match(text(broken.shadowRoot!.querySelector('[data-testid="changes-error"]')), /could not be read: boom HTTP 500 · INTERNAL/);
+    const broken = await changes(
+      new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, errorAnswer(500, "INTERNAL", "boom")),
+    );
+    match(
+      text(broken.shadowRoot!.querySelector('[data-testid="changes-error"]')),
+      /could not be read: boom HTTP 500 · INTERNAL/,
+    );
   });
 
   it("should show a nested value that becomes unknown once, as {…} or […] → (known after apply), never its children removed", async () => {
@@ -218,7 +277,9 @@ describe("ss-plan-changes", () => {
 
   it("should filter by attribute names and shown values as well as by address, never by a redacted value", async () => {
     const diff = planDiffFixture(20, (d) => {
-      Object.assign(d.resources[5], { after: { input: "new-5", password: { $stackship: "sensitive" }, tags: { owner: "team-zebra" } } });
+      Object.assign(d.resources[5], {
+        after: { input: "new-5", password: { $stackship: "sensitive" }, tags: { owner: "team-zebra" } },
+      });
     });
     const el = await changes(serve(diff));
     const input = el.shadowRoot!.querySelector<HTMLInputElement>('input[type="search"]')!;
@@ -267,7 +328,13 @@ describe("ss-plan-changes", () => {
       equal(copied, ["terraform_data.item[2]", "terraform_data.item[3]"]);
       fail = true;
       detailCopy.click();
-      await until(() => text(el.shadowRoot!.querySelector('[data-testid="changes-copy-status"]')) === "Could not copy terraform_data.item[3]", 2000, "failure");
+      await until(
+        () =>
+          text(el.shadowRoot!.querySelector('[data-testid="changes-copy-status"]')) ===
+          "Could not copy terraform_data.item[3]",
+        2000,
+        "failure",
+      );
       equal(text(detailCopy), "Copy");
     } finally {
       delete (clipboard as { writeText?: unknown }).writeText;
@@ -288,7 +355,11 @@ describe("ss-plan-changes", () => {
     await sendKeys({ press: "ArrowDown" });
     await el.updateComplete;
     equal(address(), "terraform_data.item[2]");
-    equal(resourceRows(el).filter((r) => r.querySelector<HTMLButtonElement>("button.open")!.tabIndex === 0).length, 1, "one tab stop");
+    equal(
+      resourceRows(el).filter((r) => r.querySelector<HTMLButtonElement>("button.open")!.tabIndex === 0).length,
+      1,
+      "one tab stop",
+    );
     await sendKeys({ press: "Enter" });
     await el.updateComplete;
     equal(text(el.shadowRoot!.querySelector('[data-testid="changes-detail"] h4')), "terraform_data.item[2]");
@@ -305,7 +376,11 @@ describe("ss-plan-changes", () => {
     equal(address(), "terraform_data.item[0]", "stops at the first row");
     el.shadowRoot!.querySelector<HTMLButtonElement>('[data-testid="changes-detail"] button.close')!.focus();
     await sendKeys({ press: "Escape" });
-    await until(() => !el.shadowRoot!.querySelector('[data-testid="changes-detail"]'), 2000, "Escape closes the detail");
+    await until(
+      () => !el.shadowRoot!.querySelector('[data-testid="changes-detail"]'),
+      2000,
+      "Escape closes the detail",
+    );
     await el.updateComplete;
     equal(address(), "terraform_data.item[0]", "focus returns to the list");
   });
@@ -330,7 +405,8 @@ describe("ss-plan-changes", () => {
       grouping.dispatchEvent(new Event("change"));
       await el.updateComplete;
     };
-    const listed = () => rows(el).map((r) => (r.matches(".group") ? `# ${text(r)}` : text(r.querySelector(".address"))));
+    const listed = () =>
+      rows(el).map((r) => (r.matches(".group") ? `# ${text(r)}` : text(r.querySelector(".address"))));
     await choose("module");
     equal(listed(), [
       "# module.app 1 resource",
@@ -344,13 +420,20 @@ describe("ss-plan-changes", () => {
       "terraform_data.item[5]",
     ]);
     equal(text(el.shadowRoot!.querySelector('[data-testid="changes-count"]')), "6 of 6 resources shown");
-    equal(el.shadowRoot!.querySelector('[data-testid="changes-group"] [role="heading"]')!.getAttribute("aria-level"), "4");
+    equal(
+      el.shadowRoot!.querySelector('[data-testid="changes-group"] [role="heading"]')!.getAttribute("aria-level"),
+      "4",
+    );
     const first = rowOf(el, "module.app.aws_subnet.c").querySelector<HTMLButtonElement>("button.open")!;
     equal(first.tabIndex, 0, "the tab stop is the first resource, not a heading");
     first.focus();
     await sendKeys({ press: "ArrowDown" });
     await el.updateComplete;
-    equal(text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address")), "module.net.aws_vpc.main", "the heading is skipped");
+    equal(
+      text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address")),
+      "module.net.aws_vpc.main",
+      "the heading is skipped",
+    );
     await sendKeys({ press: "ArrowUp" });
     await el.updateComplete;
     equal(text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address")), "module.app.aws_subnet.c");
@@ -372,11 +455,19 @@ describe("ss-plan-changes", () => {
     input.value = "module.";
     input.dispatchEvent(new Event("input"));
     await el.updateComplete;
-    equal(listed(), ["# aws_subnet 2 resources", "module.net.aws_subnet.a", "module.app.aws_subnet.c", "# aws_vpc 1 resource", "module.net.aws_vpc.main"]);
+    equal(listed(), [
+      "# aws_subnet 2 resources",
+      "module.net.aws_subnet.a",
+      "module.app.aws_subnet.c",
+      "# aws_vpc 1 resource",
+      "module.net.aws_vpc.main",
+    ]);
   });
 
   it("should keep a grouped 5,000-resource list virtualized", async () => {
-    const diff = planDiffFixture(5000, (d) => d.resources.forEach((r, i) => i % 2 && Object.assign(r, { module_address: `module.m${i % 7}` })));
+    const diff = planDiffFixture(5000, (d) =>
+      d.resources.forEach((r, i) => i % 2 && Object.assign(r, { module_address: `module.m${i % 7}` })),
+    );
     const el = await changes(serve(diff));
     const grouping = el.shadowRoot!.querySelector<HTMLSelectElement>('[data-testid="changes-grouping"]')!;
     grouping.value = "module";
@@ -401,7 +492,10 @@ describe("ss-plan-changes", () => {
         const el = await changes(serve(long));
         ok(visibleBox(resourceRows(el)[0].querySelector(".provider")!), "the provider shows while no detail is open");
         await open(el, "terraform_data.item[2]");
-        ok(!visibleBox(resourceRows(el)[0].querySelector(".provider")!), "beside the detail the row keeps its width for the address");
+        ok(
+          !visibleBox(resourceRows(el)[0].querySelector(".provider")!),
+          "beside the detail the row keeps its width for the address",
+        );
         const list = el.shadowRoot!.querySelector('[data-testid="changes-viewport"]')!.getBoundingClientRect();
         const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!.getBoundingClientRect();
         ok(detail.left >= list.right, `detail at ${detail.left}, list ends at ${list.right}`);
@@ -427,13 +521,22 @@ describe("ss-plan-changes", () => {
         const action = row.querySelector(".action")!;
         ok(visibleBox(address) && visibleBox(action), "address and action both visible");
         const a = address.getBoundingClientRect();
-        ok(a.left <= action.getBoundingClientRect().left && a.left - row.getBoundingClientRect().left < 16, `${text(address)} first`);
+        ok(
+          a.left <= action.getBoundingClientRect().left && a.left - row.getBoundingClientRect().left < 16,
+          `${text(address)} first`,
+        );
         ok(row.getBoundingClientRect().right <= innerWidth);
       }
       await open(el, resourceRows(el)[1].querySelector(".address")!.textContent);
       const detail = el.shadowRoot!.querySelector('[data-testid="changes-detail"]')!;
-      ok(detail.getBoundingClientRect().top >= el.shadowRoot!.querySelector('[data-testid="changes-viewport"]')!.getBoundingClientRect().bottom);
-      ok(document.documentElement.scrollWidth <= innerWidth, `scrollWidth ${document.documentElement.scrollWidth} > ${innerWidth}`);
+      ok(
+        detail.getBoundingClientRect().top >=
+          el.shadowRoot!.querySelector('[data-testid="changes-viewport"]')!.getBoundingClientRect().bottom,
+      );
+      ok(
+        document.documentElement.scrollWidth <= innerWidth,
+        `scrollWidth ${document.documentElement.scrollWidth} > ${innerWidth}`,
+      );
     });
   });
 });

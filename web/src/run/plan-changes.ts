@@ -8,8 +8,21 @@ import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 import { RequestFailed, unwrap } from "./api-result.ts";
 import { ROW_HEIGHT, planChangesStyles } from "./plan-changes.styles.ts";
-import { ATTRIBUTE_SYMBOLS, attributeRows, leafText, searchableText, type AttributeRow, type Leaf } from "./plan-values.ts";
-import { ACTION_LABELS, PLAN_CHANGE_ACTIONS, known, type PlanChangeAction, type PlanDiffResource } from "./review-model.ts";
+import {
+  ATTRIBUTE_SYMBOLS,
+  attributeRows,
+  leafText,
+  searchableText,
+  type AttributeRow,
+  type Leaf,
+} from "./plan-values.ts";
+import {
+  ACTION_LABELS,
+  PLAN_CHANGE_ACTIONS,
+  known,
+  type PlanChangeAction,
+  type PlanDiffResource,
+} from "./review-model.ts";
 
 /** Rows rendered above and below the visible window. */
 const OVERSCAN = 8;
@@ -79,7 +92,12 @@ export class SsPlanChanges extends LitElement {
   /** The row (position in the filtered list) that holds the list's single tab stop. */
   @state() accessor focusPosition = 0;
 
-  private filteredCache: { resources: readonly PlanDiffResource[]; key: string; entries: Entry[]; matches: number } | null = null;
+  private filteredCache: {
+    resources: readonly PlanDiffResource[];
+    key: string;
+    entries: Entry[];
+    matches: number;
+  } | null = null;
   private searchCache = new WeakMap<PlanDiffResource, string>();
   private copiedTimer = 0;
 
@@ -178,9 +196,15 @@ export class SsPlanChanges extends LitElement {
     for (const r of resources) counts.set(r.action, (counts.get(r.action) ?? 0) + 1);
     const { entries, matches } = this.filtered(resources);
     const first = Math.max(0, Math.floor(this.listScrollTop / ROW_HEIGHT) - OVERSCAN);
-    const last = Math.min(entries.length, Math.ceil((this.listScrollTop + this.viewportHeight) / ROW_HEIGHT) + OVERSCAN);
+    const last = Math.min(
+      entries.length,
+      Math.ceil((this.listScrollTop + this.viewportHeight) / ROW_HEIGHT) + OVERSCAN,
+    );
     // The single tab stop stays inside the rendered window, even after the list was scrolled away from it.
-    let tabStop = this.focusPosition >= first && this.focusPosition < last && entries[this.focusPosition]?.kind === "resource" ? this.focusPosition : -1;
+    let tabStop =
+      this.focusPosition >= first && this.focusPosition < last && entries[this.focusPosition]?.kind === "resource"
+        ? this.focusPosition
+        : -1;
     for (let p = first; tabStop < 0 && p < last; p++) if (entries[p].kind === "resource") tabStop = p;
     const selected = this.selected !== null ? resources[this.selected] : undefined;
     return html`<div class="notes">
@@ -197,7 +221,8 @@ export class SsPlanChanges extends LitElement {
           <select @change=${(e: Event) => (this.actionFilter = (e.target as HTMLSelectElement).value)} aria-label="Filter by action">
             <option value="all" ?selected=${this.actionFilter === "all"}>All actions (${resources.length})</option>
             ${PLAN_CHANGE_ACTIONS.filter((a) => counts.has(a)).map(
-              (a) => html`<option value=${a} ?selected=${this.actionFilter === a}>${ACTION_LABELS[a]} (${counts.get(a)})</option>`,
+              (a) =>
+                html`<option value=${a} ?selected=${this.actionFilter === a}>${ACTION_LABELS[a]} (${counts.get(a)})</option>`,
             )}
           </select>
         </label>
@@ -245,14 +270,23 @@ export class SsPlanChanges extends LitElement {
     const t = diff.truncation;
     const parts: string[] = [];
     if (t.cut > 0) parts.push(`${t.cut} cut beyond the ${t.max_resources.toLocaleString("en-US")}-resource limit`);
-    if (t.withheld > 0) parts.push(`${t.withheld} with their before/after detail withheld to fit ${Math.round(t.max_bytes / 1048576)} MiB`);
+    if (t.withheld > 0)
+      parts.push(
+        `${t.withheld} with their before/after detail withheld to fit ${Math.round(t.max_bytes / 1048576)} MiB`,
+      );
     if (t.dropped > 0) parts.push(`${t.dropped} dropped entirely to fit ${Math.round(t.max_bytes / 1048576)} MiB`);
     return html`<p class="notice attention" data-testid="changes-truncated">
       This change list is truncated: the plan changes ${t.changed_resources.toLocaleString("en-US")} resources${parts.length ? html`; ${parts.join(", ")}` : nothing}.
     </p>`;
   }
 
-  private renderEntry(resources: readonly PlanDiffResource[], entry: Entry, position: number, total: number, tabStop: number) {
+  private renderEntry(
+    resources: readonly PlanDiffResource[],
+    entry: Entry,
+    position: number,
+    total: number,
+    tabStop: number,
+  ) {
     if (entry.kind === "group") {
       return html`<div class="row group" role="listitem" data-pos=${position} style="top:${position * ROW_HEIGHT}px" data-testid="changes-group">
         <span role="heading" aria-level="4" class="group-name">${entry.label}</span>
@@ -396,7 +430,9 @@ export class SsPlanChanges extends LitElement {
   }
 
   private leaf(leaf: Leaf) {
-    return leaf.kind === "value" || leaf.kind === "absent" || leaf.kind === "collection" ? leafText(leaf) : html`<span class="marker">${leafText(leaf)}</span>`;
+    return leaf.kind === "value" || leaf.kind === "absent" || leaf.kind === "collection"
+      ? leafText(leaf)
+      : html`<span class="marker">${leafText(leaf)}</span>`;
   }
 
   /** Roving focus over the virtualized rows (group headings are skipped): the row is scrolled into the rendered window, then focused. */
@@ -431,7 +467,8 @@ export class SsPlanChanges extends LitElement {
       // Keep a group heading just above the first row in view.
       const top = Math.max(0, (next - (next > 0 && entries[next - 1].kind === "group" ? 1 : 0)) * ROW_HEIGHT);
       if (top < viewport.scrollTop) viewport.scrollTop = top;
-      else if (next * ROW_HEIGHT + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight) viewport.scrollTop = next * ROW_HEIGHT + ROW_HEIGHT - viewport.clientHeight;
+      else if (next * ROW_HEIGHT + ROW_HEIGHT > viewport.scrollTop + viewport.clientHeight)
+        viewport.scrollTop = next * ROW_HEIGHT + ROW_HEIGHT - viewport.clientHeight;
       this.listScrollTop = viewport.scrollTop;
     }
     this.focusPosition = next;

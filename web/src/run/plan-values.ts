@@ -32,10 +32,21 @@ export interface AttributeRow {
   forcesReplacement: boolean;
 }
 
-export const ATTRIBUTE_SYMBOLS: Record<AttributeChange, string> = { added: "+", removed: "−", changed: "~", unchanged: "", undetermined: "" };
+export const ATTRIBUTE_SYMBOLS: Record<AttributeChange, string> = {
+  added: "+",
+  removed: "−",
+  changed: "~",
+  unchanged: "",
+  undetermined: "",
+};
 
 function isMarker(value: unknown): value is { $stackship: string; sensitive?: boolean } {
-  return value !== null && typeof value === "object" && !Array.isArray(value) && typeof (value as Record<string, unknown>).$stackship === "string";
+  return (
+    value !== null &&
+    typeof value === "object" &&
+    !Array.isArray(value) &&
+    typeof (value as Record<string, unknown>).$stackship === "string"
+  );
 }
 
 function markerLeaf(marker: { $stackship: string; sensitive?: boolean }): Leaf {
@@ -103,18 +114,30 @@ function child(value: Side, key: string | number): Side {
  * container facing anything else (unknown, sensitive, a scalar) is one row, `{…} → (known after
  * apply)`, never its children "removed".
  */
-function walk(before: Side, after: Side, steps: Array<string | number>, out: Array<{ steps: Array<string | number>; before: Leaf; after: Leaf }>): void {
+function walk(
+  before: Side,
+  after: Side,
+  steps: Array<string | number>,
+  out: Array<{ steps: Array<string | number>; before: Leaf; after: Leaf }>,
+): void {
   const b = containerOf(before);
   const a = containerOf(after);
   const kind = b && a ? (b === a ? b : null) : b && after === ABSENT ? b : a && before === ABSENT ? a : null;
   if (kind && !(b && a && b !== a)) {
     const keys = childKeys(kind, before, after);
     if (keys.length === 0) {
-      const empty = (v: Side): Leaf => (v === ABSENT ? { kind: "absent" } : { kind: "value", text: kind === "list" ? "[]" : "{}" });
+      const empty = (v: Side): Leaf =>
+        v === ABSENT ? { kind: "absent" } : { kind: "value", text: kind === "list" ? "[]" : "{}" };
       out.push({ steps, before: empty(before), after: empty(after) });
       return;
     }
-    for (const key of keys) walk(child(before, key), child(after, key), [...steps, kind === "object" ? unescapeKey(key as string) : key], out);
+    for (const key of keys)
+      walk(
+        child(before, key),
+        child(after, key),
+        [...steps, kind === "object" ? unescapeKey(key as string) : key],
+        out,
+      );
     return;
   }
   out.push({ steps, before: leafOf(before), after: leafOf(after) });
@@ -135,9 +158,18 @@ function startsWith(steps: ReadonlyArray<string | number>, prefix: ReadonlyArray
 }
 
 /** The attribute rows of one resource's before/after, in path order, each classified. */
-export function attributeRows(before: unknown, after: unknown, replacePaths: ReadonlyArray<ReadonlyArray<string | number>> = []): AttributeRow[] {
+export function attributeRows(
+  before: unknown,
+  after: unknown,
+  replacePaths: ReadonlyArray<ReadonlyArray<string | number>> = [],
+): AttributeRow[] {
   const out: Array<{ steps: Array<string | number>; before: Leaf; after: Leaf }> = [];
-  walk(before === null || before === undefined ? ABSENT : before, after === null || after === undefined ? ABSENT : after, [], out);
+  walk(
+    before === null || before === undefined ? ABSENT : before,
+    after === null || after === undefined ? ABSENT : after,
+    [],
+    out,
+  );
   const prefixes = replacePaths.map((prefix) => prefix.map((s) => (typeof s === "string" ? unescapeKey(s) : s)));
   return out
     .filter((row) => !(row.before.kind === "absent" && row.after.kind === "absent"))

@@ -1,4 +1,17 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mountForRun,
+  ok,
+  reviewFixture,
+  RUN_ID,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import type { Action, PolicyStage } from "./review-model.ts";
 import "./policy-evidence.ts";
 
@@ -9,7 +22,14 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
     ...reviewFixture().attributes.stages.policy,
     status: "waiting",
     outcome: "soft_failed",
-    findings: [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }],
+    findings: [
+      {
+        title: "Needs tags",
+        message: "terraform_data.greeting is flagged",
+        address: "terraform_data.greeting",
+        enforcement_level: "soft_mandatory",
+      },
+    ],
     override_control: {
       result_digest: RESULT,
       href: `/v1/runs/${RUN_ID}/policy-overrides`,
@@ -22,7 +42,8 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
   };
 }
 
-const evidence = (server: FakeServer, policy: PolicyStage, actions: Action[]) => mountForRun(server, "ss-policy-evidence", { policy, actions });
+const evidence = (server: FakeServer, policy: PolicyStage, actions: Action[]) =>
+  mountForRun(server, "ss-policy-evidence", { policy, actions });
 
 describe("ss-policy-evidence", () => {
   afterEach(cleanup);
@@ -54,7 +75,12 @@ describe("ss-policy-evidence", () => {
     select.value = String(4 * 3600);
     form.requestSubmit();
     await until(() => server.requests.length > 0);
-    equal(server.requests[0].body, { data: { type: "policy-overrides", attributes: { result_digest: RESULT, reason: "tags follow", duration_seconds: 14400 } } });
+    equal(server.requests[0].body, {
+      data: {
+        type: "policy-overrides",
+        attributes: { result_digest: RESULT, reason: "tags follow", duration_seconds: 14400 },
+      },
+    });
   });
 
   it("should list overrides with the truncation flag, and keep hard-mandatory failures without a control", async () => {
@@ -94,14 +120,27 @@ describe("ss-policy-evidence", () => {
       expires_at: expiry,
     };
     const control = softFailed().override_control!;
-    const el = await evidence(new FakeServer(), softFailed({ override_control: { ...control, active_override_expires_at: expiry }, overrides: [override] }), ["override"]);
+    const el = await evidence(
+      new FakeServer(),
+      softFailed({ override_control: { ...control, active_override_expires_at: expiry }, overrides: [override] }),
+      ["override"],
+    );
     const line = text(el.shadowRoot!.querySelector('[data-testid="active-override"]'));
     ok(line.startsWith("Override active until ") && line.endsWith(", by Ada Lovelace."), line);
     equal(el.shadowRoot!.querySelector("form"), null, "no second override while one is in force");
     cleanup();
     // A viewer (no control) still reads the override in force from the list; an expired one is not "active".
-    const expired = { ...override, id: "po-1", created_at: "2026-12-01T10:00:00.000Z", expires_at: "2026-12-01T11:00:00.000Z" };
-    const viewer = await evidence(new FakeServer(), softFailed({ override_control: null, overrides: [expired, override] }), []);
+    const expired = {
+      ...override,
+      id: "po-1",
+      created_at: "2026-12-01T10:00:00.000Z",
+      expires_at: "2026-12-01T11:00:00.000Z",
+    };
+    const viewer = await evidence(
+      new FakeServer(),
+      softFailed({ override_control: null, overrides: [expired, override] }),
+      [],
+    );
     ok(text(viewer.shadowRoot!.querySelector('[data-testid="active-override"]')).endsWith(", by Ada Lovelace."));
     cleanup();
     const none = await evidence(new FakeServer(), softFailed({ override_control: null, overrides: [expired] }), []);
@@ -109,7 +148,12 @@ describe("ss-policy-evidence", () => {
   });
 
   it("should list blocking findings first: hard-mandatory, then soft-mandatory, advisory last", async () => {
-    const finding = (title: string, level: string) => ({ title, message: title, address: null, enforcement_level: level });
+    const finding = (title: string, level: string) => ({
+      title,
+      message: title,
+      address: null,
+      enforcement_level: level,
+    });
     const el = await evidence(
       new FakeServer(),
       softFailed({

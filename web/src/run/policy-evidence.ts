@@ -17,7 +17,11 @@ const LEVEL_ORDER: Record<string, number> = { hard_mandatory: 0, soft_mandatory:
 function blockingFirst(findings: PolicyStage["findings"]): PolicyStage["findings"] {
   return findings
     .map((finding, index) => ({ finding, index }))
-    .sort((a, b) => (LEVEL_ORDER[a.finding.enforcement_level] ?? 3) - (LEVEL_ORDER[b.finding.enforcement_level] ?? 3) || a.index - b.index)
+    .sort(
+      (a, b) =>
+        (LEVEL_ORDER[a.finding.enforcement_level] ?? 3) - (LEVEL_ORDER[b.finding.enforcement_level] ?? 3) ||
+        a.index - b.index,
+    )
     .map(({ finding }) => finding);
 }
 
@@ -28,7 +32,8 @@ function blockingFirst(findings: PolicyStage["findings"]): PolicyStage["findings
 function activeOverride(p: PolicyStage, now = Date.now()): { expires_at: string; by: string | null } | null {
   const expiresAt =
     p.override_control?.active_override_expires_at ??
-    p.overrides.filter((o) => Date.parse(o.expires_at) > now).sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]?.expires_at ??
+    p.overrides.filter((o) => Date.parse(o.expires_at) > now).sort((a, b) => (a.created_at < b.created_at ? 1 : -1))[0]
+      ?.expires_at ??
     null;
   if (!expiresAt) return null;
   const record = p.overrides.find((o) => o.expires_at === expiresAt);
@@ -168,7 +173,12 @@ export class SsPolicyEvidence extends LitElement {
       createPolicyOverride({
         client,
         path: { run_id: this.runId },
-        body: { data: { type: "policy-overrides", attributes: { result_digest: control.result_digest, reason, duration_seconds: duration } } },
+        body: {
+          data: {
+            type: "policy-overrides",
+            attributes: { result_digest: control.result_digest, reason, duration_seconds: duration },
+          },
+        },
       }),
     );
   }

@@ -1,4 +1,16 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mountForRun, ok, RUN_ID, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mountForRun,
+  ok,
+  RUN_ID,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 
@@ -19,7 +31,8 @@ const EVIDENCE: Recovery = {
   predecessor_state_digest: null,
 };
 
-const panel = (server: FakeServer, recovery: Recovery, actions: Action[]) => mountForRun(server, "ss-recovery-panel", { recovery, actions });
+const panel = (server: FakeServer, recovery: Recovery, actions: Action[]) =>
+  mountForRun(server, "ss-recovery-panel", { recovery, actions });
 
 describe("ss-recovery-panel", () => {
   afterEach(cleanup);
@@ -27,7 +40,13 @@ describe("ss-recovery-panel", () => {
   it("should show the recorded evidence, and the resolve form only with recover", async () => {
     const viewer = await panel(new FakeServer(), EVIDENCE, []);
     const t = text(viewer.shadowRoot!.querySelector("section"));
-    ok(t.includes("#1, lost (runner_lost)") && t.includes("none was uploaded") && t.includes(`held by run ${RUN_ID} (fence 3)`) && t.includes("provisioning-started"), t);
+    ok(
+      t.includes("#1, lost (runner_lost)") &&
+        t.includes("none was uploaded") &&
+        t.includes(`held by run ${RUN_ID} (fence 3)`) &&
+        t.includes("provisioning-started"),
+      t,
+    );
     equal(viewer.shadowRoot!.querySelector("form"), null);
   });
 
@@ -59,6 +78,11 @@ describe("ss-recovery-panel", () => {
     form.querySelector("textarea")!.value = "nothing changed upstream";
     form.requestSubmit();
     await until(() => server.requests.length > 0);
-    equal(server.requests[0].body, { data: { type: "recovery-resolutions", attributes: { resolution: "keep_current_state", reason: "nothing changed upstream" } } });
+    equal(server.requests[0].body, {
+      data: {
+        type: "recovery-resolutions",
+        attributes: { resolution: "keep_current_state", reason: "nothing changed upstream" },
+      },
+    });
   });
 });

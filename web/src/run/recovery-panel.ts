@@ -129,7 +129,11 @@ export class SsRecoveryPanel extends LitElement {
     const resolution = chosen === "commit_pending_state" ? "commit_pending_state" : "keep_current_state";
     const client = this.client;
     await performRunAction(this, { action: "resolve", runId: this.runId }, () =>
-      resolveRunRecovery({ client, path: { run_id: this.runId }, body: { data: { type: "recovery-resolutions", attributes: { resolution, reason } } } }),
+      resolveRunRecovery({
+        client,
+        path: { run_id: this.runId },
+        body: { data: { type: "recovery-resolutions", attributes: { resolution, reason } } },
+      }),
     );
   }
 }

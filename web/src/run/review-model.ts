@@ -4,7 +4,11 @@
  * as an explicit error state by the caller, never mapped to the nearest known one.
  */
 import type { RunReview, PlanDiffResource } from "@stackship/client";
-import { RUN_STATUSES, RUN_STATUS_LABELS as APP_STATUS_LABELS, TERMINAL_RUN_STATUSES as APP_TERMINAL } from "../app/closed-sets.ts";
+import {
+  RUN_STATUSES,
+  RUN_STATUS_LABELS as APP_STATUS_LABELS,
+  TERMINAL_RUN_STATUSES as APP_TERMINAL,
+} from "../app/closed-sets.ts";
 
 export type Review = RunReview;
 export type ReviewAttributes = RunReview["attributes"];
@@ -21,9 +25,29 @@ export type DownloadItem = Extract<NonNullable<Downloads>, { state: "permitted" 
 export type Action = ReviewAttributes["available_actions"][number];
 export type { PlanDiffResource };
 
-export const PLAN_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled"] as const satisfies readonly PlanStage["phase_status"][];
-export const APPLY_PHASE_STATUSES = ["pending", "running", "finished", "errored", "canceled", "interrupted"] as const satisfies readonly ApplyStage["phase_status"][];
-export const STAGE_STATUSES = ["pending", "running", "succeeded", "failed", "skipped", "waiting"] as const satisfies readonly PlanStage["status"][];
+export const PLAN_PHASE_STATUSES = [
+  "pending",
+  "running",
+  "finished",
+  "errored",
+  "canceled",
+] as const satisfies readonly PlanStage["phase_status"][];
+export const APPLY_PHASE_STATUSES = [
+  "pending",
+  "running",
+  "finished",
+  "errored",
+  "canceled",
+  "interrupted",
+] as const satisfies readonly ApplyStage["phase_status"][];
+export const STAGE_STATUSES = [
+  "pending",
+  "running",
+  "succeeded",
+  "failed",
+  "skipped",
+  "waiting",
+] as const satisfies readonly PlanStage["status"][];
 /** The run statuses, their words and the terminal ones: one list for the whole dashboard (app/closed-sets.ts). */
 export { RUN_STATUSES };
 export const TERMINAL_RUN_STATUSES = [...APP_TERMINAL];
@@ -38,7 +62,15 @@ export const APPROVAL_STATES = [
   "canceled",
   "not_recorded",
 ] as const satisfies readonly ApprovalStage["state"][];
-export const PLAN_CHANGE_ACTIONS = ["create", "update", "delete", "replace", "forget", "forget_replace", "unknown"] as const satisfies readonly PlanDiffResource["action"][];
+export const PLAN_CHANGE_ACTIONS = [
+  "create",
+  "update",
+  "delete",
+  "replace",
+  "forget",
+  "forget_replace",
+  "unknown",
+] as const satisfies readonly PlanDiffResource["action"][];
 
 // Each list above names every value the generated types allow (and, by `satisfies`, nothing else):
 // a value added to the spec fails this type check until the page knows how to show it.
@@ -69,11 +101,15 @@ export function isTerminal(status: string): boolean {
 }
 
 /** Human words for a run status. */
-export const RUN_STATUS_LABELS = Object.fromEntries(RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].label])) as Record<RunStatus, string>;
+export const RUN_STATUS_LABELS = Object.fromEntries(
+  RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].label]),
+) as Record<RunStatus, string>;
 
 /** The tone of a run status badge. */
 export type Tone = "info" | "success" | "attention" | "danger" | "neutral";
-export const RUN_STATUS_TONES = Object.fromEntries(RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].intent])) as Record<RunStatus, Tone>;
+export const RUN_STATUS_TONES = Object.fromEntries(
+  RUN_STATUSES.map((status) => [status, APP_STATUS_LABELS[status].intent]),
+) as Record<RunStatus, Tone>;
 
 /** Phase badge tones, exactly as the product description assigns them. */
 export const PHASE_TONES: Record<PhaseStatus, Tone> = {
@@ -146,7 +182,9 @@ export function formatUtc(iso: string): string {
 }
 
 /** The leading fact of the approval stage ("Approved by Avery", "Awaiting a decision", ...). */
-export function approvalHeadline(stage: ApprovalStage): { verb: string; who: { name: string | null; id: string } | null } | null {
+export function approvalHeadline(
+  stage: ApprovalStage,
+): { verb: string; who: { name: string | null; id: string } | null } | null {
   const who = stage.decided_by ? { name: stage.decided_by.display_name, id: stage.decided_by.actor_id } : null;
   switch (known(APPROVAL_STATES, stage.state)) {
     case "awaiting":

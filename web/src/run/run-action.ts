@@ -13,7 +13,12 @@ export interface RunActionHost extends EventTarget {
 }
 
 /** Sends `call` for `host`; `onDone` (e.g. closing a confirmation) runs on success, before the event. */
-export async function performRunAction(host: RunActionHost, done: RunActionDoneDetail, call: () => Promise<SdkResult<unknown>>, onDone?: () => void): Promise<void> {
+export async function performRunAction(
+  host: RunActionHost,
+  done: RunActionDoneDetail,
+  call: () => Promise<SdkResult<unknown>>,
+  onDone?: () => void,
+): Promise<void> {
   host.busy = true;
   host.failure = null;
   try {

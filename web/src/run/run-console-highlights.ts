@@ -25,7 +25,8 @@ export function textRange(pieces: readonly Text[], start: number, end: number): 
 /** The document's two search highlights (CSS Custom Highlight API), created once; null where unsupported. */
 function highlights(): HighlightRegistry | null {
   if (typeof Highlight === "undefined" || !CSS.highlights) return null;
-  for (const name of ["ss-console-match", "ss-console-current"]) if (!CSS.highlights.has(name)) CSS.highlights.set(name, new Highlight());
+  for (const name of ["ss-console-match", "ss-console-current"])
+    if (!CSS.highlights.has(name)) CSS.highlights.set(name, new Highlight());
   return CSS.highlights;
 }
 
@@ -41,7 +42,9 @@ export function showHighlights(ranges: readonly Range[], current: number) {
 /** Takes the matches `ranges` out of both highlights. */
 export function hideHighlights(ranges: readonly Range[]) {
   const registry = highlights();
-  if (registry) for (const range of ranges) for (const name of ["ss-console-match", "ss-console-current"]) registry.get(name)!.delete(range);
+  if (registry)
+    for (const range of ranges)
+      for (const name of ["ss-console-match", "ss-console-current"]) registry.get(name)!.delete(range);
 }
 
 /** Scrolls `scroller` so that `range` is in view (near the top for "start", centred otherwise). */
@@ -49,7 +52,9 @@ export function scrollToRange(scroller: HTMLElement, range: Range, where: "start
   const rect = range.getBoundingClientRect();
   const box = scroller.getBoundingClientRect();
   const top = scroller.scrollTop + rect.top - box.top;
-  scroller.scrollTop = where === "start" ? Math.max(0, top - 2 * rect.height) : Math.max(0, top - scroller.clientHeight / 2);
+  scroller.scrollTop =
+    where === "start" ? Math.max(0, top - 2 * rect.height) : Math.max(0, top - scroller.clientHeight / 2);
   const left = scroller.scrollLeft + rect.left - box.left;
-  if (left < scroller.scrollLeft || left > scroller.scrollLeft + scroller.clientWidth - 40) scroller.scrollLeft = Math.max(0, left - 40);
+  if (left < scroller.scrollLeft || left > scroller.scrollLeft + scroller.clientWidth - 40)
+    scroller.scrollLeft = Math.max(0, left - 40);
 }

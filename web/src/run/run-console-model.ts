@@ -25,7 +25,12 @@ export const MAX_MATCHES = 5000;
 export function findMatches(text: string, needle: string): number[] {
   const hay = text.toLowerCase();
   const found: number[] = [];
-  for (let at = hay.indexOf(needle); at !== -1 && found.length < MAX_MATCHES; at = hay.indexOf(needle, at + needle.length)) found.push(at);
+  for (
+    let at = hay.indexOf(needle);
+    at !== -1 && found.length < MAX_MATCHES;
+    at = hay.indexOf(needle, at + needle.length)
+  )
+    found.push(at);
   return found;
 }
 

@@ -34,14 +34,23 @@ function applying(r: Review) {
   r.attributes.header.status = "applying";
   r.attributes.available_actions = ["cancel"];
   Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved" });
-  Object.assign(r.attributes.stages.apply, { status: "running", phase_status: "running", started_at: "2026-12-03T10:01:00.000Z" });
+  Object.assign(r.attributes.stages.apply, {
+    status: "running",
+    phase_status: "running",
+    started_at: "2026-12-03T10:01:00.000Z",
+  });
 }
 
 function applyFailed(r: Review) {
   r.attributes.header.status = "errored";
   r.attributes.available_actions = [];
   Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved" });
-  Object.assign(r.attributes.stages.apply, { status: "failed", phase_status: "errored", started_at: "2026-12-03T10:01:00.000Z", finished_at: "2026-12-03T10:02:00.000Z" });
+  Object.assign(r.attributes.stages.apply, {
+    status: "failed",
+    phase_status: "errored",
+    started_at: "2026-12-03T10:01:00.000Z",
+    finished_at: "2026-12-03T10:02:00.000Z",
+  });
 }
 
 function server(patch: (r: Review) => void, log: { stored: string; complete: boolean }) {
@@ -54,7 +63,13 @@ function server(patch: (r: Review) => void, log: { stored: string; complete: boo
     const complete = log.complete && offset + slice.length >= log.stored.length;
     return {
       status: 200,
-      body: { data: { type: "run-logs", id: `${RUN_ID}/apply`, attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete } } },
+      body: {
+        data: {
+          type: "run-logs",
+          id: `${RUN_ID}/apply`,
+          attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete },
+        },
+      },
     };
   });
   return s;
@@ -68,12 +83,14 @@ async function page(s: FakeServer) {
   return el;
 }
 
-const lines = (from: number, to: number, word = "line") => Array.from({ length: to - from + 1 }, (_, i) => `${word} ${from + i}\n`).join("");
+const lines = (from: number, to: number, word = "line") =>
+  Array.from({ length: to - from + 1 }, (_, i) => `${word} ${from + i}\n`).join("");
 const consoleText = (el: HTMLElement) => deep<HTMLPreElement>(el, '[data-testid="console-apply"]')?.textContent ?? "";
 const scroller = (el: HTMLElement) => deep<HTMLElement>(deep(el, "ss-run-console")!, "[data-scroll]")!;
 const atBottom = (box: HTMLElement) => box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
 const jump = (el: HTMLElement) => deep<HTMLButtonElement>(el, '[data-testid="console-jump"]');
-const control = <E extends HTMLElement = HTMLButtonElement>(el: HTMLElement, id: string) => deep<E>(el, `[data-testid="${id}"]`)!;
+const control = <E extends HTMLElement = HTMLButtonElement>(el: HTMLElement, id: string) =>
+  deep<E>(el, `[data-testid="${id}"]`)!;
 
 /** A running apply whose console opened by itself and holds lines 1..n (read after the hello). */
 async function liveConsole(n: number) {
@@ -165,7 +182,10 @@ describe("the run console", () => {
     FakeSocket.last.send(helloMessage({ apply: { next_seq: 1, next_offset: long.length } }));
     await until(() => consoleText(el) === long);
     const box = scroller(el);
-    ok(box.scrollWidth > box.clientWidth, `a long line scrolls sideways (${box.scrollWidth} > ${box.clientWidth}; page ${document.documentElement.scrollWidth})`);
+    ok(
+      box.scrollWidth > box.clientWidth,
+      `a long line scrolls sideways (${box.scrollWidth} > ${box.clientWidth}; page ${document.documentElement.scrollWidth})`,
+    );
     ok(document.documentElement.scrollWidth <= innerWidth, "the long line does not widen the page");
     const wrap = control(el, "console-wrap");
     equal(wrap.getAttribute("aria-pressed"), "false");
@@ -177,7 +197,10 @@ describe("the run console", () => {
   });
 
   it("should open a failed stage by itself, at its first error line", async () => {
-    const log = { stored: `${lines(1, 150)}│ Error: creating thing: access denied\n${lines(152, 300)}`, complete: true };
+    const log = {
+      stored: `${lines(1, 150)}│ Error: creating thing: access denied\n${lines(152, 300)}`,
+      complete: true,
+    };
     const el = await page(server(applyFailed, log));
     await until(() => consoleText(el) === log.stored, 3000, "the failed stage's console, opened without a click");
     const box = scroller(el);
@@ -191,7 +214,10 @@ describe("the run console", () => {
     range.setEnd(node, at + 7);
     const line = range.getBoundingClientRect();
     const view = box.getBoundingClientRect();
-    ok(line.top >= view.top && line.bottom <= view.bottom, `the error line is in view (${line.top}..${line.bottom} within ${view.top}..${view.bottom})`);
+    ok(
+      line.top >= view.top && line.bottom <= view.bottom,
+      `the error line is in view (${line.top}..${line.bottom} within ${view.top}..${view.bottom})`,
+    );
     equal(text(jump(el)), "Jump to end", "a finished log offers the end, not 'latest'");
   });
 });

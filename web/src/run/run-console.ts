@@ -8,7 +8,17 @@ import { asFailure, unwrap } from "./api-result.ts";
 import { liveContext, type LiveHandle } from "./live-context.ts";
 import type { LiveChunk, PhaseListener } from "./live-feed.ts";
 import { hideHighlights, scrollToRange, showHighlights, textRange } from "./run-console-highlights.ts";
-import { CAPTIONS, CONSOLE_MAX_CHARS, ERROR_LINE, findMatches, isLow, LOG_WINDOW, MAX_MATCHES, newlines, numbers } from "./run-console-model.ts";
+import {
+  CAPTIONS,
+  CONSOLE_MAX_CHARS,
+  ERROR_LINE,
+  findMatches,
+  isLow,
+  LOG_WINDOW,
+  MAX_MATCHES,
+  newlines,
+  numbers,
+} from "./run-console-model.ts";
 import { runConsoleStyles } from "./run-console.styles.ts";
 
 export { CONSOLE_MAX_CHARS, keepNewest } from "./run-console-model.ts";
@@ -176,8 +186,13 @@ export class SsRunConsole extends LitElement implements PhaseListener {
       do {
         this.again = false;
         for (let windows = 0; windows < 64; windows++) {
-          const window = unwrap(await getRunLog({ client: this.client, path: { run_id: this.runId, phase: this.phase }, query: { offset: this.offset, limit: LOG_WINDOW } })).data
-            .attributes;
+          const window = unwrap(
+            await getRunLog({
+              client: this.client,
+              path: { run_id: this.runId, phase: this.phase },
+              query: { offset: this.offset, limit: LOG_WINDOW },
+            }),
+          ).data.attributes;
           const moved = window.next_offset !== this.offset;
           if (window.next_offset > this.offset) this.appendText(window.text);
           this.offset = Math.max(this.offset, window.next_offset);
@@ -342,7 +357,9 @@ export class SsRunConsole extends LitElement implements PhaseListener {
     const found = findMatches(this.text, needle);
     this.hits = found;
     if (reset || this.current >= found.length) this.current = found.length ? 0 : -1;
-    this.ranges = found.map((at) => textRange(this.pieces, at, at + needle.length)).filter((r): r is Range => r !== null);
+    this.ranges = found
+      .map((at) => textRange(this.pieces, at, at + needle.length))
+      .filter((r): r is Range => r !== null);
     showHighlights(this.ranges, this.current);
   }
 
@@ -394,13 +411,16 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   override render() {
     const caption = CAPTIONS[this.phase];
     const live = this.live?.live === true;
-    const refresh = live ? nothing : html`<button type="button" @click=${() => void this.read()} ?disabled=${this.reading} data-testid="refresh-log">Refresh log</button>`;
+    const refresh = live
+      ? nothing
+      : html`<button type="button" @click=${() => void this.read()} ?disabled=${this.reading} data-testid="refresh-log">Refresh log</button>`;
     let body;
     if (this.kept > 0) body = this.pre(caption);
     else if (!this.loaded) body = html`<p class="muted" role="status">Loading the ${caption.toLowerCase()}…</p>`;
     else if (this.held && !this.complete)
       body = html`<p class="muted" data-testid="console-held">The plan log appears when the plan finishes: the runner holds it until the plan's own sensitive values are known.</p>`;
-    else if (!this.error) body = html`<p class="muted" data-testid="console-empty">No ${caption.toLowerCase()} output${this.complete ? "" : " yet"}.</p>`;
+    else if (!this.error)
+      body = html`<p class="muted" data-testid="console-empty">No ${caption.toLowerCase()} output${this.complete ? "" : " yet"}.</p>`;
     return html`<div class="bar">
         <span class="muted">${caption}${live ? html` · <span data-testid="console-live">live</span>` : nothing}</span>
         ${this.kept > 0 ? this.tools() : nothing}${refresh}
@@ -411,7 +431,11 @@ export class SsRunConsole extends LitElement implements PhaseListener {
   }
 
   private tools() {
-    const count = this.query ? (this.hits.length ? `${this.current + 1} of ${this.hits.length}${this.hits.length >= MAX_MATCHES ? "+" : ""}` : "No matches") : "";
+    const count = this.query
+      ? this.hits.length
+        ? `${this.current + 1} of ${this.hits.length}${this.hits.length >= MAX_MATCHES ? "+" : ""}`
+        : "No matches"
+      : "";
     return html`<span class="tools">
       <input type="search" placeholder="Search log" aria-label="Search the ${CAPTIONS[this.phase].toLowerCase()}" .value=${this.query} @input=${this.onQuery} @keydown=${this.onSearchKey} data-testid="console-search" />
       <span class="muted count" role="status" data-testid="console-matches">${count}</span>

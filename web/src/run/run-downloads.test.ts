@@ -1,4 +1,15 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, RUN_ID, text } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  RUN_ID,
+  text,
+} from "../../test/support/components.ts";
 import type { Downloads } from "./review-model.ts";
 import "./run-downloads.ts";
 
@@ -28,9 +39,30 @@ describe("ss-run-downloads", () => {
     const el = await downloads({
       state: "permitted",
       items: [
-        { kind: "redacted_plan", method: "GET", href: "/x", requires_reason: false, requires_step_up: false, available: true },
-        { kind: "raw_plan", method: "POST", href: "/y", requires_reason: true, requires_step_up: true, available: true },
-        { kind: "emergency_state", method: "POST", href: "/z", requires_reason: true, requires_step_up: true, available: false },
+        {
+          kind: "redacted_plan",
+          method: "GET",
+          href: "/x",
+          requires_reason: false,
+          requires_step_up: false,
+          available: true,
+        },
+        {
+          kind: "raw_plan",
+          method: "POST",
+          href: "/y",
+          requires_reason: true,
+          requires_step_up: true,
+          available: true,
+        },
+        {
+          kind: "emergency_state",
+          method: "POST",
+          href: "/z",
+          requires_reason: true,
+          requires_step_up: true,
+          available: false,
+        },
       ],
     });
     const forms = [...el.shadowRoot!.querySelectorAll("form")];
@@ -47,7 +79,10 @@ describe("ss-run-downloads", () => {
     equal(text(disclosure.querySelector("summary")), "Sensitive downloads: raw plan (a reason is audited first)");
     ok(forms[1].querySelector('input[name="reason"]'), "the raw plan asks for a reason");
     ok(text(forms[1]).includes("You will confirm your password first."));
-    equal(text(el.shadowRoot!.querySelector('[data-testid="downloads-missing"]')), "Not available for this run: the emergency state (this run's apply uploaded no state).");
+    equal(
+      text(el.shadowRoot!.querySelector('[data-testid="downloads-missing"]')),
+      "Not available for this run: the emergency state (this run's apply uploaded no state).",
+    );
     // A reasonless submit keeps the disclosure open with its message.
     disclosure.open = true;
     forms[1].requestSubmit();

@@ -12,8 +12,16 @@ import { runDownloadsStyles } from "./run-downloads.styles.ts";
 import { formText } from "../ui/form-data.ts";
 
 type Kind = DownloadItem["kind"];
-const TITLES: Record<Kind, string> = { redacted_plan: "Redacted plan", raw_plan: "Raw plan (sensitive)", emergency_state: "Emergency state (sensitive)" };
-const BUTTONS: Record<Kind, string> = { redacted_plan: "Download redacted plan", raw_plan: "Download raw plan", emergency_state: "Download emergency state" };
+const TITLES: Record<Kind, string> = {
+  redacted_plan: "Redacted plan",
+  raw_plan: "Raw plan (sensitive)",
+  emergency_state: "Emergency state (sensitive)",
+};
+const BUTTONS: Record<Kind, string> = {
+  redacted_plan: "Download redacted plan",
+  raw_plan: "Download raw plan",
+  emergency_state: "Download emergency state",
+};
 const MISSING: Record<Kind, string> = {
   redacted_plan: "the redacted plan (this run produced none)",
   raw_plan: "the raw plan (this run recorded no plan)",
@@ -65,7 +73,9 @@ export class SsRunDownloads extends LitElement {
     const sensitive = available.filter((item) => item.requires_reason);
     const missing = d.items.filter((item) => !item.available);
     // Kept open while a sensitive download is under way or said something, so its message stays in view.
-    const sensitiveOpen = sensitive.some((item) => this.busy === item.kind || this.failures[item.kind] !== undefined || this.done[item.kind]);
+    const sensitiveOpen = sensitive.some(
+      (item) => this.busy === item.kind || this.failures[item.kind] !== undefined || this.done[item.kind],
+    );
     return html`<section aria-labelledby="downloads-heading" data-testid="downloads">
       <h2 id="downloads-heading">Downloads</h2>
       ${plain.length > 0 ? html`<div class="items compact">${plain.map((item) => this.renderItem(item))}</div>` : nothing}

@@ -9,7 +9,19 @@ import type { RequestFailed } from "./api-result.ts";
 import { icon } from "./icons.ts";
 import { performRunAction } from "./run-action.ts";
 import { runHeaderStyles } from "./run-header.styles.ts";
-import { RUN_KINDS, RUN_STATUSES, RUN_STATUS_LABELS, RUN_STATUS_TONES, formatDuration, formatUtc, isTerminal, known, spanMs, type Action, type Header } from "./review-model.ts";
+import {
+  RUN_KINDS,
+  RUN_STATUSES,
+  RUN_STATUS_LABELS,
+  RUN_STATUS_TONES,
+  formatDuration,
+  formatUtc,
+  isTerminal,
+  known,
+  spanMs,
+  type Action,
+  type Header,
+} from "./review-model.ts";
 
 const KIND_LABELS = { plan_and_apply: "Plan and apply", speculative: "Speculative plan" } as const;
 
@@ -100,8 +112,13 @@ export class SsRunHeader extends LitElement {
         ${this.recorded("Commit", h.commit_sha, (sha) => {
           const code = html`<code title=${sha}>${sha.slice(0, 12)}</code>`;
           // Only an http(s) page the server derived from the recorded repository becomes a link.
-          const url = h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "") ? h.commit_url.value : null;
-          return url ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>` : code;
+          const url =
+            h.commit_url.state === "recorded" && /^https?:\/\//.test(h.commit_url.value ?? "")
+              ? h.commit_url.value
+              : null;
+          return url
+            ? html`<a href=${url} rel="noopener noreferrer" target="_blank" data-testid="commit-link">${code}</a>`
+            : code;
         })}
         ${this.recorded("Source ref", h.source_ref, (ref) => html`<code>${ref}</code>`)}
         ${this.recorded("Working directory", h.working_directory, (dir) => html`<code>${dir === "" ? "/" : dir}</code>`)}
@@ -131,7 +148,9 @@ export class SsRunHeader extends LitElement {
 
   private renderCancel() {
     if (!this.actions.includes("cancel")) return nothing;
-    const error = this.failure ? html`<span class="error" role="alert">${this.failure.detail} <code>${this.failure.summary}</code></span>` : nothing;
+    const error = this.failure
+      ? html`<span class="error" role="alert">${this.failure.detail} <code>${this.failure.summary}</code></span>`
+      : nothing;
     if (!this.confirmingCancel) {
       return html`<button type="button" class="secondary" @click=${() => (this.confirmingCancel = true)}>Cancel run</button>${error}`;
     }

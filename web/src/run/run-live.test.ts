@@ -32,7 +32,11 @@ function applying(r: Review) {
   r.attributes.header.status = "applying";
   r.attributes.available_actions = ["cancel"];
   Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved" });
-  Object.assign(r.attributes.stages.apply, { status: "running", phase_status: "running", started_at: "2026-12-03T10:01:00.000Z" });
+  Object.assign(r.attributes.stages.apply, {
+    status: "running",
+    phase_status: "running",
+    started_at: "2026-12-03T10:01:00.000Z",
+  });
 }
 
 /** A fake server whose apply log route serves `log.stored` by offset, as the real route does. */
@@ -50,7 +54,13 @@ function server(patch: (r: Review) => void = applying) {
         data: {
           type: "run-logs",
           id: `${RUN_ID}/apply`,
-          attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete: log.complete && offset + slice.length >= log.stored.length },
+          attributes: {
+            phase: "apply",
+            offset,
+            text: slice,
+            next_offset: offset + slice.length,
+            complete: log.complete && offset + slice.length >= log.stored.length,
+          },
         },
       },
     };
@@ -69,10 +79,14 @@ async function page(s: FakeServer) {
 const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
 /** Expands the stage unless it is already (a running or failed stage opens by itself). */
 const expand = (el: HTMLElement, name: string) => {
-  if (!stage(el, name).hasAttribute("expanded")) stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!.click();
+  if (!stage(el, name).hasAttribute("expanded"))
+    stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!.click();
 };
 const consoleText = (el: HTMLElement) => deep<HTMLPreElement>(el, '[data-testid="console-apply"]')?.textContent ?? "";
-const logReads = (s: FakeServer) => s.requests.filter((r) => `${r.method} ${r.path}` === APPLY_LOG).map((r) => Number(new URLSearchParams(r.search).get("offset")));
+const logReads = (s: FakeServer) =>
+  s.requests
+    .filter((r) => `${r.method} ${r.path}` === APPLY_LOG)
+    .map((r) => Number(new URLSearchParams(r.search).get("offset")));
 const refreshButton = (el: HTMLElement) => deep(el, '[data-testid="refresh-log"]');
 
 describe("the run page's live feed", () => {
@@ -148,13 +162,21 @@ describe("the run page's live feed", () => {
     log.stored += "tail-1\n";
     expand(el, "apply");
     await until(() => consoleText(el).endsWith("tail-1\n"), 2000, "the window");
-    equal(logReads(s), [line.length * 20_000 - CONSOLE_MAX_CHARS], "only the newest 512 KiB (from the hello's end) were read");
+    equal(
+      logReads(s),
+      [line.length * 20_000 - CONSOLE_MAX_CHARS],
+      "only the newest 512 KiB (from the hello's end) were read",
+    );
     equal(consoleText(el).length, CONSOLE_MAX_CHARS);
     ok(deep(el, '[data-testid="console-trimmed"]'), "says it trimmed");
     socket.send(logMessage("apply", 6, log.stored.length, "tail-2\n"));
     log.stored += "tail-2\n";
     await until(() => consoleText(el).endsWith("tail-1\ntail-2\n"), 1000, "live after the window");
-    equal(consoleText(el), log.stored.slice(-CONSOLE_MAX_CHARS), "exactly the newest 512 KiB, nothing duplicated or skipped");
+    equal(
+      consoleText(el),
+      log.stored.slice(-CONSOLE_MAX_CHARS),
+      "exactly the newest 512 KiB, nothing duplicated or skipped",
+    );
   });
 
   it("should cut on a character boundary", () => {
@@ -181,7 +203,14 @@ describe("the run page's live feed", () => {
       socket.send({
         type: "run",
         run_id: RUN_ID,
-        run: { status: "applying", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "running", terminal: false },
+        run: {
+          status: "applying",
+          status_reason: null,
+          plan_status: "finished",
+          policy_outcome: "passed",
+          apply_status: "running",
+          terminal: false,
+        },
         changed: ["apply_status"],
       });
     await sleep(150);
@@ -207,7 +236,14 @@ describe("the run page's live feed", () => {
     FakeSocket.last.send({
       type: "run",
       run_id: RUN_ID,
-      run: { status: "applied", status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "finished", terminal: true },
+      run: {
+        status: "applied",
+        status_reason: null,
+        plan_status: "finished",
+        policy_outcome: "passed",
+        apply_status: "finished",
+        terminal: true,
+      },
       changed: ["status"],
     });
     FakeSocket.last.drop(1000);
@@ -244,12 +280,23 @@ describe("the run page's live feed", () => {
   it("should say the plan log appears when the plan finishes while the plan runs", async () => {
     const planning = (r: Review) => {
       r.attributes.header.status = "planning";
-      Object.assign(r.attributes.stages.plan, { status: "running", phase_status: "running", finished_at: null, summary: { state: "not_finished" } });
+      Object.assign(r.attributes.stages.plan, {
+        status: "running",
+        phase_status: "running",
+        finished_at: null,
+        summary: { state: "not_finished" },
+      });
       Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
     };
     const s = server(planning).s.on(`GET /v1/runs/${RUN_ID}/logs/plan`, {
       status: 200,
-      body: { data: { type: "run-logs", id: `${RUN_ID}/plan`, attributes: { phase: "plan", offset: 0, text: "", next_offset: 0, complete: false } } },
+      body: {
+        data: {
+          type: "run-logs",
+          id: `${RUN_ID}/plan`,
+          attributes: { phase: "plan", offset: 0, text: "", next_offset: 0, complete: false },
+        },
+      },
     });
     const el = await page(s);
     expand(el, "plan");

@@ -38,7 +38,10 @@ async function page(server: FakeServer) {
 const withReview = (review: Review) => new FakeServer().on(REVIEW, { status: 200, body: { data: review } });
 const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
 /** The review of a run that ended in `status`, with no actions left and the recorded terminal reason (no log tail). */
-const endedWith = (status: Review["attributes"]["header"]["status"], reason: Pick<Extract<TerminalReason, { state: "recorded" }>, "code" | "sentence" | "guidance">) =>
+const endedWith = (
+  status: Review["attributes"]["header"]["status"],
+  reason: Pick<Extract<TerminalReason, { state: "recorded" }>, "code" | "sentence" | "guidance">,
+) =>
   withReview(
     reviewFixture((r) => {
       r.attributes.header.status = status;
@@ -65,7 +68,10 @@ describe("ss-run-page", () => {
 
   it("should show the review of another run as unavailable, not load forever or show it", async () => {
     const el = await page(withReview(reviewFixture((r) => void (r.id = "run-someoneelse000000"))));
-    match(text(deep(el, '[data-testid="run-unavailable"]')), /This run is unavailable.*review of run-someoneelse000000/);
+    match(
+      text(deep(el, '[data-testid="run-unavailable"]')),
+      /This run is unavailable.*review of run-someoneelse000000/,
+    );
     equal(deep(el, "ss-stage-timeline"), null);
   });
 
@@ -75,25 +81,51 @@ describe("ss-run-page", () => {
         reviewFixture((r) => {
           r.attributes.header.commit_message = { state: "recorded", value: "Add the greeting resource" };
           r.attributes.header.commit_sha = { state: "recorded", value: "0123456789abcdef0123456789abcdef01234567" };
-          r.attributes.header.commit_url = { state: "recorded", value: "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567" };
+          r.attributes.header.commit_url = {
+            state: "recorded",
+            value: "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567",
+          };
         }),
       ),
     );
-    const order = [...el.shadowRoot!.querySelector(".page")!.children].filter((c) => c.tagName !== "P").map((c) => c.tagName.toLowerCase());
-    equal(order, ["ss-run-header", "ss-terminal-reason", "ss-attention-strip", "ss-stage-timeline", "ss-run-downloads"]);
+    const order = [...el.shadowRoot!.querySelector(".page")!.children]
+      .filter((c) => c.tagName !== "P")
+      .map((c) => c.tagName.toLowerCase());
+    equal(order, [
+      "ss-run-header",
+      "ss-terminal-reason",
+      "ss-attention-strip",
+      "ss-stage-timeline",
+      "ss-run-downloads",
+    ]);
     const header = deep(el, "ss-run-header")!;
     const h = text(header);
     equal(text(deep(header.shadowRoot!, "#run-title")), "Add the greeting");
     ok(text(deep(header.shadowRoot!, '[data-testid="commit-message"]')) === "Add the greeting resource");
-    ok(h.includes("Awaiting approval") && h.includes("Plan and apply") && h.includes("0123456789ab") && h.includes(RUN_ID), h);
+    ok(
+      h.includes("Awaiting approval") &&
+        h.includes("Plan and apply") &&
+        h.includes("0123456789ab") &&
+        h.includes(RUN_ID),
+      h,
+    );
     ok(!h.includes("Source ref"), "an unrecorded fact is not a row of its own");
-    equal(text(deep(header.shadowRoot!, '[data-testid="not-recorded"]')), "Not recorded for this run: source ref, author.");
-    equal(text(deep(header.shadowRoot!, "nav.breadcrumb")), `Runs › ${text(deep(header.shadowRoot!, '[data-testid="breadcrumb-workspace"]'))} › ${RUN_ID}`);
+    equal(
+      text(deep(header.shadowRoot!, '[data-testid="not-recorded"]')),
+      "Not recorded for this run: source ref, author.",
+    );
+    equal(
+      text(deep(header.shadowRoot!, "nav.breadcrumb")),
+      `Runs › ${text(deep(header.shadowRoot!, '[data-testid="breadcrumb-workspace"]'))} › ${RUN_ID}`,
+    );
     equal(
       deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="commit-link"]')!.getAttribute("href"),
       "https://github.com/acme/infra/commit/0123456789abcdef0123456789abcdef01234567",
     );
-    equal(deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="workspace-link"]')!.getAttribute("href"), `/workspaces/${WS_ID}`);
+    equal(
+      deep<HTMLAnchorElement>(header.shadowRoot!, '[data-testid="workspace-link"]')!.getAttribute("href"),
+      `/workspaces/${WS_ID}`,
+    );
     ok(deepAll(header.shadowRoot!, "button").some((b) => b.textContent === "Cancel run"));
   });
 
@@ -103,7 +135,12 @@ describe("ss-run-page", () => {
         reviewFixture((r) => {
           r.attributes.header.status = "planning";
           r.attributes.available_actions = ["cancel"];
-          Object.assign(r.attributes.stages.plan, { status: "running", phase_status: "running", finished_at: null, summary: { state: "not_finished" } });
+          Object.assign(r.attributes.stages.plan, {
+            status: "running",
+            phase_status: "running",
+            finished_at: null,
+            summary: { state: "not_finished" },
+          });
           Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
         }),
       ),
@@ -113,20 +150,32 @@ describe("ss-run-page", () => {
     equal(deep(plan, ".attention-badge"), null);
     equal(deep(running, '[data-testid="attention-strip"]'), null);
     cleanup();
-    const unrecorded = await page(withReview(reviewFixture((r) => (r.attributes.stages.plan.summary = { state: "change_result_not_recorded" }))));
+    const unrecorded = await page(
+      withReview(reviewFixture((r) => (r.attributes.stages.plan.summary = { state: "change_result_not_recorded" }))),
+    );
     equal(text(deep(stage(unrecorded, "plan"), ".attention-badge")), "Change result not recorded");
   });
 
   it("should dim a skipped stage and make it no toggle; load a console only on first expansion", async () => {
     const server = withReview(reviewFixture()).on(`GET /v1/runs/${RUN_ID}/logs/plan`, {
       status: 200,
-      body: { data: { type: "run-logs", id: `${RUN_ID}/plan`, attributes: { phase: "plan", offset: 0, text: "Plan: 1 to add\n", next_offset: 15, complete: true } } },
+      body: {
+        data: {
+          type: "run-logs",
+          id: `${RUN_ID}/plan`,
+          attributes: { phase: "plan", offset: 0, text: "Plan: 1 to add\n", next_offset: 15, complete: true },
+        },
+      },
     });
     const el = await page(server);
     const policy = stage(el, "policy");
     ok(policy.hasAttribute("skipped"));
     const look = getComputedStyle(policy.shadowRoot!.querySelector(".stage")!);
-    equal([look.borderStyle, look.opacity], ["dashed", "1"], "dimmed by a dashed, muted look, not by opacity (contrast stays readable)");
+    equal(
+      [look.borderStyle, look.opacity],
+      ["dashed", "1"],
+      "dimmed by a dashed, muted look, not by opacity (contrast stays readable)",
+    );
     equal(policy.shadowRoot!.querySelector("button"), null, "not a toggle");
     equal(server.count(`GET /v1/runs/${RUN_ID}/logs/plan`), 0, "nothing read before expansion");
     const plan = stage(el, "plan");
@@ -146,7 +195,11 @@ describe("ss-run-page", () => {
         reviewFixture((r) => {
           r.attributes.header.status = "errored";
           r.attributes.available_actions = [];
-          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "errored", summary: { state: "not_produced" } });
+          Object.assign(r.attributes.stages.plan, {
+            status: "failed",
+            phase_status: "errored",
+            summary: { state: "not_produced" },
+          });
           Object.assign(r.attributes.stages.policy, { status: "skipped", outcome: null, finished_at: null });
           Object.assign(r.attributes.stages.approval, { status: "skipped", state: "not_reached", plan_digest: null });
           Object.assign(r.attributes.stages.apply, { status: "skipped", phase_status: "pending" });
@@ -170,16 +223,32 @@ describe("ss-run-page", () => {
           Object.assign(r.attributes.stages.policy, {
             status: "waiting",
             outcome: "soft_failed",
-            findings: [{ title: "Needs tags", message: "terraform_data.greeting is flagged", address: "terraform_data.greeting", enforcement_level: "soft_mandatory" }],
+            findings: [
+              {
+                title: "Needs tags",
+                message: "terraform_data.greeting is flagged",
+                address: "terraform_data.greeting",
+                enforcement_level: "soft_mandatory",
+              },
+            ],
           });
         }),
       ).on(`GET /v1/runs/${RUN_ID}/logs/policy`, {
         status: 200,
-        body: { data: { type: "run-logs", id: "x", attributes: { phase: "policy", offset: 0, text: "", next_offset: 0, complete: true } } },
+        body: {
+          data: {
+            type: "run-logs",
+            id: "x",
+            attributes: { phase: "policy", offset: 0, text: "", next_offset: 0, complete: true },
+          },
+        },
       }),
     );
     equal(head(stage(soft, "policy")).getAttribute("aria-expanded"), "true");
-    match(text(deep(stage(soft, "policy"), '[data-testid="policy-findings"]')), /Needs tags.*terraform_data\.greeting is flagged/);
+    match(
+      text(deep(stage(soft, "policy"), '[data-testid="policy-findings"]')),
+      /Needs tags.*terraform_data\.greeting is flagged/,
+    );
     equal(deep(stage(soft, "policy"), '[data-testid="override-form"]'), null, "no control without override_control");
     cleanup();
     const applied = await page(
@@ -199,18 +268,39 @@ describe("ss-run-page", () => {
             phase_status: "finished",
             started_at: "2026-12-03T10:00:31.000Z",
             finished_at: "2026-12-03T10:00:50.000Z",
-            state_version: { state: "committed", id: "sv-0123456789abcdef", serial: 3, published_at: "2026-12-03T10:00:49.000Z", digest: "b".repeat(64) },
+            state_version: {
+              state: "committed",
+              id: "sv-0123456789abcdef",
+              serial: 3,
+              published_at: "2026-12-03T10:00:49.000Z",
+              digest: "b".repeat(64),
+            },
           });
-          r.attributes.terminal_reason = { state: "recorded", code: "applied", sentence: "The plan was applied and its state was published.", guidance: null, log_tail: null };
+          r.attributes.terminal_reason = {
+            state: "recorded",
+            code: "applied",
+            sentence: "The plan was applied and its state was published.",
+            guidance: null,
+            log_tail: null,
+          };
         }),
       ).on(`GET /v1/runs/${RUN_ID}/logs/apply`, {
         status: 200,
-        body: { data: { type: "run-logs", id: "x", attributes: { phase: "apply", offset: 0, text: "Apply complete!\n", next_offset: 16, complete: true } } },
+        body: {
+          data: {
+            type: "run-logs",
+            id: "x",
+            attributes: { phase: "apply", offset: 0, text: "Apply complete!\n", next_offset: 16, complete: true },
+          },
+        },
       }),
     );
     const apply = stage(applied, "apply");
     equal(head(apply).getAttribute("aria-expanded"), "true");
-    equal(text(deep(apply, '[data-testid="state-version"]')), "Published state version sv-0123456789abcdef, serial 3, at 2026-12-03 10:00:49 UTC");
+    equal(
+      text(deep(apply, '[data-testid="state-version"]')),
+      "Published state version sv-0123456789abcdef, serial 3, at 2026-12-03 10:00:49 UTC",
+    );
     ok(!text(apply).includes("b".repeat(64)), "the state digest belongs to the workspace state page");
     equal(deep(applied, '[data-testid="attention-strip"]'), null);
     const approval = stage(applied, "approval");
@@ -222,7 +312,8 @@ describe("ss-run-page", () => {
   });
 
   it("should word a discarded, expired or canceled approval and a canceled plan plainly, not as a red failure, and open none of them by itself", async () => {
-    const statusOf = (el: HTMLElement, name: string) => stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-status"]')!;
+    const statusOf = (el: HTMLElement, name: string) =>
+      stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-status"]')!;
     for (const [state, word] of [
       ["discarded", "Discarded"],
       ["expired", "Expired"],
@@ -231,7 +322,8 @@ describe("ss-run-page", () => {
       const el = await page(
         withReview(
           reviewFixture((r) => {
-            r.attributes.header.status = state === "expired" ? "expired" : state === "canceled" ? "canceled" : "discarded";
+            r.attributes.header.status =
+              state === "expired" ? "expired" : state === "canceled" ? "canceled" : "discarded";
             r.attributes.available_actions = [];
             Object.assign(r.attributes.stages.approval, { status: "failed", state });
           }),
@@ -239,7 +331,11 @@ describe("ss-run-page", () => {
       );
       equal(text(statusOf(el, "approval")), word);
       ok(statusOf(el, "approval").classList.contains("tone-neutral"), `${word} is neutral`);
-      equal(head(stage(el, "approval")).getAttribute("aria-expanded"), "false", `${word}: not opened as if it were an error`);
+      equal(
+        head(stage(el, "approval")).getAttribute("aria-expanded"),
+        "false",
+        `${word}: not opened as if it were an error`,
+      );
       cleanup();
     }
     const canceled = await page(
@@ -288,10 +384,17 @@ describe("ss-run-page", () => {
       endedWith("expired", {
         code: "approval_expired",
         sentence: "No decision was made before the approval window closed, so the run expired without applying.",
-        guidance: { code: "expired", sentence: "A new run starts from a push to the tracked branch or from the CLI.", target: "workspace_source_settings", workspace_id: WS_ID },
+        guidance: {
+          code: "expired",
+          sentence: "A new run starts from a push to the tracked branch or from the CLI.",
+          target: "workspace_source_settings",
+          workspace_id: WS_ID,
+        },
       }),
     );
-    const order = [...el.shadowRoot!.querySelector(".page")!.children].filter((c) => c.tagName !== "P").map((c) => c.tagName.toLowerCase());
+    const order = [...el.shadowRoot!.querySelector(".page")!.children]
+      .filter((c) => c.tagName !== "P")
+      .map((c) => c.tagName.toLowerCase());
     equal(order.slice(0, 3), ["ss-run-header", "ss-terminal-reason", "ss-guidance-strip"]);
     const strip = deep(el, '[data-testid="guidance-strip"]')!;
     match(text(strip), /A new run starts from a push to the tracked branch or from the CLI\./);
@@ -310,7 +413,10 @@ describe("ss-run-page", () => {
         },
       }),
     );
-    equal(deep(credentials, '[data-testid="guidance-strip"] a')!.getAttribute("href"), `/workspaces/${WS_ID}/cloud-access`);
+    equal(
+      deep(credentials, '[data-testid="guidance-strip"] a')!.getAttribute("href"),
+      `/workspaces/${WS_ID}/cloud-access`,
+    );
     cleanup();
     const failed = await page(
       withReview(
@@ -321,7 +427,11 @@ describe("ss-run-page", () => {
             code: "plan_failed",
             sentence: "The plan failed, so there is nothing to review or apply.",
             guidance: null,
-            log_tail: { phase: "plan", caption: "The last lines of the plan log", lines: ["1", "2", "3", "4", "5", "6", "7", "Error: boom"] },
+            log_tail: {
+              phase: "plan",
+              caption: "The last lines of the plan log",
+              lines: ["1", "2", "3", "4", "5", "6", "7", "Error: boom"],
+            },
           };
         }),
       ),
@@ -350,7 +460,10 @@ describe("ss-run-header", () => {
     );
     const header = deep(el, "ss-run-header")!;
     equal(text(deep(header.shadowRoot!, "#run-title")), "Rotate the DNS keys");
-    equal(deep(header.shadowRoot!, '[data-testid="message-body"]')!.textContent, "The old keys expire on Friday.\nSee the runbook.");
+    equal(
+      deep(header.shadowRoot!, '[data-testid="message-body"]')!.textContent,
+      "The old keys expire on Friday.\nSee the runbook.",
+    );
     equal(deep(header.shadowRoot!, '[data-testid="not-recorded"]'), null, "nothing to say when every fact is recorded");
     ok(text(header).includes("Source refrefs/heads/main"), text(header));
   });
@@ -364,7 +477,9 @@ describe("ss-run-header", () => {
     ).on(`POST /v1/runs/${RUN_ID}/actions/cancel`, { status: 202, body: {} });
     const el = await page(server);
     const header = deep(el, "ss-run-header")!;
-    const cancel = deepAll<HTMLButtonElement>(header.shadowRoot!, "button").find((b) => b.textContent === "Cancel run")!;
+    const cancel = deepAll<HTMLButtonElement>(header.shadowRoot!, "button").find(
+      (b) => b.textContent === "Cancel run",
+    )!;
     ok(cancel.classList.contains("secondary") && !cancel.classList.contains("danger"), cancel.className);
     cancel.click();
     await (header as unknown as { updateComplete: Promise<unknown> }).updateComplete;
@@ -385,7 +500,13 @@ describe("ss-terminal-reason", () => {
         reviewFixture((r) => {
           r.attributes.header.status = "canceled";
           r.attributes.available_actions = [];
-          r.attributes.terminal_reason = { state: "recorded", code: "canceled", sentence: "The run was canceled.", guidance: null, log_tail: null } as never;
+          r.attributes.terminal_reason = {
+            state: "recorded",
+            code: "canceled",
+            sentence: "The run was canceled.",
+            guidance: null,
+            log_tail: null,
+          } as never;
           Object.assign(r.attributes.stages.approval, {
             status: "skipped",
             state: "canceled",
@@ -397,6 +518,9 @@ describe("ss-terminal-reason", () => {
       ),
     );
     const reason = deep(el, "ss-terminal-reason")!;
-    equal(text(deep(reason.shadowRoot!, '[data-testid="terminal-decision"]')), "Canceled by Dana Reviewer at 2026-12-03 10:05:00 UTC. Reason: wrong branch");
+    equal(
+      text(deep(reason.shadowRoot!, '[data-testid="terminal-decision"]')),
+      "Canceled by Dana Reviewer at 2026-12-03 10:05:00 UTC. Reason: wrong branch",
+    );
   });
 });

@@ -75,7 +75,9 @@ export class SsRunPage extends LitElement {
   /** The live feed failed repeatedly; the review is polled meanwhile. */
   @state() accessor stale = false;
   /** Feed options for tests (a fake WebSocket, short delays). */
-  @property({ attribute: false }) accessor liveOptions: Partial<LiveFeedOptions> & { createSocket?: (url: string) => SocketLike } = {};
+  @property({ attribute: false }) accessor liveOptions: Partial<LiveFeedOptions> & {
+    createSocket?: (url: string) => SocketLike;
+  } = {};
 
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private tickTimer: ReturnType<typeof setInterval> | undefined;
@@ -89,7 +91,8 @@ export class SsRunPage extends LitElement {
       if (!client || !runId) return null;
       const document = unwrap(await getRunReview({ client, path: { run_id: runId }, signal }));
       // The review of another run than the one asked for is a broken answer, not this run's evidence.
-      if (document.data.id !== runId) throw new RequestFailed(0, null, `the server answered with the review of ${document.data.id}, not ${runId}`);
+      if (document.data.id !== runId)
+        throw new RequestFailed(0, null, `the server answered with the review of ${document.data.id}, not ${runId}`);
       this.review = document.data;
       return document.data;
     },
@@ -206,7 +209,8 @@ export class SsRunPage extends LitElement {
     const review = this.review;
     const status = this.reviewTask.status;
     if (review === null || review.id !== this.runId) {
-      if (status === TaskStatus.ERROR) return html`<div class="page">${this.renderUnavailable(asFailure(this.reviewTask.error))}</div>`;
+      if (status === TaskStatus.ERROR)
+        return html`<div class="page">${this.renderUnavailable(asFailure(this.reviewTask.error))}</div>`;
       return html`<div class="page"><p class="muted" role="status" data-testid="run-loading">Loading the run…</p></div>`;
     }
     return html`<div class="page" @ss-run-action-done=${this.onActionDone} @ss-run-refresh=${() => this.refresh()}>

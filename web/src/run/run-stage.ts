@@ -43,7 +43,8 @@ export class SsRunStage extends LitElement {
   override render() {
     const status = known(STAGE_STATUSES, this.status);
     const tone = status === null ? "error" : this.outcome ? "neutral" : STAGE_TONES[status];
-    const statusText = status === null ? `unknown status “${this.status}”` : this.outcome || STAGE_STATUS_LABELS[status];
+    const statusText =
+      status === null ? `unknown status “${this.status}”` : this.outcome || STAGE_STATUS_LABELS[status];
     // Waiting is not a prohibition: the clock, in the attention colour.
     const glyph = status === "waiting" ? icon("info") : icon(tone);
     const bodyId = `stage-body-${this.stage}`;

@@ -2,7 +2,15 @@ import { LitElement, html, nothing, type PropertyValues } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { base } from "../ui/tokens.ts";
 import type { StageToggleDetail } from "./events.ts";
-import { approvalHeadline, countsSentence, formatDuration, spanMs, type Action, type Header, type Stages } from "./review-model.ts";
+import {
+  approvalHeadline,
+  countsSentence,
+  formatDuration,
+  spanMs,
+  type Action,
+  type Header,
+  type Stages,
+} from "./review-model.ts";
 import { stageTimelineStyles } from "./stage-timeline.styles.ts";
 import "./apply-evidence.ts";
 import "./approval-evidence.ts";
@@ -53,7 +61,8 @@ export class SsStageTimeline extends LitElement {
     if (policyNotPass) this.expandByDefault("policy", `policy:${s.policy.outcome}`);
     // The running stage opens by itself (its console follows), and so does a failed one (its console opens at the error).
     for (const name of ORDER)
-      if (s[name].status === "running" || (s[name].status === "failed" && !decidedAgainst(s, name))) this.expandByDefault(name, `${s[name].status}:${name}`);
+      if (s[name].status === "running" || (s[name].status === "failed" && !decidedAgainst(s, name)))
+        this.expandByDefault(name, `${s[name].status}:${name}`);
     if (this.header?.status === "applied") {
       const lastSucceeded = [...ORDER].reverse().find((name) => s[name].status === "succeeded");
       if (lastSucceeded) this.expandByDefault(lastSucceeded, "applied");
@@ -148,7 +157,9 @@ export class SsStageTimeline extends LitElement {
     >
       <span slot="summary" class="summary" data-testid="policy-summary"
         >${p.outcome === null ? html`<span class="quiet">${p.status === "skipped" ? "Not reached" : "No result yet"}</span>` : (words[p.outcome] ?? `Unknown outcome “${p.outcome}”`)}${
-          p.findings.length ? html` · ${p.findings.length} ${p.findings.length === 1 ? "finding" : "findings"}` : nothing
+          p.findings.length
+            ? html` · ${p.findings.length} ${p.findings.length === 1 ? "finding" : "findings"}`
+            : nothing
         }</span
       >
       ${
@@ -190,7 +201,9 @@ export class SsStageTimeline extends LitElement {
     >
       <span slot="summary" class="summary"
         >${
-          a.status === "skipped" ? html`<span>Not applied</span>` : html`<ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>`
+          a.status === "skipped"
+            ? html`<span>Not applied</span>`
+            : html`<ss-phase-badge phase="apply" status=${a.phase_status}></ss-phase-badge>`
         }${v.state === "committed" ? html`<span>State serial ${v.serial}</span>` : nothing}</span
       >
       ${this.opened.has("apply") ? html`<ss-run-console run-id=${this.runId} phase="apply"></ss-run-console><ss-apply-evidence .apply=${a}></ss-apply-evidence>` : nothing}

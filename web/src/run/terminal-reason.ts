@@ -4,7 +4,14 @@ import { base } from "../ui/tokens.ts";
 import { approvalHeadline, formatUtc, type ApprovalStage, type TerminalReason } from "./review-model.ts";
 import { terminalReasonStyles } from "./terminal-reason.styles.ts";
 
-const DANGER = new Set(["plan_failed", "policy_hard_failed", "policy_errored", "apply_failed", "apply_interrupted", "apply_uncertain"]);
+const DANGER = new Set([
+  "plan_failed",
+  "policy_hard_failed",
+  "policy_errored",
+  "apply_failed",
+  "apply_interrupted",
+  "apply_uncertain",
+]);
 const SUCCESS = new Set(["applied", "no_changes", "speculative"]);
 
 /**

@@ -1,6 +1,19 @@
 import type { Session } from "../app/session.ts";
 import { NAVIGATE_EVENT } from "../app/router.ts";
-import { afterEach, cleanup, deep, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import { ATTENTION_LIMIT } from "./attention-count.ts";
 import "./attention-count.ts";
 
@@ -19,7 +32,8 @@ const session = (organization: string): Session => ({
   organizationAdmin: false,
 });
 
-const runs = (n: number) => Array.from({ length: n }, (_, i) => ({ type: "runs", id: `run-${String(i).padStart(16, "0")}` }));
+const runs = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ type: "runs", id: `run-${String(i).padStart(16, "0")}` }));
 
 async function count(server: FakeServer, organization = "acme") {
   const el = document.createElement("ss-attention-count");
@@ -34,7 +48,10 @@ describe("ss-attention-count", () => {
 
   it("should read the waiting statuses through the run list's filter and link to them", async () => {
     let n = 3;
-    const server = new FakeServer().on(RUNS, () => ({ status: 200, body: { data: runs(n), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } } }));
+    const server = new FakeServer().on(RUNS, () => ({
+      status: 200,
+      body: { data: runs(n), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } },
+    }));
     const el = await count(server);
     const a = await until(() => link(el));
     equal(text(a), "Needs attention 3: 3 runs wait on a person");
@@ -45,22 +62,37 @@ describe("ss-attention-count", () => {
     // Read again on navigation.
     n = 1;
     window.dispatchEvent(new Event(NAVIGATE_EVENT));
-    await until(() => text(link(el)) === "Needs attention 1: 1 run wait on a person" || text(link(el)).startsWith("Needs attention 1"), 3000, "the new count");
+    await until(
+      () =>
+        text(link(el)) === "Needs attention 1: 1 run wait on a person" ||
+        text(link(el)).startsWith("Needs attention 1"),
+      3000,
+      "the new count",
+    );
     equal(server.count(RUNS), 2);
   });
 
   it(`should read ${ATTENTION_LIMIT}+ when more than one page waits, and 0 plainly`, async () => {
-    const more = new FakeServer().on(RUNS, { status: 200, body: { data: runs(ATTENTION_LIMIT), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: "c" } } } });
+    const more = new FakeServer().on(RUNS, {
+      status: 200,
+      body: { data: runs(ATTENTION_LIMIT), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: "c" } } },
+    });
     const el = await count(more);
     await until(() => link(el));
     ok(text(link(el)).startsWith(`Needs attention ${ATTENTION_LIMIT}+`), text(link(el)));
     cleanup();
-    const exactly = new FakeServer().on(RUNS, { status: 200, body: { data: runs(ATTENTION_LIMIT), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } } });
+    const exactly = new FakeServer().on(RUNS, {
+      status: 200,
+      body: { data: runs(ATTENTION_LIMIT), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } },
+    });
     const el2 = await count(exactly);
     await until(() => link(el2));
     ok(text(link(el2)).startsWith(`Needs attention ${ATTENTION_LIMIT}:`), text(link(el2)));
     cleanup();
-    const none = new FakeServer().on(RUNS, { status: 200, body: { data: [], meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } } });
+    const none = new FakeServer().on(RUNS, {
+      status: 200,
+      body: { data: [], meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } },
+    });
     const el3 = await count(none);
     await until(() => link(el3));
     equal(text(link(el3)), "Needs attention 0: no run waits on a person");
@@ -77,7 +109,10 @@ describe("ss-attention-count", () => {
   it("should count the organization switched to, not the one before", async () => {
     const server = new FakeServer()
       .on(RUNS, { status: 200, body: { data: runs(2), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } } })
-      .on("GET /v1/organizations/beta/runs", { status: 200, body: { data: runs(7), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } } });
+      .on("GET /v1/organizations/beta/runs", {
+        status: 200,
+        body: { data: runs(7), meta: { page: { limit: ATTENTION_LIMIT, next_cursor: null } } },
+      });
     const el = await count(server);
     await until(() => text(link(el)).startsWith("Needs attention 2"));
     el.session = session("beta");

@@ -102,7 +102,8 @@ export class SsAttentionCount extends LitElement {
     const count = this.count;
     if (!count || count.organization !== this.session?.organization) return nothing;
     const shown = count.more ? `${ATTENTION_LIMIT}+` : String(count.n);
-    const label = count.n === 0 ? "no run waits on a person" : `${shown} run${shown === "1" ? "" : "s"} wait on a person`;
+    const label =
+      count.n === 0 ? "no run waits on a person" : `${shown} run${shown === "1" ? "" : "s"} wait on a person`;
     return html`<a href="/runs?status=needs_attention" id="needs-attention"
       >Needs attention <span class="count ${count.n > 0 ? "some" : ""}" aria-hidden="true">${shown}</span><span class="visually-hidden">: ${label}</span></a
     >`;

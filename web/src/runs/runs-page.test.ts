@@ -2,7 +2,20 @@ import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
 import { navigate } from "../app/router.ts";
-import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  deepAll,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token
@@ -53,7 +66,10 @@ function server(runs: Run[]) {
     const next = from + limit < runs.length ? String(from + limit) : null;
     return { status: 200, body: { data: runs.slice(from, from + limit), meta: { page: { next_cursor: next } } } };
   });
-  s.on("GET /v1/organizations/acme/workspaces", { status: 200, body: { data: [{ type: "workspaces", id: "ws-1", attributes: { name: "app" } }] } });
+  s.on("GET /v1/organizations/acme/workspaces", {
+    status: 200,
+    body: { data: [{ type: "workspaces", id: "ws-1", attributes: { name: "app" } }] },
+  });
   return s;
 }
 
@@ -117,7 +133,11 @@ describe("the runs page's filters", () => {
     await sleep(100);
     equal(s.count(RUNS), first / PAGE_SIZE, `exactly ${SEARCH_BUDGET} more runs read, not one page more`);
     more.click();
-    await until(() => s.count(RUNS) === (first + SEARCH_BUDGET) / PAGE_SIZE && deep(el, "#search-older"), 5000, "the next budget");
+    await until(
+      () => s.count(RUNS) === (first + SEARCH_BUDGET) / PAGE_SIZE && deep(el, "#search-older"),
+      5000,
+      "the next budget",
+    );
     equal(searched(el).startsWith(`Searched ${first + SEARCH_BUDGET} runs.`), true, searched(el));
   });
 
@@ -147,8 +167,18 @@ describe("the runs page's rows and the way back", () => {
       plan_counts: { create: 2, change: 3, destroy: 1 },
       created_by: { id: "usr-1", kind: "user", name: "Ada Lovelace" },
     });
-    Object.assign(runs[1].attributes, { kind: "speculative", source: "github_pull_request", plan_counts: { create: 0, change: 0, destroy: 0 }, created_by: null });
-    Object.assign(runs[2].attributes, { kind: "plan_and_apply", source: "api", plan_counts: null, created_by: { id: "pri-1", kind: "token", name: "ci token" } });
+    Object.assign(runs[1].attributes, {
+      kind: "speculative",
+      source: "github_pull_request",
+      plan_counts: { create: 0, change: 0, destroy: 0 },
+      created_by: null,
+    });
+    Object.assign(runs[2].attributes, {
+      kind: "plan_and_apply",
+      source: "api",
+      plan_counts: null,
+      created_by: { id: "pri-1", kind: "token", name: "ci token" },
+    });
     const el = await page(server(runs));
     await until(() => rows(el).length === 3);
     const [first, second, third] = rows(el);
@@ -166,7 +196,14 @@ describe("the runs page's rows and the way back", () => {
 
   it("should filter by ?status=needs_attention to the runs that wait on a person", async () => {
     const runs = runsHistory(6);
-    const statuses = ["awaiting_approval", "applied", "policy_soft_failed", "errored", "needs_recovery", "planning"] as const;
+    const statuses = [
+      "awaiting_approval",
+      "applied",
+      "policy_soft_failed",
+      "errored",
+      "needs_recovery",
+      "planning",
+    ] as const;
     statuses.forEach((status, i) => Object.assign(runs[i].attributes, { status, finished_at: null }));
     const el = await page(server(runs), "?status=needs_attention");
     await until(() => searched(el).endsWith("the whole history."));
@@ -277,14 +314,21 @@ describe("the runs page on a phone", () => {
     const row = rows(el)[0];
     equal(getComputedStyle(row).display, "block", "a card, not a table row");
     equal(getComputedStyle(deep(el, "thead")!).position, "absolute", "the column heads are for screen readers only");
-    ok(document.documentElement.scrollWidth <= 390, `the page scrolls sideways: ${document.documentElement.scrollWidth} px`);
+    ok(
+      document.documentElement.scrollWidth <= 390,
+      `the page scrolls sideways: ${document.documentElement.scrollWidth} px`,
+    );
     ok(row.getBoundingClientRect().right <= 390, `a card overflows: ${row.getBoundingClientRect().right}`);
     const message = row.querySelector<HTMLElement>("a.message")!;
     const first = [...row.querySelectorAll<HTMLElement>("td *")]
       .filter((n) => n.getBoundingClientRect().height > 0)
       .sort((a, b) => a.getBoundingClientRect().top - b.getBoundingClientRect().top)[0];
     equal(first, message, "the message is the first thing in the card");
-    equal(getComputedStyle(row.querySelector("td.duration")!, "::before").content, '"Duration "', "a card labels its facts");
+    equal(
+      getComputedStyle(row.querySelector("td.duration")!, "::before").content,
+      '"Duration "',
+      "a card labels its facts",
+    );
     await setViewport({ width: 601, height: 800 });
     await until(() => getComputedStyle(row).display === "table-row", 3000, "the table again at 601 px");
   });

@@ -11,7 +11,16 @@ import { listOrganizationRuns, listWorkspaces, type Client, type Run, type RunLi
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import { ATTENTION_STATUSES, checkRun, commitLine, ContractError, isRunStatus, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import {
+  ATTENTION_STATUSES,
+  checkRun,
+  commitLine,
+  ContractError,
+  isRunStatus,
+  RUN_STATUSES,
+  RUN_STATUS_LABELS,
+  TERMINAL_RUN_STATUSES,
+} from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { NAVIGATE_EVENT, replaceQuery } from "../app/router.ts";
@@ -65,7 +74,8 @@ const REMEMBERED_MAX = 5;
 
 /** Newest first by (created_at, id), the API's own order. */
 function byCreatedDesc(a: Run, b: Run): number {
-  if (a.attributes.created_at !== b.attributes.created_at) return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
+  if (a.attributes.created_at !== b.attributes.created_at)
+    return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
   return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
 }
 
@@ -81,9 +91,11 @@ function isTerminal(run: Run): boolean {
 }
 
 function checkPage(page: RunListDocument): RunListDocument {
-  if (!Array.isArray(page?.data) || page.meta?.page === undefined) throw new ContractError("The run list response has no data or no page metadata.");
+  if (!Array.isArray(page?.data) || page.meta?.page === undefined)
+    throw new ContractError("The run list response has no data or no page metadata.");
   const cursor = page.meta.page.next_cursor;
-  if (cursor !== null && (typeof cursor !== "string" || cursor.length === 0)) throw new ContractError("The run list response has an invalid next_cursor.");
+  if (cursor !== null && (typeof cursor !== "string" || cursor.length === 0))
+    throw new ContractError("The run list response has an invalid next_cursor.");
   page.data.forEach(checkRun);
   return page;
 }
@@ -152,12 +164,21 @@ export class SsRunsPage extends LitElement {
         return organization;
       }
       const [page, workspaces] = await Promise.all([
-        dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE }, signal })).then(checkPage),
+        dataOf(
+          listOrganizationRuns({
+            client: this.api,
+            path: { organization_name: organization },
+            query: { limit: PAGE_SIZE },
+            signal,
+          }),
+        ).then(checkPage),
         // The names only label rows: without them the ids stand in, with a note.
-        dataOf(listWorkspaces({ client: this.api, path: { organization_name: organization }, signal })).catch((error) => {
-          if ((error as Error).name === "AbortError") throw error;
-          return null;
-        }),
+        dataOf(listWorkspaces({ client: this.api, path: { organization_name: organization }, signal })).catch(
+          (error) => {
+            if ((error as Error).name === "AbortError") throw error;
+            return null;
+          },
+        ),
       ]);
       this.rows = [...page.data].sort(byCreatedDesc);
       this.nextCursor = page.meta.page.next_cursor;
@@ -172,7 +193,16 @@ export class SsRunsPage extends LitElement {
     args: () => [this.session?.organization ?? null, this.nextCursor] as const,
     task: async ([organization, cursor], { signal }) => {
       if (!organization || !cursor) return;
-      const page = checkPage(await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE, cursor }, signal })));
+      const page = checkPage(
+        await dataOf(
+          listOrganizationRuns({
+            client: this.api,
+            path: { organization_name: organization },
+            query: { limit: PAGE_SIZE, cursor },
+            signal,
+          }),
+        ),
+      );
       this.rows = mergeFirstPage(this.rows, page.data);
       this.nextCursor = page.meta.page.next_cursor;
     },
@@ -185,7 +215,16 @@ export class SsRunsPage extends LitElement {
     task: async ([organization], { signal }) => {
       if (!organization) return;
       try {
-        const page = checkPage(await dataOf(listOrganizationRuns({ client: this.api, path: { organization_name: organization }, query: { limit: PAGE_SIZE }, signal })));
+        const page = checkPage(
+          await dataOf(
+            listOrganizationRuns({
+              client: this.api,
+              path: { organization_name: organization },
+              query: { limit: PAGE_SIZE },
+              signal,
+            }),
+          ),
+        );
         if (organization !== this.session?.organization) return;
         this.rows = mergeFirstPage(this.rows, page.data);
         this.refreshFailedAt = null;
@@ -257,7 +296,12 @@ export class SsRunsPage extends LitElement {
   /** A filter that matches fewer than a page of the loaded runs reads the next page itself (within the budget). */
   private keepSearching(): void {
     if (!this.filtering() || !this.nextCursor || this.rows.length >= this.searchUpTo) return;
-    if (this.firstPage.status !== TaskStatus.COMPLETE || this.morePage.status === TaskStatus.PENDING || this.morePage.status === TaskStatus.ERROR) return;
+    if (
+      this.firstPage.status !== TaskStatus.COMPLETE ||
+      this.morePage.status === TaskStatus.PENDING ||
+      this.morePage.status === TaskStatus.ERROR
+    )
+      return;
     if (this.visibleRows().length >= PAGE_SIZE) return;
     void this.morePage.run();
   }
@@ -364,7 +408,9 @@ export class SsRunsPage extends LitElement {
       }
       <div class="filters" role="search">
         <label>Filter
-          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(e: Event) => {
+          <input id="filter-text" type="search" placeholder="Run id, message or workspace" .value=${this.text} @input=${(
+            e: Event,
+          ) => {
             this.filterChanged();
             this.text = (e.target as HTMLInputElement).value;
           }} />
@@ -405,7 +451,8 @@ export class SsRunsPage extends LitElement {
   }
 
   private renderSearched(matches: number): TemplateResult {
-    const searching = this.morePage.status === TaskStatus.PENDING && this.rows.length < this.searchUpTo && matches < PAGE_SIZE;
+    const searching =
+      this.morePage.status === TaskStatus.PENDING && this.rows.length < this.searchUpTo && matches < PAGE_SIZE;
     const paused = this.nextCursor !== null && this.rows.length >= this.searchUpTo && matches < PAGE_SIZE;
     return html`<p class="muted" id="runs-searched">
       ${searching ? "Searching older runs… " : nothing}Searched ${this.rows.length} run${this.rows.length === 1 ? "" : "s"}${this.nextCursor ? "" : ": the whole history"}.

@@ -5,7 +5,13 @@
 // exact `cloud` block for this server and organization.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { checkSetupToken, completeSetup, createOrganization, createOrganizationToken, type Client } from "@stackship/client";
+import {
+  checkSetupToken,
+  completeSetup,
+  createOrganization,
+  createOrganizationToken,
+  type Client,
+} from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, query, state } from "lit/decorators.js";
 import { apiContext } from "../app/context.ts";
@@ -52,9 +58,15 @@ export class SsSetupPage extends LitElement {
     task: async ([token]) => {
       if (!token) return { usable: false, reason: "missing" };
       try {
-        const result = await checkSetupToken({ client: this.api, body: { data: { type: "setup-token-checks", attributes: { token } } } });
+        const result = await checkSetupToken({
+          client: this.api,
+          body: { data: { type: "setup-token-checks", attributes: { token } } },
+        });
         if (result.data) return { usable: true, expiresAt: result.data.data.attributes.expires_at };
-        return { usable: false, reason: result.response?.status === 422 || result.response?.status === 400 ? "refused" : "unreachable" };
+        return {
+          usable: false,
+          reason: result.response?.status === 422 || result.response?.status === 400 ? "refused" : "unreachable",
+        };
       } catch {
         return { usable: false, reason: "unreachable" };
       }
@@ -93,19 +105,29 @@ export class SsSetupPage extends LitElement {
         body: {
           data: {
             type: "setups",
-            attributes: { token: this.token, email: value("email"), display_name: value("display_name"), password, ...(organization ? { organization_name: organization } : {}) },
+            attributes: {
+              token: this.token,
+              email: value("email"),
+              display_name: value("display_name"),
+              password,
+              ...(organization ? { organization_name: organization } : {}),
+            },
           },
         },
       });
       if (result.data) {
         this.passwordInput.value = "";
         this.done = { organization: organization || null };
-        this.dispatchEvent(new CustomEvent<SignedInDetail>("ss-signed-in", { detail: result.data, bubbles: true, composed: true }));
+        this.dispatchEvent(
+          new CustomEvent<SignedInDetail>("ss-signed-in", { detail: result.data, bubbles: true, composed: true }),
+        );
         return;
       }
       const problem = firstError(result.error);
       if (problem?.code === "SETUP_TOKEN_INVALID") this.refused = true;
-      else this.error = problem?.detail ?? problem?.title ?? `Setup failed (HTTP ${result.response?.status ?? 0}). Try again.`;
+      else
+        this.error =
+          problem?.detail ?? problem?.title ?? `Setup failed (HTTP ${result.response?.status ?? 0}). Try again.`;
     } catch {
       this.error = "StackShip could not be reached. Check that it is still running and try again.";
     } finally {
@@ -115,18 +137,26 @@ export class SsSetupPage extends LitElement {
 
   private async createFirstOrganization(event: SubmitEvent): Promise<void> {
     event.preventDefault();
-    const name = ((event.target as HTMLFormElement).elements.namedItem("organization") as HTMLInputElement).value.trim();
+    const name = (
+      (event.target as HTMLFormElement).elements.namedItem("organization") as HTMLInputElement
+    ).value.trim();
     this.busy = true;
     this.error = null;
     try {
-      const result = await createOrganization({ client: this.api, body: { data: { type: "organizations", attributes: { name } } } });
+      const result = await createOrganization({
+        client: this.api,
+        body: { data: { type: "organizations", attributes: { name } } },
+      });
       if (result.data) {
         this.done = { organization: result.data.data.attributes.name };
         // The shell re-reads the session's organizations (the switcher and the runs page show it).
         this.dispatchEvent(new CustomEvent("ss-organizations-changed", { bubbles: true, composed: true }));
       } else {
         const problem = firstError(result.error);
-        this.error = problem?.detail ?? problem?.title ?? `The organization could not be created (HTTP ${result.response?.status ?? 0}).`;
+        this.error =
+          problem?.detail ??
+          problem?.title ??
+          `The organization could not be created (HTTP ${result.response?.status ?? 0}).`;
       }
     } finally {
       this.busy = false;
@@ -140,12 +170,15 @@ export class SsSetupPage extends LitElement {
       const result = await createOrganizationToken({
         client: this.api,
         path: { organization_name: organization },
-        body: { data: { type: "tokens", attributes: { role: "operator", description: "tofu CLI (created at setup)" } } },
+        body: {
+          data: { type: "tokens", attributes: { role: "operator", description: "tofu CLI (created at setup)" } },
+        },
       });
       if (result.data) this.cliToken = result.data.data.attributes.secret;
       else {
         const problem = firstError(result.error);
-        this.error = problem?.detail ?? problem?.title ?? `The token could not be created (HTTP ${result.response?.status ?? 0}).`;
+        this.error =
+          problem?.detail ?? problem?.title ?? `The token could not be created (HTTP ${result.response?.status ?? 0}).`;
       }
     } finally {
       this.busy = false;
@@ -158,7 +191,12 @@ export class SsSetupPage extends LitElement {
     return (
       this.link.render({
         pending: () => html`<p role="status">Checking the setup link…</p>`,
-        complete: (state) => (state.usable ? this.renderForm(state.expiresAt) : state.reason === "unreachable" ? this.renderUnreachable() : this.renderRefused()),
+        complete: (state) =>
+          state.usable
+            ? this.renderForm(state.expiresAt)
+            : state.reason === "unreachable"
+              ? this.renderUnreachable()
+              : this.renderRefused(),
         error: () => this.renderUnreachable(),
       }) ?? nothing
     );

@@ -92,7 +92,9 @@ export class SsStartRun extends LitElement {
           data: {
             type: "runs",
             attributes: { kind, ...(message ? { message } : {}) },
-            relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } } },
+            relationships: {
+              configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
+            },
           },
         },
       }),
@@ -100,7 +102,8 @@ export class SsStartRun extends LitElement {
   }
 
   override render(): TemplateResult {
-    if (!this.open) return html`<button class="primary" id="start-run" @click=${() => (this.open = true)}>Start a run</button>`;
+    if (!this.open)
+      return html`<button class="primary" id="start-run" @click=${() => (this.open = true)}>Start a run</button>`;
     const upload = !this.latest || this.source === "upload";
     return html`<form id="start-run-form" @submit=${(e: SubmitEvent) => void this.start(e)}>
       <fieldset>

@@ -11,7 +11,11 @@ export interface ActionHost {
 }
 
 /** Sends `call` for `host`; true when it and `onDone` succeeded. */
-export async function perform<T>(host: ActionHost, call: () => Promise<T>, onDone?: (result: T) => void): Promise<boolean> {
+export async function perform<T>(
+  host: ActionHost,
+  call: () => Promise<T>,
+  onDone?: (result: T) => void,
+): Promise<boolean> {
   host.busy = true;
   host.error = null;
   try {

@@ -24,14 +24,30 @@ import { customElement, property, state } from "lit/decorators.js";
 import { live } from "lit/directives/live.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { failureText, pointerOf, refusalOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import {
+  failureText,
+  pointerOf,
+  refusalOf,
+  timeCell,
+  workspaceStyles,
+  type LoadedWorkspace,
+} from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
 
 // Closed sets, exhaustive over the generated unions (a spec change fails the type check).
-export const PROVIDER_LABELS: Record<FederationProvider, string> = { aws: "AWS", gcp: "Google Cloud", azure: "Azure", generic: "Generic OIDC" };
-export const PHASE_LABELS: Record<FederationPhase, string> = { plan: "Plan", apply: "Apply", speculative_plan: "Speculative plan" };
+export const PROVIDER_LABELS: Record<FederationProvider, string> = {
+  aws: "AWS",
+  gcp: "Google Cloud",
+  azure: "Azure",
+  generic: "Generic OIDC",
+};
+export const PHASE_LABELS: Record<FederationPhase, string> = {
+  plan: "Plan",
+  apply: "Apply",
+  speculative_plan: "Speculative plan",
+};
 type TargetKey = keyof FederationTarget;
 const TARGET_LABELS: Record<TargetKey, string> = {
   role_arn: "Role ARN",
@@ -52,20 +68,29 @@ const PHASES = Object.keys(PHASE_LABELS) as FederationPhase[];
 
 export function checkProfile(profile: FederationProfile): FederationProfile {
   const a = profile.attributes;
-  if (!(a.provider in PROVIDER_LABELS)) throw new ContractError(`Profile ${profile.id} names the provider “${String(a.provider)}”, which StackShip does not define.`);
-  for (const phase of a.phases) if (!(phase in PHASE_LABELS)) throw new ContractError(`Profile ${profile.id} names the phase “${String(phase)}”, which StackShip does not define.`);
+  if (!(a.provider in PROVIDER_LABELS))
+    throw new ContractError(
+      `Profile ${profile.id} names the provider “${String(a.provider)}”, which StackShip does not define.`,
+    );
+  for (const phase of a.phases)
+    if (!(phase in PHASE_LABELS))
+      throw new ContractError(
+        `Profile ${profile.id} names the phase “${String(phase)}”, which StackShip does not define.`,
+      );
   return profile;
 }
 
 /** The issuer, or why there is none (off: the deployment has no STACKSHIP_PUBLIC_URL). */
-type Issuer = { state: "on"; configuration: OpenIdConfiguration } | { state: "off" } | { state: "unknown"; error: unknown };
+type Issuer =
+  { state: "on"; configuration: OpenIdConfiguration } | { state: "off" } | { state: "unknown"; error: unknown };
 
 async function readIssuer(api: Client, signal: AbortSignal): Promise<Issuer> {
   try {
     return { state: "on", configuration: await dataOf(getOpenIdConfiguration({ client: api, signal })) };
   } catch (error) {
     if ((error as Error).name === "AbortError") throw error;
-    if (error instanceof RequestFailed && error.status === 404 && error.code === "WORKLOAD_IDENTITY_UNAVAILABLE") return { state: "off" };
+    if (error instanceof RequestFailed && error.status === 404 && error.code === "WORKLOAD_IDENTITY_UNAVAILABLE")
+      return { state: "off" };
     return { state: "unknown", error };
   }
 }
@@ -110,7 +135,9 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
 
   private readonly page = new WorkspaceLoader(this, async (api, id, signal) => {
     const [profiles, issuer] = await Promise.all([
-      dataOf(listFederationProfiles({ client: api, path: { workspace_id: id }, signal })).then((d) => d.data.map(checkProfile)),
+      dataOf(listFederationProfiles({ client: api, path: { workspace_id: id }, signal })).then((d) =>
+        d.data.map(checkProfile),
+      ),
       readIssuer(api, signal),
     ]);
     return { profiles, issuer };
@@ -173,7 +200,8 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   }
 
   private renderProfile(profile: FederationProfile, loaded: LoadedWorkspace): TemplateResult {
-    if (this.editing?.mode === "edit" && this.editing.profile.id === profile.id) return this.renderForm(loaded, profile);
+    if (this.editing?.mode === "edit" && this.editing.profile.id === profile.id)
+      return this.renderForm(loaded, profile);
     const a = profile.attributes;
     const targets = PROVIDER_TARGETS[a.provider].filter((key) => a.target[key]);
     const headingId = `profile-${profile.id}`;
@@ -229,7 +257,10 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
 
   private renderForm(loaded: LoadedWorkspace, profile: FederationProfile | null): TemplateResult {
     const a = profile?.attributes;
-    const error = (key: string) => (this.fieldErrors[key] ? html`<p class="field-error" id="error-${key.replace("/", "-")}">${this.fieldErrors[key]}</p>` : nothing);
+    const error = (key: string) =>
+      this.fieldErrors[key]
+        ? html`<p class="field-error" id="error-${key.replace("/", "-")}">${this.fieldErrors[key]}</p>`
+        : nothing;
     const describedBy = (key: string) => (this.fieldErrors[key] ? `error-${key.replace("/", "-")}` : nothing);
     return html`<form class="settings" id="profile-form" novalidate aria-labelledby="profile-form-heading" @submit=${(e: SubmitEvent) => this.save(e, loaded, profile)}>
       <h3 id="profile-form-heading">${profile ? `Edit ${a!.name}` : "New federation profile"}</h3>
@@ -274,7 +305,13 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     const provider = text("provider") as FederationProvider;
     const target: FederationTarget = {};
     for (const key of PROVIDER_TARGETS[provider] ?? []) if (text(`target.${key}`)) target[key] = text(`target.${key}`);
-    const attributes = { name: text("name"), provider, audience: text("audience") || undefined, target, phases: form.getAll("phases").map(String) as FederationPhase[] };
+    const attributes = {
+      name: text("name"),
+      provider,
+      audience: text("audience") || undefined,
+      target,
+      phases: form.getAll("phases").map(String) as FederationPhase[],
+    };
     this.fieldErrors = {};
     this.formError = null;
     this.busy = true;
@@ -285,7 +322,11 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
             path: { workspace_id: loaded.workspace.id, profile_id: profile.id },
             body: { data: { type: "federation-profiles", id: profile.id, attributes } },
           })
-        : await createFederationProfile({ client: this.page.api, path: { workspace_id: loaded.workspace.id }, body: { data: { type: "federation-profiles", attributes } } });
+        : await createFederationProfile({
+            client: this.page.api,
+            path: { workspace_id: loaded.workspace.id },
+            body: { data: { type: "federation-profiles", attributes } },
+          });
       if (result.response?.ok) {
         this.editing = null;
         this.announcement = profile ? `Saved ${attributes.name}.` : `Created ${attributes.name}.`;
@@ -294,7 +335,8 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       }
       const failure = refusalOf(result.error, result.response?.status ?? 0);
       const key = pointerOf(result.error)?.replace(/^\/data\/attributes\//, "");
-      if (key && /^(name|provider|audience|phases|target(\/[a-z_]+)?)$/.test(key)) this.fieldErrors = { [key]: failure.message };
+      if (key && /^(name|provider|audience|phases|target(\/[a-z_]+)?)$/.test(key))
+        this.fieldErrors = { [key]: failure.message };
       else this.formError = failureText(failure);
     } catch {
       this.formError = html`The server could not be reached; nothing was saved.`;
@@ -303,7 +345,11 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
     }
   }
 
-  private async act(id: string, call: () => Promise<{ response?: Response; error?: unknown }>, done: string): Promise<void> {
+  private async act(
+    id: string,
+    call: () => Promise<{ response?: Response; error?: unknown }>,
+    done: string,
+  ): Promise<void> {
     this.busy = true;
     this.rowError = null;
     try {
@@ -323,14 +369,19 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   }
 
   private verify(profile: FederationProfile): Promise<void> {
-    return this.act(profile.id, () => verifyFederationProfile({ client: this.page.api, path: { profile_id: profile.id } }), `Verified ${profile.attributes.name}.`);
+    return this.act(
+      profile.id,
+      () => verifyFederationProfile({ client: this.page.api, path: { profile_id: profile.id } }),
+      `Verified ${profile.attributes.name}.`,
+    );
   }
 
   private deleteProfile(profile: FederationProfile): Promise<void> {
     const workspaceId = profile.relationships.workspace.data.id;
     return this.act(
       profile.id,
-      () => deleteFederationProfile({ client: this.page.api, path: { workspace_id: workspaceId, profile_id: profile.id } }),
+      () =>
+        deleteFederationProfile({ client: this.page.api, path: { workspace_id: workspaceId, profile_id: profile.id } }),
       `Deleted ${profile.attributes.name}.`,
     );
   }

@@ -16,18 +16,32 @@ export interface LoadedWorkspace {
   permissions: { write: boolean; verify_federation_profiles: boolean };
 }
 
-export async function loadWorkspace(api: Client, session: Session | null, id: string, signal: AbortSignal): Promise<LoadedWorkspace> {
+export async function loadWorkspace(
+  api: Client,
+  session: Session | null,
+  id: string,
+  signal: AbortSignal,
+): Promise<LoadedWorkspace> {
   const document = await dataOf(getWorkspace({ client: api, path: { workspace_id: id }, signal }));
   const workspace = document.data;
   const organizationId = workspace.relationships.organization.data.id;
-  return { workspace, organization: session?.organizations.find((o) => o.id === organizationId)?.name ?? null, permissions: document.meta.permissions };
+  return {
+    workspace,
+    organization: session?.organizations.find((o) => o.id === organizationId)?.name ?? null,
+    permissions: document.meta.permissions,
+  };
 }
 
 export type WorkspaceTab = "overview" | "variables" | "state" | "cloud-access" | "source";
 
 /** Breadcrumb and tabs of a workspace page (the current one marked with aria-current). */
-export function workspaceNav(workspace: Workspace, current: WorkspaceTab, session: Session | null = null): TemplateResult {
-  const organization = session?.organizations.find((o) => o.id === workspace.relationships.organization.data.id)?.name ?? null;
+export function workspaceNav(
+  workspace: Workspace,
+  current: WorkspaceTab,
+  session: Session | null = null,
+): TemplateResult {
+  const organization =
+    session?.organizations.find((o) => o.id === workspace.relationships.organization.data.id)?.name ?? null;
   const tabs: Array<[WorkspaceTab, string, string]> = [
     ["overview", "Overview", `/workspaces/${workspace.id}`],
     ["variables", "Variables", `/workspaces/${workspace.id}/variables`],
@@ -45,18 +59,27 @@ export function workspaceNav(workspace: Workspace, current: WorkspaceTab, sessio
 
 /** An API refusal in its own words, with "HTTP 422 · CODE" after it. */
 export function failureText(error: unknown): TemplateResult {
-  return error instanceof RequestFailed ? html`${error.message} <span class="mono muted">(${error.summary})</span>` : html`${(error as Error).message}`;
+  return error instanceof RequestFailed
+    ? html`${error.message} <span class="mono muted">(${error.summary})</span>`
+    : html`${(error as Error).message}`;
 }
 
 /** Why a part of a page could not be read, after "… is unavailable": " (HTTP 503 · CODE)" or ": what went wrong". */
 export function unavailableReason(error: unknown): TemplateResult {
-  return error instanceof RequestFailed ? html` (<span class="mono">${error.summary}</span>)` : html`: ${(error as Error).message}`;
+  return error instanceof RequestFailed
+    ? html` (<span class="mono">${error.summary}</span>)`
+    : html`: ${(error as Error).message}`;
 }
 
 /** The RequestFailed of a failed SDK call's result (its error document and status), to show it or find its field. */
 export function refusalOf(error: unknown, status: number): RequestFailed {
-  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)?.errors?.[0];
-  return new RequestFailed(status, first?.code ?? null, first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`);
+  const first = (error as { errors?: Array<{ code?: string; title?: string; detail?: string }> } | undefined)
+    ?.errors?.[0];
+  return new RequestFailed(
+    status,
+    first?.code ?? null,
+    first?.detail ?? first?.title ?? `The request failed (HTTP ${status}).`,
+  );
 }
 
 /** The `source.pointer` of the first error of a failed SDK call, or null. */
@@ -67,7 +90,9 @@ export function pointerOf(error: unknown): string | null {
 
 /** A time shown relative, with its exact UTC time as the tooltip. */
 export function timeCell(iso: string | null): TemplateResult {
-  return iso ? html`<time datetime=${iso} title=${absoluteUtc(iso)}>${relativeTime(iso)}</time>` : html`<span class="muted">not yet</span>`;
+  return iso
+    ? html`<time datetime=${iso} title=${absoluteUtc(iso)}>${relativeTime(iso)}</time>`
+    : html`<span class="muted">not yet</span>`;
 }
 
 export function renderFailure(title: string, error: unknown): TemplateResult {

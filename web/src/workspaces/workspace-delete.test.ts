@@ -1,10 +1,26 @@
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+  WS_ID,
+} from "../../test/support/components.ts";
 import "./workspace-delete.ts";
 
 const DELETE = `POST /v1/workspaces/${WS_ID}/actions/delete`;
 
 async function control(server: FakeServer) {
-  const el = Object.assign(document.createElement("ss-workspace-delete"), { workspaceId: WS_ID, workspaceName: "net-prod" });
+  const el = Object.assign(document.createElement("ss-workspace-delete"), {
+    workspaceId: WS_ID,
+    workspaceName: "net-prod",
+  });
   return mount(server, el);
 }
 
@@ -38,12 +54,17 @@ describe("ss-workspace-delete", () => {
     el.shadowRoot!.querySelector<HTMLInputElement>("#delete-force")!.checked = true;
     button(el).click();
     await until(() => server.count(DELETE) === 1);
-    equal(server.requests[0].body, { data: { type: "workspace-deletions", attributes: { name: "net-prod", force: true } } });
+    equal(server.requests[0].body, {
+      data: { type: "workspace-deletions", attributes: { name: "net-prod", force: true } },
+    });
     await until(() => location.pathname === "/workspaces", 3000, "the workspaces list");
   });
 
   it("should say the server's refusal and stay", async () => {
-    const server = new FakeServer().on(DELETE, errorAnswer(409, "CONSTRAINT_VIOLATION", "Workspace net-prod has run run-1 in progress (applying)."));
+    const server = new FakeServer().on(
+      DELETE,
+      errorAnswer(409, "CONSTRAINT_VIOLATION", "Workspace net-prod has run run-1 in progress (applying)."),
+    );
     const el = await control(server);
     type(el, "net-prod");
     await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;

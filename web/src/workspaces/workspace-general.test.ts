@@ -1,5 +1,18 @@
 import type { Workspace } from "@stackship/client";
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+  WS_ID,
+} from "../../test/support/components.ts";
 import { generalChanges, type SsWorkspaceGeneral } from "./workspace-general.ts";
 import "./workspace-general.ts";
 
@@ -24,7 +37,10 @@ describe("ss-workspace-general", () => {
   afterEach(cleanup);
 
   it("should send only what changed, and announce it", async () => {
-    const server = new FakeServer().on(PATCH, { status: 200, body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: false } } } });
+    const server = new FakeServer().on(PATCH, {
+      status: 200,
+      body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: false } } },
+    });
     const el = await form(server);
     let changed = 0;
     el.addEventListener("ss-workspace-changed", () => changed++);
@@ -36,11 +52,16 @@ describe("ss-workspace-general", () => {
     fill(el, "general-description", "the app");
     el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
     await until(() => changed === 1, 3000, "the change announced");
-    equal(server.requests[0].body, { data: { type: "workspaces", attributes: { name: "app-prod", description: "the app" } } });
+    equal(server.requests[0].body, {
+      data: { type: "workspaces", attributes: { name: "app-prod", description: "the app" } },
+    });
   });
 
   it("should show the server's refusal of a taken name", async () => {
-    const server = new FakeServer().on(PATCH, errorAnswer(409, "WORKSPACE_NAME_TAKEN", "A workspace with this name already exists in the organization."));
+    const server = new FakeServer().on(
+      PATCH,
+      errorAnswer(409, "WORKSPACE_NAME_TAKEN", "A workspace with this name already exists in the organization."),
+    );
     const el = await form(server);
     fill(el, "general-name", "taken");
     el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
@@ -49,14 +70,23 @@ describe("ss-workspace-general", () => {
   });
 
   it("should treat an empty description as none and a leading ./ as the root-relative directory", () => {
-    equal(generalChanges({ ...workspace, attributes: { ...workspace.attributes, description: "old" } }, { name: "app", description: "  ", workingDirectory: "./infra" }), {
-      description: null,
-    });
+    equal(
+      generalChanges(
+        { ...workspace, attributes: { ...workspace.attributes, description: "old" } },
+        { name: "app", description: "  ", workingDirectory: "./infra" },
+      ),
+      {
+        description: null,
+      },
+    );
     equal(generalChanges(workspace, { name: "app", description: "", workingDirectory: "" }), { working_directory: "" });
   });
   it("should offer the project only to an organization administrator, and send a move", async () => {
     const server = new FakeServer()
-      .on(PATCH, { status: 200, body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: true } } } })
+      .on(PATCH, {
+        status: 200,
+        body: { data: workspace, meta: { permissions: { write: true, verify_federation_profiles: true } } },
+      })
       .on("GET /v1/organizations/acme/projects", {
         status: 200,
         body: {
@@ -69,13 +99,23 @@ describe("ss-workspace-general", () => {
     const writer = await form(server);
     equal(writer.shadowRoot!.querySelector("#general-project"), null, "not an administrator: no project select");
     cleanup();
-    const el = Object.assign(document.createElement("ss-workspace-general"), { workspace, organization: "acme", canMove: true }) as SsWorkspaceGeneral;
+    const el = Object.assign(document.createElement("ss-workspace-general"), {
+      workspace,
+      organization: "acme",
+      canMove: true,
+    }) as SsWorkspaceGeneral;
     await mount(server, el);
-    const select = await until(() => el.shadowRoot!.querySelector<HTMLSelectElement>("#general-project"), 3000, "the project select");
+    const select = await until(
+      () => el.shadowRoot!.querySelector<HTMLSelectElement>("#general-project"),
+      3000,
+      "the project select",
+    );
     equal(select.value, "prj-1");
     select.value = "prj-2";
     el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
     await until(() => server.count(PATCH) === 1);
-    equal(server.requests.find((r) => r.method === "PATCH")!.body, { data: { type: "workspaces", attributes: { project_id: "prj-2" } } });
+    equal(server.requests.find((r) => r.method === "PATCH")!.body, {
+      data: { type: "workspaces", attributes: { project_id: "prj-2" } },
+    });
   });
 });

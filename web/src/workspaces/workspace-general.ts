@@ -16,7 +16,10 @@ import { failureText } from "./workspace-common.ts";
 import { formText } from "../ui/form-data.ts";
 
 /** The attributes that differ from the workspace's (nothing to send when none do). */
-export function generalChanges(workspace: Workspace, form: { name: string; description: string; workingDirectory: string; projectId?: string }): Record<string, string | null> {
+export function generalChanges(
+  workspace: Workspace,
+  form: { name: string; description: string; workingDirectory: string; projectId?: string },
+): Record<string, string | null> {
   const a = workspace.attributes;
   const changes: Record<string, string | null> = {};
   if (form.name.trim() !== a.name) changes.name = form.name.trim();
@@ -45,7 +48,13 @@ export class SsWorkspaceGeneral extends LitElement {
   @state() accessor notice: string | null = null;
 
   protected override willUpdate(changed: Map<PropertyKey, unknown>): void {
-    if ((changed.has("canMove") || changed.has("organization")) && this.canMove && this.organization && this.projects === null) void this.loadProjects(this.organization);
+    if (
+      (changed.has("canMove") || changed.has("organization")) &&
+      this.canMove &&
+      this.organization &&
+      this.projects === null
+    )
+      void this.loadProjects(this.organization);
   }
 
   private async loadProjects(organization: string): Promise<void> {
@@ -104,7 +113,14 @@ export class SsWorkspaceGeneral extends LitElement {
     }
     await perform(
       this,
-      () => dataOf(updateWorkspace({ client: this.api, path: { workspace_id: w.id }, body: { data: { type: "workspaces", attributes: changes } } })),
+      () =>
+        dataOf(
+          updateWorkspace({
+            client: this.api,
+            path: { workspace_id: w.id },
+            body: { data: { type: "workspaces", attributes: changes } },
+          }),
+        ),
       () => {
         this.notice = "Saved.";
         this.dispatchEvent(new CustomEvent("ss-workspace-changed", { bubbles: true, composed: true }));

@@ -33,7 +33,10 @@ export class WorkspaceLoader<T extends object = Record<never, never>> {
     this.task = new Task(host, {
       args: () => [host.workspaceId] as const,
       task: async ([id], { signal }) => {
-        const [loaded, resource] = await Promise.all([loadWorkspace(this.api, this.session, id, signal), load ? load(this.api, id, signal) : ({} as T)]);
+        const [loaded, resource] = await Promise.all([
+          loadWorkspace(this.api, this.session, id, signal),
+          load ? load(this.api, id, signal) : ({} as T),
+        ]);
         return { ...loaded, ...resource };
       },
     });

@@ -1,4 +1,17 @@
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+  WS_ID,
+} from "../../test/support/components.ts";
 import { LOCK_REASON_MAX, type SsWorkspaceLock } from "./workspace-lock.ts";
 import "./workspace-lock.ts";
 
@@ -6,12 +19,31 @@ const LOCK = `POST /v1/workspaces/${WS_ID}/actions/lock`;
 const UNLOCK = `POST /v1/workspaces/${WS_ID}/actions/unlock`;
 const FORCE = `POST /v1/workspaces/${WS_ID}/actions/force-unlock`;
 const lockDoc = {
-  data: { type: "workspace-locks", id: WS_ID, attributes: { holder_kind: "user", holder_id: "usr-1", reason: "r", locked_at: "2026-12-05T10:00:00.000Z", fence: 3 } },
+  data: {
+    type: "workspace-locks",
+    id: WS_ID,
+    attributes: {
+      holder_kind: "user",
+      holder_id: "usr-1",
+      reason: "r",
+      locked_at: "2026-12-05T10:00:00.000Z",
+      fence: 3,
+    },
+  },
 };
-const held = (holder_kind: "user" | "run", holder_id: string) => ({ holder_kind, holder_id, reason: "maintenance", locked_at: "2026-12-05T10:00:00.000Z" });
+const held = (holder_kind: "user" | "run", holder_id: string) => ({
+  holder_kind,
+  holder_id,
+  reason: "maintenance",
+  locked_at: "2026-12-05T10:00:00.000Z",
+});
 
 async function control(server: FakeServer, inputs: Partial<SsWorkspaceLock>) {
-  const el = Object.assign(document.createElement("ss-workspace-lock"), { workspaceId: WS_ID, userId: "usr-1" }, inputs);
+  const el = Object.assign(
+    document.createElement("ss-workspace-lock"),
+    { workspaceId: WS_ID, userId: "usr-1" },
+    inputs,
+  );
   return mount(server, el);
 }
 
@@ -49,10 +81,17 @@ describe("ss-workspace-lock", () => {
   });
 
   it("should let only an administrator force-unlock another's lock, after a confirmation naming a run's consequence", async () => {
-    const operator = await control(new FakeServer(), { lock: held("run", "run-0000000000000009"), canWrite: true, canForce: false });
+    const operator = await control(new FakeServer(), {
+      lock: held("run", "run-0000000000000009"),
+      canWrite: true,
+      canForce: false,
+    });
     equal(operator.shadowRoot!.querySelector("button"), null, "someone else's lock: nothing to press");
     cleanup();
-    const server = new FakeServer().on(FORCE, errorAnswer(409, "WORKSPACE_NOT_LOCKED", "Workspace ws-1 is not locked."));
+    const server = new FakeServer().on(
+      FORCE,
+      errorAnswer(409, "WORKSPACE_NOT_LOCKED", "Workspace ws-1 is not locked."),
+    );
     const el = await control(server, { lock: held("run", "run-0000000000000009"), canWrite: true, canForce: true });
     button(el, "force-unlock")!.click();
     await el.updateComplete;

@@ -3,7 +3,13 @@
 // that run can then no longer publish state, which the confirmation says). Each change is sent
 // through client/ and then announced with `ss-workspace-lock-changed` so the page re-reads the lock.
 import { consume } from "@lit/context";
-import { forceUnlockWorkspace, lockWorkspace, unlockWorkspace, type Client, type WorkspaceStateSummaryDocument } from "@stackship/client";
+import {
+  forceUnlockWorkspace,
+  lockWorkspace,
+  unlockWorkspace,
+  type Client,
+  type WorkspaceStateSummaryDocument,
+} from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
@@ -62,7 +68,9 @@ export class SsWorkspaceLock extends LitElement {
 
   override render(): TemplateResult | typeof nothing {
     const lock = this.lock;
-    const error = this.error ? html`<p class="error" role="alert" id="lock-error">${failureText(this.error)}</p>` : nothing;
+    const error = this.error
+      ? html`<p class="error" role="alert" id="lock-error">${failureText(this.error)}</p>`
+      : nothing;
     if (!lock) {
       if (!this.canWrite) return nothing;
       return html`<form @submit=${(e: SubmitEvent) => void this.take(e)} novalidate id="lock-form">
@@ -102,7 +110,13 @@ export class SsWorkspaceLock extends LitElement {
     this.reasonMissing = reason.length === 0;
     if (this.reasonMissing) return;
     await this.send(() =>
-      dataOf(lockWorkspace({ client: this.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "workspace-locks", attributes: { reason } } } })),
+      dataOf(
+        lockWorkspace({
+          client: this.api,
+          path: { workspace_id: this.workspaceId },
+          body: { data: { type: "workspace-locks", attributes: { reason } } },
+        }),
+      ),
     );
   }
 
@@ -111,7 +125,9 @@ export class SsWorkspaceLock extends LitElement {
   }
 
   private force(): Promise<void> {
-    return this.send(() => dataOf(forceUnlockWorkspace({ client: this.api, path: { workspace_id: this.workspaceId } })));
+    return this.send(() =>
+      dataOf(forceUnlockWorkspace({ client: this.api, path: { workspace_id: this.workspaceId } })),
+    );
   }
 
   private async send(call: () => Promise<unknown>): Promise<void> {

@@ -32,7 +32,11 @@ export class SsWorkspacePage extends LitElement {
 
   private readonly state = new Task(this, {
     args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.page.api, path: { workspace_id: id }, signal }))).data.attributes),
+    task: async ([id], { signal }) =>
+      checkSummary(
+        (await dataOf(getWorkspaceStateSummary({ client: this.page.api, path: { workspace_id: id }, signal }))).data
+          .attributes,
+      ),
   });
 
   private readonly runs = new Task(this, {
@@ -43,7 +47,14 @@ export class SsWorkspacePage extends LitElement {
       let cursor: string | undefined;
       let scanned = 0;
       for (let page = 0; page < SCAN_PAGES; page += 1) {
-        const document = await dataOf(listOrganizationRuns({ client: this.page.api, path: { organization_name: organization }, query: { limit: SCAN_PAGE_SIZE, cursor }, signal }));
+        const document = await dataOf(
+          listOrganizationRuns({
+            client: this.page.api,
+            path: { organization_name: organization },
+            query: { limit: SCAN_PAGE_SIZE, cursor },
+            signal,
+          }),
+        );
         document.data.forEach(checkRun);
         scanned += document.data.length;
         found.push(...document.data.filter((run) => run.relationships.workspace.data.id === workspaceId));
@@ -114,7 +125,9 @@ export class SsWorkspacePage extends LitElement {
   /** The configuration version of this workspace's newest run, to start another run on. */
   private latestConfiguration(): { configurationVersionId: string; runId: string } | null {
     const newest = this.runs.value?.runs[0];
-    return newest ? { configurationVersionId: newest.relationships.configuration_version.data.id, runId: newest.id } : null;
+    return newest
+      ? { configurationVersionId: newest.relationships.configuration_version.data.id, runId: newest.id }
+      : null;
   }
 
   private renderState(canWrite: boolean): TemplateResult {
@@ -152,7 +165,8 @@ export class SsWorkspacePage extends LitElement {
       error: (error) =>
         html`<p class="notice danger" role="alert" id="workspace-runs-unavailable">The runs of this workspace are unavailable${unavailableReason(error)}. This is not an empty history.</p>`,
       complete: (result) => {
-        if (!result) return html`<p class="muted">The organization of this workspace is not known, so its runs cannot be listed.</p>`;
+        if (!result)
+          return html`<p class="muted">The organization of this workspace is not known, so its runs cannot be listed.</p>`;
         const scope = result.complete ? "" : ` among the organization's ${result.scanned} newest runs`;
         if (result.runs.length === 0) return html`<p id="workspace-runs-empty">No runs${scope}.</p>`;
         const now = Date.now();

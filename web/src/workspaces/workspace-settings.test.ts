@@ -3,7 +3,20 @@
 // outside them is a ContractError, never a guess).
 import type { FederationProfile, Run, SourceConnectionDocument, Workspace } from "@stackship/client";
 import { checkRun, commitLine, ContractError } from "../app/closed-sets.ts";
-import { afterEach, cleanup, describe, equal, errorAnswer, FakeServer, it, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  describe,
+  equal,
+  errorAnswer,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+  WS_ID,
+} from "../../test/support/components.ts";
 import { checkProfile, PROVIDER_TARGETS } from "./workspace-cloud-access-page.ts";
 import { checkSourceDocument, missingVariables } from "./workspace-source-page.ts";
 import { structuredOutputPatch, structuredOutputSentence } from "./workspace-settings.ts";
@@ -42,19 +55,36 @@ function throwsContract(fn: () => unknown, pattern: RegExp): void {
 
 describe("workspace settings pages", () => {
   it("should name each missing variable of the pipeline-off sentence once, and none when it names none", () => {
-    equal(missingVariables("The GitHub App pipeline is off: set STACKSHIP_GITHUB_APP_ID, STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE), STACKSHIP_GITHUB_WEBHOOK_SECRET."), [
-      "STACKSHIP_GITHUB_APP_ID",
-      "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)",
+    equal(
+      missingVariables(
+        "The GitHub App pipeline is off: set STACKSHIP_GITHUB_APP_ID, STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE), STACKSHIP_GITHUB_WEBHOOK_SECRET.",
+      ),
+      ["STACKSHIP_GITHUB_APP_ID", "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)", "STACKSHIP_GITHUB_WEBHOOK_SECRET"],
+    );
+    equal(missingVariables("The GitHub App pipeline is off: set STACKSHIP_GITHUB_WEBHOOK_SECRET."), [
       "STACKSHIP_GITHUB_WEBHOOK_SECRET",
     ]);
-    equal(missingVariables("The GitHub App pipeline is off: set STACKSHIP_GITHUB_WEBHOOK_SECRET."), ["STACKSHIP_GITHUB_WEBHOOK_SECRET"]);
     equal(missingVariables("Something else is wrong."), []);
   });
 
   it("should word a run's commit as its source and the short SHA, fork marked; nothing without a commit", () => {
-    const commit = { sha: SHA, message: "x", author: "octocat", ref: "refs/heads/main", repository: "acme/infra", fork: false };
-    equal(commitLine(run({ source: "github_push", commit })), { text: "GitHub push 0123456", title: `acme/infra refs/heads/main ${SHA}` });
-    equal(commitLine(run({ source: "github_pull_request", commit: { ...commit, fork: true, ref: "refs/pull/3/head" } }))?.text, "GitHub pull request (fork) 0123456");
+    const commit = {
+      sha: SHA,
+      message: "x",
+      author: "octocat",
+      ref: "refs/heads/main",
+      repository: "acme/infra",
+      fork: false,
+    };
+    equal(commitLine(run({ source: "github_push", commit })), {
+      text: "GitHub push 0123456",
+      title: `acme/infra refs/heads/main ${SHA}`,
+    });
+    equal(
+      commitLine(run({ source: "github_pull_request", commit: { ...commit, fork: true, ref: "refs/pull/3/head" } }))
+        ?.text,
+      "GitHub pull request (fork) 0123456",
+    );
     equal(commitLine(run({ source: "cli" })), null);
   });
 
@@ -62,11 +92,24 @@ describe("workspace settings pages", () => {
     throwsContract(() => checkRun(run({ source: "gitlab" as never })), /source “gitlab”/);
     const document: SourceConnectionDocument = {
       data: null,
-      meta: { pipeline: { state: "off", detail: "off", webhook_url: "http://x/v1/github/webhooks", app_id: null, api_url: null }, deliveries: [] },
+      meta: {
+        pipeline: {
+          state: "off",
+          detail: "off",
+          webhook_url: "http://x/v1/github/webhooks",
+          app_id: null,
+          api_url: null,
+        },
+        deliveries: [],
+      },
     };
     equal(checkSourceDocument(document), document);
     throwsContract(
-      () => checkSourceDocument({ ...document, meta: { ...document.meta, pipeline: { ...document.meta.pipeline, state: "paused" as never } } }),
+      () =>
+        checkSourceDocument({
+          ...document,
+          meta: { ...document.meta, pipeline: { ...document.meta.pipeline, state: "paused" as never } },
+        }),
       /pipeline state “paused”/,
     );
     const delivery = {
@@ -86,18 +129,41 @@ describe("workspace settings pages", () => {
         processed_at: null,
       },
     };
-    throwsContract(() => checkSourceDocument({ ...document, meta: { ...document.meta, deliveries: [delivery] } }), /status “lost”/);
+    throwsContract(
+      () => checkSourceDocument({ ...document, meta: { ...document.meta, deliveries: [delivery] } }),
+      /status “lost”/,
+    );
     const profile = {
       type: "federation-profiles",
       id: "fp-1",
-      attributes: { name: "p", provider: "oracle", audience: "a", target: {}, phases: ["plan"], verified_at: null, verified_by: null },
+      attributes: {
+        name: "p",
+        provider: "oracle",
+        audience: "a",
+        target: {},
+        phases: ["plan"],
+        verified_at: null,
+        verified_by: null,
+      },
     } as unknown as FederationProfile;
     throwsContract(() => checkProfile(profile), /provider “oracle”/);
-    throwsContract(() => checkProfile({ ...profile, attributes: { ...profile.attributes, provider: "aws", phases: ["destroy" as never] } }), /phase “destroy”/);
+    throwsContract(
+      () =>
+        checkProfile({
+          ...profile,
+          attributes: { ...profile.attributes, provider: "aws", phases: ["destroy" as never] },
+        }),
+      /phase “destroy”/,
+    );
   });
 
   it("should ask each provider for exactly the target members the API takes", () => {
-    equal(PROVIDER_TARGETS, { aws: ["role_arn"], gcp: ["workload_identity_provider", "service_account"], azure: ["client_id", "tenant_id"], generic: [] });
+    equal(PROVIDER_TARGETS, {
+      aws: ["role_arn"],
+      gcp: ["workload_identity_provider", "service_account"],
+      azure: ["client_id", "tenant_id"],
+      generic: [],
+    });
   });
 });
 
@@ -105,17 +171,28 @@ describe("ss-workspace-settings: structured run output (issue 29)", () => {
   afterEach(cleanup);
   const PATCH = `PATCH /v1/workspaces/${WS_ID}`;
   const workspace = (enabled: boolean) =>
-    ({ type: "workspaces", id: WS_ID, attributes: { name: "app", structured_run_output_enabled: enabled }, relationships: {}, links: {} }) as unknown as Workspace;
+    ({
+      type: "workspaces",
+      id: WS_ID,
+      attributes: { name: "app", structured_run_output_enabled: enabled },
+      relationships: {},
+      links: {},
+    }) as unknown as Workspace;
 
   async function settings(server: FakeServer, enabled: boolean, canWrite: boolean) {
-    return mount(server, Object.assign(document.createElement("ss-workspace-settings"), { workspace: workspace(enabled), canWrite }));
+    return mount(
+      server,
+      Object.assign(document.createElement("ss-workspace-settings"), { workspace: workspace(enabled), canWrite }),
+    );
   }
   const toggle = (el: HTMLElement) => el.shadowRoot!.querySelector<HTMLInputElement>("#structured-run-output");
 
   it("should say what each state means, and send exactly the attribute", () => {
     ok(structuredOutputSentence(true).startsWith("Structured run output is on"));
     ok(structuredOutputSentence(false).startsWith("Structured run output is off"));
-    equal(structuredOutputPatch(true), { data: { type: "workspaces", attributes: { structured_run_output_enabled: true } } });
+    equal(structuredOutputPatch(true), {
+      data: { type: "workspaces", attributes: { structured_run_output_enabled: true } },
+    });
   });
 
   it("should turn it on through the API and show what the API confirmed", async () => {
@@ -124,7 +201,12 @@ describe("ss-workspace-settings: structured run output (issue 29)", () => {
     const input = toggle(el)!;
     equal(input.checked, false);
     input.click();
-    await until(() => text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is on"), 3000, "the confirmed state");
+    await until(
+      () =>
+        text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is on"),
+      3000,
+      "the confirmed state",
+    );
     equal(server.requests[0].body, structuredOutputPatch(true));
     equal(toggle(el)!.checked, true);
   });
@@ -135,7 +217,9 @@ describe("ss-workspace-settings: structured run output (issue 29)", () => {
     toggle(el)!.click();
     await until(() => el.shadowRoot!.querySelector("#structured-run-output-error"), 3000, "the refusal");
     equal(toggle(el)!.checked, false);
-    ok(text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is off"));
+    ok(
+      text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is off"),
+    );
   });
 
   it("should show a reader the sentence and no switch", async () => {

@@ -19,7 +19,9 @@ export function structuredOutputSentence(enabled: boolean): string {
 }
 
 /** The PATCH body that sets it. */
-export function structuredOutputPatch(enabled: boolean): { data: { type: "workspaces"; attributes: { structured_run_output_enabled: boolean } } } {
+export function structuredOutputPatch(enabled: boolean): {
+  data: { type: "workspaces"; attributes: { structured_run_output_enabled: boolean } };
+} {
   return { data: { type: "workspaces", attributes: { structured_run_output_enabled: enabled } } };
 }
 
@@ -57,7 +59,14 @@ export class SsWorkspaceSettings extends LitElement {
     if (!workspace) return;
     const done = await perform(
       this,
-      () => dataOf(updateWorkspace({ client: this.api, path: { workspace_id: workspace.id }, body: structuredOutputPatch(enabled) })),
+      () =>
+        dataOf(
+          updateWorkspace({
+            client: this.api,
+            path: { workspace_id: workspace.id },
+            body: structuredOutputPatch(enabled),
+          }),
+        ),
       (updated) => (this.confirmed = updated.data.attributes.structured_run_output_enabled),
     );
     // The switch shows what the API last confirmed, not the refused click.

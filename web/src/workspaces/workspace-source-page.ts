@@ -18,7 +18,14 @@ import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
 import { ContractError } from "../app/closed-sets.ts";
-import { failureText, pointerOf, refusalOf, timeCell, workspaceStyles, type LoadedWorkspace } from "./workspace-common.ts";
+import {
+  failureText,
+  pointerOf,
+  refusalOf,
+  timeCell,
+  workspaceStyles,
+  type LoadedWorkspace,
+} from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
 import { formText } from "../ui/form-data.ts";
@@ -39,19 +46,27 @@ export const DELIVERY_STATUS_LABELS: Record<DeliveryStatus, string> = {
 };
 export const REPOSITORY_ACCESS_LABELS: Record<RepositoryAccess, string> = {
   granted: "Granted: the installation can see the repository.",
-  not_granted: "Not granted: the installation cannot see this repository. Add it to the GitHub App installation's repositories.",
+  not_granted:
+    "Not granted: the installation cannot see this repository. Add it to the GitHub App installation's repositories.",
   unknown: "Unknown: no installation event has arrived from GitHub yet.",
 };
 const PIPELINE_STATES: Record<PipelineState, true> = { on: true, off: true };
 
 export function checkSourceDocument(document: SourceConnectionDocument): SourceConnectionDocument {
-  if (!(document.meta.pipeline.state in PIPELINE_STATES)) throw new ContractError(`The pipeline state “${String(document.meta.pipeline.state)}” is not one StackShip defines.`);
+  if (!(document.meta.pipeline.state in PIPELINE_STATES))
+    throw new ContractError(
+      `The pipeline state “${String(document.meta.pipeline.state)}” is not one StackShip defines.`,
+    );
   if (document.data && !(document.data.attributes.repository_access in REPOSITORY_ACCESS_LABELS)) {
-    throw new ContractError(`The repository access “${String(document.data.attributes.repository_access)}” is not one StackShip defines.`);
+    throw new ContractError(
+      `The repository access “${String(document.data.attributes.repository_access)}” is not one StackShip defines.`,
+    );
   }
   for (const delivery of document.meta.deliveries) {
     if (!(delivery.attributes.status in DELIVERY_STATUS_LABELS))
-      throw new ContractError(`Delivery ${delivery.id} has the status “${String(delivery.attributes.status)}”, which StackShip does not define.`);
+      throw new ContractError(
+        `Delivery ${delivery.id} has the status “${String(delivery.attributes.status)}”, which StackShip does not define.`,
+      );
   }
   return document;
 }
@@ -84,7 +99,8 @@ export class SsWorkspaceSourcePage extends LitElement {
   @state() private accessor saving = false;
   @state() private accessor confirmingDisconnect = false;
   @state() private accessor announcement = "";
-  @state() private accessor installState: { state: string; install_url: string | null; expires_at: string } | null = null;
+  @state() private accessor installState: { state: string; install_url: string | null; expires_at: string } | null =
+    null;
 
   private readonly page = new WorkspaceLoader(this, async (api, id, signal) => ({
     source: checkSourceDocument(await dataOf(getWorkspaceSource({ client: api, path: { workspace_id: id }, signal }))),
@@ -161,7 +177,11 @@ export class SsWorkspaceSourcePage extends LitElement {
     this.saving = true;
     this.formError = null;
     try {
-      this.installState = (await dataOf(createGithubInstallationState({ client: this.page.api, path: { organization_name: organization } }))).data.attributes;
+      this.installState = (
+        await dataOf(
+          createGithubInstallationState({ client: this.page.api, path: { organization_name: organization } }),
+        )
+      ).data.attributes;
     } catch (error) {
       this.formError = failureText(error);
     } finally {
@@ -231,7 +251,8 @@ export class SsWorkspaceSourcePage extends LitElement {
         ${error ? html`<p class="field-error" id="error-${name}">${error}</p>` : nothing}
       </div>`;
     };
-    const described = (name: Field, hint = false) => [hint ? `hint-${name}` : "", this.fieldErrors[name] ? `error-${name}` : ""].filter(Boolean).join(" ") || nothing;
+    const described = (name: Field, hint = false) =>
+      [hint ? `hint-${name}` : "", this.fieldErrors[name] ? `error-${name}` : ""].filter(Boolean).join(" ") || nothing;
     return html`<section aria-labelledby="connect-heading">
       <h2 id="connect-heading">${connection ? "Change the connection" : "Connect a repository"}</h2>
       <form class="settings" id="source-form" novalidate @submit=${(event: SubmitEvent) => this.save(event, workspace)}>
@@ -273,7 +294,8 @@ export class SsWorkspaceSourcePage extends LitElement {
   }
 
   private renderDeliveries(source: SourceConnectionDocument): TemplateResult {
-    if (!source.data) return html`<p class="muted" id="deliveries-none">Deliveries are listed once a repository is connected.</p>`;
+    if (!source.data)
+      return html`<p class="muted" id="deliveries-none">Deliveries are listed once a repository is connected.</p>`;
     if (source.meta.deliveries.length === 0)
       return html`<p id="deliveries-empty">No webhook delivery about <span class="mono">${source.data.attributes.repository}</span> has arrived yet.</p>`;
     return html`<table id="deliveries">

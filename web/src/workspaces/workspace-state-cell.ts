@@ -28,7 +28,11 @@ export class SsWorkspaceStateCell extends LitElement {
 
   private readonly summary = new Task(this, {
     args: () => [this.workspaceId] as const,
-    task: async ([id], { signal }) => checkSummary((await dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal }))).data.attributes),
+    task: async ([id], { signal }) =>
+      checkSummary(
+        (await dataOf(getWorkspaceStateSummary({ client: this.api, path: { workspace_id: id }, signal }))).data
+          .attributes,
+      ),
   });
 
   override render() {

@@ -17,7 +17,9 @@ const LOCK_HOLDERS = ["run", "user"] as const;
 /** Checks the closed sets the page renders. */
 export function checkSummary(summary: Summary): Summary {
   if (summary.lock && !(LOCK_HOLDERS as readonly string[]).includes(summary.lock.holder_kind)) {
-    throw new ContractError(`The workspace lock names a holder kind “${String(summary.lock.holder_kind)}” that StackShip does not define.`);
+    throw new ContractError(
+      `The workspace lock names a holder kind “${String(summary.lock.holder_kind)}” that StackShip does not define.`,
+    );
   }
   return summary;
 }

@@ -34,7 +34,8 @@ export class SsWorkspaceVariablesPage extends LitElement {
   private async save(event: SubmitEvent, existing: Variable | null): Promise<void> {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
-    const text = (name: string) => (form.elements.namedItem(name) as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value;
+    const text = (name: string) =>
+      (form.elements.namedItem(name) as HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement).value;
     const checked = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).checked;
     const value = text("value");
     const attributes = {
@@ -52,9 +53,15 @@ export class SsWorkspaceVariablesPage extends LitElement {
         ? updateVariable({
             client: this.page.api,
             path: { workspace_id: this.workspaceId, variable_id: existing.id },
-            body: { data: { type: "variables", id: existing.id, attributes: { ...attributes, ...(keep ? {} : { value }) } } },
+            body: {
+              data: { type: "variables", id: existing.id, attributes: { ...attributes, ...(keep ? {} : { value }) } },
+            },
           })
-        : createVariable({ client: this.page.api, path: { workspace_id: this.workspaceId }, body: { data: { type: "variables", attributes: { ...attributes, value } } } });
+        : createVariable({
+            client: this.page.api,
+            path: { workspace_id: this.workspaceId },
+            body: { data: { type: "variables", attributes: { ...attributes, value } } },
+          });
     await perform(
       this,
       () => dataOf(send()),
@@ -70,7 +77,13 @@ export class SsWorkspaceVariablesPage extends LitElement {
     await perform(
       this,
       // 204 has no body: a null stands for it so dataOf only has to judge the status.
-      () => dataOf(deleteVariable({ client: this.page.api, path: { workspace_id: this.workspaceId, variable_id: variable.id } }).then((r) => ({ ...r, data: r.data ?? null }))),
+      () =>
+        dataOf(
+          deleteVariable({
+            client: this.page.api,
+            path: { workspace_id: this.workspaceId, variable_id: variable.id },
+          }).then((r) => ({ ...r, data: r.data ?? null })),
+        ),
       () => {
         this.notice = `${variable.attributes.key} was deleted.`;
         this.deleting = null;

@@ -1,6 +1,19 @@
 import type { Workspace } from "@stackship/client";
 import type { Session } from "../app/session.ts";
-import { afterEach, cleanup, deep, deepAll, describe, equal, FakeServer, it, mount, ok, text, until } from "../../test/support/components.ts";
+import {
+  afterEach,
+  cleanup,
+  deep,
+  deepAll,
+  describe,
+  equal,
+  FakeServer,
+  it,
+  mount,
+  ok,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import { FILTER_DEBOUNCE_MS, PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 
@@ -21,7 +34,10 @@ function workspace(name: string, i: number): Workspace {
     type: "workspaces",
     id: `ws-${String(i).padStart(16, "0")}`,
     attributes: { name, description: "" },
-    relationships: { organization: { data: { type: "organizations", id: "org-1" } }, project: { data: { type: "projects", id: "prj-1" } } },
+    relationships: {
+      organization: { data: { type: "organizations", id: "org-1" } },
+      project: { data: { type: "projects", id: "prj-1" } },
+    },
   } as unknown as Workspace;
 }
 
@@ -36,10 +52,19 @@ function server(names: string[]) {
       const from = Number(q.get("cursor") ?? 0);
       const limit = Number(q.get("limit"));
       const next = from + limit < matching.length ? String(from + limit) : null;
-      return { status: 200, body: { data: matching.slice(from, from + limit), meta: { page: { limit, next_cursor: next } } } };
+      return {
+        status: 200,
+        body: { data: matching.slice(from, from + limit), meta: { page: { limit, next_cursor: next } } },
+      };
     })
-    .on("GET /v1/organizations/acme/projects", { status: 200, body: { data: [{ type: "projects", id: "prj-1", attributes: { name: "Default Project" } }] } })
-    .on("GET /v1/organizations/acme/runs", { status: 200, body: { data: [], meta: { page: { limit: 100, next_cursor: null } } } })
+    .on("GET /v1/organizations/acme/projects", {
+      status: 200,
+      body: { data: [{ type: "projects", id: "prj-1", attributes: { name: "Default Project" } }] },
+    })
+    .on("GET /v1/organizations/acme/runs", {
+      status: 200,
+      body: { data: [], meta: { page: { limit: 100, next_cursor: null } } },
+    })
     .on("GET /v1/workspaces/ws-0000000000000000/state-summary", { status: 404, body: {} });
 }
 
@@ -58,7 +83,10 @@ describe("the workspaces page", () => {
     const s = server(Array.from({ length: 45 }, (_, i) => `ws-${String(i).padStart(2, "0")}`));
     const el = await page(s);
     await until(() => rows(el).length === PAGE_SIZE);
-    equal(new URLSearchParams(s.requests.find((r) => r.path.endsWith("/workspaces"))!.search).get("limit"), String(PAGE_SIZE));
+    equal(
+      new URLSearchParams(s.requests.find((r) => r.path.endsWith("/workspaces"))!.search).get("limit"),
+      String(PAGE_SIZE),
+    );
     ok(text(deep(el, "#workspaces-count")).includes("(more available)"));
     deep<HTMLButtonElement>(el, "#load-more-workspaces")!.click();
     await until(() => rows(el).length === 2 * PAGE_SIZE, 3000, "the second page");
@@ -81,7 +109,9 @@ describe("the workspaces page", () => {
     }
     await until(() => rows(el).length === 1, 3000 + FILTER_DEBOUNCE_MS, "the filtered list");
     equal(text(rows(el)[0].querySelector("a")), "zz-billing");
-    const filtered = s.requests.filter((r) => r.path.endsWith("/workspaces") && new URLSearchParams(r.search).has("name"));
+    const filtered = s.requests.filter(
+      (r) => r.path.endsWith("/workspaces") && new URLSearchParams(r.search).has("name"),
+    );
     equal(
       filtered.map((r) => new URLSearchParams(r.search).get("name")),
       ["bil"],

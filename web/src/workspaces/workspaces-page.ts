@@ -5,7 +5,15 @@
 // need a cloud credential), which lands on the new workspace's page.
 import { consume } from "@lit/context";
 import { Task } from "@lit/task";
-import { createWorkspace, listOrganizationRuns, listProjects, listWorkspaces, type Client, type Run, type Workspace } from "@stackship/client";
+import {
+  createWorkspace,
+  listOrganizationRuns,
+  listProjects,
+  listWorkspaces,
+  type Client,
+  type Run,
+  type Workspace,
+} from "@stackship/client";
 import { LitElement, css, html, nothing, type TemplateResult } from "lit";
 import { customElement, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
@@ -96,9 +104,13 @@ export class SsWorkspacesPage extends LitElement {
       const path = { organization_name: organization };
       const name = filter.trim();
       const [workspaces, projects, runs] = await Promise.all([
-        dataOf(listWorkspaces({ client: this.api, path, query: { limit: PAGE_SIZE, ...(name ? { name } : {}) }, signal })),
+        dataOf(
+          listWorkspaces({ client: this.api, path, query: { limit: PAGE_SIZE, ...(name ? { name } : {}) }, signal }),
+        ),
         dataOf(listProjects({ client: this.api, path, signal })).catch(() => null),
-        dataOf(listOrganizationRuns({ client: this.api, path, query: { limit: LATEST_RUNS_SCAN }, signal })).catch(() => null),
+        dataOf(listOrganizationRuns({ client: this.api, path, query: { limit: LATEST_RUNS_SCAN }, signal })).catch(
+          () => null,
+        ),
       ]);
       const latest = new Map<string, Run>();
       for (const run of runs?.data ?? []) {
@@ -166,7 +178,8 @@ export class SsWorkspacesPage extends LitElement {
       ...(field("working_directory") ? { working_directory: field("working_directory") } : {}),
       ...(field("description") ? { description: field("description") } : {}),
       plan_requires_credential: (form.elements.namedItem("plan_requires_credential") as HTMLInputElement).checked,
-      structured_run_output_enabled: (form.elements.namedItem("structured_run_output_enabled") as HTMLInputElement).checked,
+      structured_run_output_enabled: (form.elements.namedItem("structured_run_output_enabled") as HTMLInputElement)
+        .checked,
     };
     this.busy = true;
     this.error = null;
@@ -175,7 +188,13 @@ export class SsWorkspacesPage extends LitElement {
         createWorkspace({
           client: this.api,
           path: { organization_name: organization },
-          body: { data: { type: "workspaces", attributes, ...(project ? { relationships: { project: { data: { type: "projects", id: project } } } } : {}) } },
+          body: {
+            data: {
+              type: "workspaces",
+              attributes,
+              ...(project ? { relationships: { project: { data: { type: "projects", id: project } } } } : {}),
+            },
+          },
         }),
       );
       navigate(`/workspaces/${created.data.id}`);
@@ -188,7 +207,8 @@ export class SsWorkspacesPage extends LitElement {
 
   override render(): TemplateResult {
     const organization = this.session?.organization ?? null;
-    if (!organization) return html`<h1>Workspaces</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
+    if (!organization)
+      return html`<h1>Workspaces</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
     return html`<h1>Workspaces</h1>
       ${this.load.render({
         pending: () => html`<p role="status">Loading workspaces…</p>`,

@@ -22,7 +22,8 @@ test.after(
   }),
 );
 
-const workspacesWith = (h: Harness, secret: string) => fetch(h.url("/v1/organizations/acme/workspaces"), { headers: { Authorization: `Bearer ${secret}` } });
+const workspacesWith = (h: Harness, secret: string) =>
+  fetch(h.url("/v1/organizations/acme/workspaces"), { headers: { Authorization: `Bearer ${secret}` } });
 
 test("an admin creates a token shown once, lists it without its secret, and revokes it", async ({ h, acme }) => {
   const { page } = await h.signInAs(acme, "admin");
@@ -48,7 +49,10 @@ test("an admin creates a token shown once, lists it without its secret, and revo
   // Shown once: after a reload the secret is nowhere on the page.
   await page.reload();
   await row.waitFor();
-  assert.not.ok((await page.locator("ss-tokens-page").evaluate((el) => el.shadowRoot!.textContent ?? "")).includes(secret), "the secret is shown again");
+  assert.not.ok(
+    (await page.locator("ss-tokens-page").evaluate((el) => el.shadowRoot!.textContent ?? "")).includes(secret),
+    "the secret is shown again",
+  );
   assert.is(await page.locator("#token-secret").count(), 0);
 
   await row.getByRole("button", { name: /^Revoke/ }).click();
@@ -57,21 +61,31 @@ test("an admin creates a token shown once, lists it without its secret, and revo
   assert.is((await workspacesWith(h, secret)).status, 401, "a revoked token gets 401 at once");
 });
 
-test("the navigation offers API tokens only to admins; an operator typing the URL is told plainly", async ({ h, acme }) => {
+test("the navigation offers API tokens only to admins; an operator typing the URL is told plainly", async ({
+  h,
+  acme,
+}) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.getByRole("heading", { name: "Runs" }).waitFor();
   assert.is(await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "API tokens" }).count(), 0);
   await page.goto(h.url("/tokens"));
   await page.locator("#tokens-not-allowed").waitFor();
-  assert.match(await page.locator("#tokens-not-allowed").innerText(), /Only an administrator of acme manages its API tokens/);
+  assert.match(
+    await page.locator("#tokens-not-allowed").innerText(),
+    /Only an administrator of acme manages its API tokens/,
+  );
   assert.is(await page.getByRole("button", { name: "Create token" }).count(), 0);
   await h.screenshot(page, "tokens-not-allowed");
   await h.checkA11y(page, "tokens page for an operator");
 });
 
-const membershipsOf = (h: Harness, userId: string) => h.server.db.knex("memberships").where({ user_id: userId }).select("role", "scope_kind");
+const membershipsOf = (h: Harness, userId: string) =>
+  h.server.db.knex("memberships").where({ user_id: userId }).select("role", "scope_kind");
 
-test("an admin adds a member with a workspace scope, changes the role and removes them; an unknown email is explained", async ({ h, acme }) => {
+test("an admin adds a member with a workspace scope, changes the role and removes them; an unknown email is explained", async ({
+  h,
+  acme,
+}) => {
   await h.workspace(acme, "app");
   const newcomer = await createUser(h.server, { displayName: "Nora Newcomer" });
   const { page } = await h.signInAs(acme, "admin");
@@ -123,7 +137,10 @@ test("a deployment administrator creates a user from the members page", async ({
   assert.is((await h.server.db.knex("users").where({ email: "made-here@example.com" })).length, 1);
 });
 
-test("the audit history lists what the earlier scenarios did, names the person, and filters by action and target", async ({ h, acme }) => {
+test("the audit history lists what the earlier scenarios did, names the person, and filters by action and target", async ({
+  h,
+  acme,
+}) => {
   const { page } = await h.signInAs(acme, "admin");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Audit" }).click();
   await page.waitForURL((u) => u.pathname === "/audit");
@@ -150,9 +167,15 @@ test("the audit history lists what the earlier scenarios did, names the person, 
   assert.match(who, /^Admin /);
 });
 
-const rego = (pkg: string) => Buffer.from(`package ${pkg}\n\nviolations contains {"title": "Never", "message": "never flagged"} if {\n  false\n}\n`);
+const rego = (pkg: string) =>
+  Buffer.from(
+    `package ${pkg}\n\nviolations contains {"title": "Never", "message": "never flagged"} if {\n  false\n}\n`,
+  );
 
-test("policy sets: an admin creates a global set from .rego files and publishes a new version; a viewer only reads", async ({ h, acme }) => {
+test("policy sets: an admin creates a global set from .rego files and publishes a new version; a viewer only reads", async ({
+  h,
+  acme,
+}) => {
   const { page } = await h.signInAs(acme, "admin");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Policy sets" }).click();
   await page.waitForURL((u) => u.pathname === "/policy-sets");
@@ -160,7 +183,9 @@ test("policy sets: an admin creates a global set from .rego files and publishes 
   await page.getByRole("button", { name: "New policy set" }).click();
   const form = page.locator("#new-policy-set-form");
   await form.getByLabel("Name").fill("guardrails");
-  await form.getByLabel(/Policies/).setInputFiles([{ name: "no-public-buckets.rego", mimeType: "text/plain", buffer: rego("buckets") }]);
+  await form
+    .getByLabel(/Policies/)
+    .setInputFiles([{ name: "no-public-buckets.rego", mimeType: "text/plain", buffer: rego("buckets") }]);
   await form.getByLabel("Enforcement level").selectOption("hard_mandatory");
   await form.getByRole("button", { name: "Create policy set" }).click();
   const set = page.locator("article[data-policy-set=guardrails]");
@@ -184,7 +209,9 @@ test("policy sets: an admin creates a global set from .rego files and publishes 
 
   // Not Rego: the server's refusal, and no new version.
   await set.getByRole("button", { name: "New version of guardrails" }).click();
-  await set.getByLabel(/Policies of the new version/).setInputFiles([{ name: "broken.rego", mimeType: "text/plain", buffer: Buffer.from("this is not rego") }]);
+  await set
+    .getByLabel(/Policies of the new version/)
+    .setInputFiles([{ name: "broken.rego", mimeType: "text/plain", buffer: Buffer.from("this is not rego") }]);
   await set.getByRole("button", { name: "Publish version" }).click();
   await page.locator("#policy-sets-error").waitFor();
   await set.getByText("Version 2,").waitFor();
@@ -195,7 +222,10 @@ test("policy sets: an admin creates a global set from .rego files and publishes 
   assert.is(await viewer.page.getByRole("button", { name: /New policy set|New version/ }).count(), 0);
 });
 
-test("organizations: a deployment administrator creates one and the switcher shows it; others are told plainly", async ({ h, acme }) => {
+test("organizations: a deployment administrator creates one and the switcher shows it; others are told plainly", async ({
+  h,
+  acme,
+}) => {
   const admin = await createUser(h.server, { siteAdmin: true, displayName: "Deploy Admin" });
   const { page } = await h.signInAs(acme, { ...admin, displayName: "Deploy Admin", role: "admin" });
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organizations" }).click();
@@ -213,7 +243,10 @@ test("organizations: a deployment administrator creates one and the switcher sho
   await page.locator("#organizations-error").waitFor();
 
   const other = await h.signInAs(acme, "admin");
-  assert.is(await other.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organizations" }).count(), 0);
+  assert.is(
+    await other.page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Organizations" }).count(),
+    0,
+  );
   await other.page.goto(h.url("/organizations"));
   await other.page.locator("#organizations-not-allowed").waitFor();
 });

@@ -32,7 +32,12 @@ async function freePort(): Promise<number> {
   });
 }
 
-const TYPES: Record<string, string> = { ".js": "text/javascript", ".css": "text/css", ".html": "text/html", ".map": "application/json" };
+const TYPES: Record<string, string> = {
+  ".js": "text/javascript",
+  ".css": "text/css",
+  ".html": "text/html",
+  ".map": "application/json",
+};
 let mock: ChildProcess | null = null;
 let site: Server | null = null;
 let browser: Browser | null = null;
@@ -54,10 +59,13 @@ test.before(
     site = createServer((req, res) => {
       const path = new URL(req.url ?? "/", "http://x").pathname;
       if (path.startsWith("/v1/") || path === "/healthz") {
-        const upstream = request({ host: "127.0.0.1", port: mockPort, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
+        const upstream = request(
+          { host: "127.0.0.1", port: mockPort, path: req.url, method: req.method, headers: req.headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
         upstream.on("error", () => res.writeHead(502).end());
         req.pipe(upstream);
         return;
@@ -65,7 +73,9 @@ test.before(
       const file = path.startsWith("/assets/") ? normalize(join(dist, path)) : join(dist, "index.html");
       if (!file.startsWith(dist)) return void res.writeHead(404).end();
       try {
-        res.writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" }).end(readFileSync(file));
+        res
+          .writeHead(200, { "Content-Type": TYPES[extname(file)] ?? "application/octet-stream" })
+          .end(readFileSync(file));
       } catch {
         res.writeHead(404).end();
       }
@@ -85,7 +95,14 @@ test.before(
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking", "--no-first-run", "--disable-quic"],
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--no-first-run",
+        "--disable-quic",
+      ],
     });
   }),
 );

@@ -90,7 +90,11 @@ test("an applying run watched live: lines append in order without a reload, a cu
   assert.is(await refresh.count(), 0, "no manual control while live");
 
   expectStatus(
-    await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+    await approveRun({
+      client: h.server.v1(org.token),
+      path: { run_id: run.id },
+      body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } },
+    }),
   );
   await page.getByTestId("run-status").filter({ hasText: "Applying" }).waitFor({ timeout: 30_000 });
   await consoleEl.filter({ hasText: "live-line-03" }).waitFor({ timeout: 30_000 });
@@ -99,7 +103,10 @@ test("an applying run watched live: lines append in order without a reload, a cu
   const gap = dropped as { offset: number } | null;
   assert.ok(gap, "the seq 2 apply message was held back");
   for (let waited = 0; !logReads.includes(gap.offset) && waited < 5_000; waited += 100) await page.waitForTimeout(100);
-  assert.ok(logReads.includes(gap.offset), `the gap was re-read from the route at ${gap.offset} (reads at ${logReads.join(",")})`);
+  assert.ok(
+    logReads.includes(gap.offset),
+    `the gap was re-read from the route at ${gap.offset} (reads at ${logReads.join(",")})`,
+  );
   const early = lines(await consoleEl.innerText());
   assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
   assert.equal(
@@ -123,7 +130,10 @@ test("an applying run watched live: lines append in order without a reload, a cu
   assert.is(await stale.innerText(), "Reconnecting — data may be stale");
   const atNote = reviewsBefore.n;
   await page.waitForTimeout(6_000);
-  assert.ok(reviewsBefore.n - atNote >= 1, `the review is polled while stale (${reviewsBefore.n - atNote} reads in 6 s)`);
+  assert.ok(
+    reviewsBefore.n - atNote >= 1,
+    `the review is polled while stale (${reviewsBefore.n - atNote} reads in 6 s)`,
+  );
   // Refresh log reads what the route has meanwhile.
   await refresh.click();
   await page.waitForTimeout(300);
@@ -153,7 +163,11 @@ test("an applying run watched live: lines append in order without a reload, a cu
   ctx.appliedRunId = run.id;
 });
 
-test("a run terminal at load opens no socket: none in the browser, none on the server; its consoles offer Refresh log", async ({ h, org, appliedRunId }) => {
+test("a run terminal at load opens no socket: none in the browser, none on the server; its consoles offer Refresh log", async ({
+  h,
+  org,
+  appliedRunId,
+}) => {
   assert.ok(appliedRunId, "the previous scenario applied a run");
   const { page } = await h.signInAs(org, "viewer");
   let sockets = 0;
@@ -169,7 +183,10 @@ test("a run terminal at load opens no socket: none in the browser, none on the s
   assert.is(liveClients(h), 0);
 });
 
-test("two tabs on one applying run each get the live lines; closing the tabs frees the server's sockets", async ({ h, org }) => {
+test("two tabs on one applying run each get the live lines; closing the tabs frees the server's sockets", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "awaiting_approval", { files: PRINTING });
   const { context, page } = await h.signInAs(org, "viewer");
   const second = await context.newPage();
@@ -180,9 +197,14 @@ test("two tabs on one applying run each get the live lines; closing the tabs fre
   }
   assert.is(h.server.live.hub.stats().viewers, 2, "one socket per tab");
   expectStatus(
-    await approveRun({ client: h.server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+    await approveRun({
+      client: h.server.v1(org.token),
+      path: { run_id: run.id },
+      body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } },
+    }),
   );
-  for (const p of [page, second]) await p.getByTestId("console-apply").filter({ hasText: "live-line-02" }).waitFor({ timeout: 30_000 });
+  for (const p of [page, second])
+    await p.getByTestId("console-apply").filter({ hasText: "live-line-02" }).waitFor({ timeout: 30_000 });
   await second.close();
   await page.close();
   const deadline = Date.now() + 5_000;
@@ -191,8 +213,14 @@ test("two tabs on one applying run each get the live lines; closing the tabs fre
   await h.waitForStatus(org, run.id, ["applied"]);
 });
 
-test("more than 512 KiB of apply output: the console holds exactly the newest 512 KiB of the HTTP log and says it trimmed", async ({ h, org }) => {
-  const LOUD = { "main.tf": 'resource "terraform_data" "loud" {\n  provisioner "local-exec" {\n    command = "yes 0123456789abcdef0123456789abcdef | head -n 12000"\n  }\n}\n' };
+test("more than 512 KiB of apply output: the console holds exactly the newest 512 KiB of the HTTP log and says it trimmed", async ({
+  h,
+  org,
+}) => {
+  const LOUD = {
+    "main.tf":
+      'resource "terraform_data" "loud" {\n  provisioner "local-exec" {\n    command = "yes 0123456789abcdef0123456789abcdef | head -n 12000"\n  }\n}\n',
+  };
   const { run } = await h.makeRun(org, "applied", { files: LOUD });
   const http = await readLog(h.server, org.token, run.id, "apply");
   assert.ok(http.length > 512 * 1024, `the apply log is ${http.length} characters`);

@@ -48,7 +48,10 @@ async function runStatus(h: Harness, org: HarnessOrganization, runId: string) {
   return result.data!.data.attributes.status;
 }
 
-test("plan running: a quiet “Plan not finished yet”, no counts, no decision; an operator cancels from the header", async ({ h, org }) => {
+test("plan running: a quiet “Plan not finished yet”, no counts, no decision; an operator cancels from the header", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "plan_running");
   let canceled = false;
   try {
@@ -56,13 +59,20 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision;
     await openRun(h, page, run.id);
     const plan = page.getByTestId("stage-plan");
     assert.is(await plan.getByTestId("plan-summary").innerText(), "Plan not finished yet");
-    assert.ok(await plan.getByText("Plan running", { exact: true }).isVisible(), "the plan phase badge says Plan running");
+    assert.ok(
+      await plan.getByText("Plan running", { exact: true }).isVisible(),
+      "the plan phase badge says Plan running",
+    );
     assert.is(await page.getByTestId("run-status").innerText(), "Planning");
     assert.is(await page.getByTestId("attention-strip").count(), 0, "no decision while planning");
     assert.is(await page.getByTestId("terminal-reason").count(), 0);
     // The running stage opens by itself. A running plan's log is held until the plan ends (its own
     // sensitive values are known only then), so the console says so plainly.
-    assert.is(await plan.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "the running stage opens by itself");
+    assert.is(
+      await plan.getByTestId("stage-head").getAttribute("aria-expanded"),
+      "true",
+      "the running stage opens by itself",
+    );
     await page.getByTestId("console-held").waitFor();
     assert.match(await page.getByTestId("console-held").innerText(), /^The plan log appears when the plan finishes/);
     await h.screenshot(page, "run-plan-running");
@@ -74,7 +84,9 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision;
     await page.getByRole("button", { name: "Yes, cancel run" }).click();
     canceled = true;
     await page.getByTestId("run-status").filter({ hasText: "Canceled" }).waitFor();
-    assert.ok(await page.getByTestId("terminal-reason").getByText("The run was canceled while it was planning.").isVisible());
+    assert.ok(
+      await page.getByTestId("terminal-reason").getByText("The run was canceled while it was planning.").isVisible(),
+    );
     assert.is(await page.getByRole("button", { name: "Cancel run" }).count(), 0, "nothing left to cancel");
     const approval = page.getByTestId("stage-approval");
     assert.match(await approval.innerText(), new RegExp(`Canceled by ${user.displayName}`));
@@ -84,7 +96,11 @@ test("plan running: a quiet “Plan not finished yet”, no counts, no decision;
   }
 });
 
-test("awaiting approval: viewer, operator and admin each see only their actions and downloads", async ({ h, org, awaiting }) => {
+test("awaiting approval: viewer, operator and admin each see only their actions and downloads", async ({
+  h,
+  org,
+  awaiting,
+}) => {
   const { run } = awaiting;
   const viewer = await h.signInAs(org, "viewer");
   await openRun(h, viewer.page, run.id);
@@ -103,9 +119,17 @@ test("awaiting approval: viewer, operator and admin each see only their actions 
   assert.ok(await strip.getByRole("button", { name: "Approve plan" }).isEnabled());
   assert.ok(await strip.getByRole("button", { name: "Discard run" }).isEnabled());
   assert.ok(await operator.page.getByRole("button", { name: "Cancel run" }).isVisible());
-  assert.is(await operator.page.getByTestId("discard-reason").count(), 0, "no reason input before Discard run is armed");
+  assert.is(
+    await operator.page.getByTestId("discard-reason").count(),
+    0,
+    "no reason input before Discard run is armed",
+  );
   assert.is(await operator.page.locator("#discard-reason").count(), 0);
-  assert.is(await operator.page.getByRole("button", { name: "Download raw plan" }).count(), 0, "an operator may not read the raw plan");
+  assert.is(
+    await operator.page.getByRole("button", { name: "Download raw plan" }).count(),
+    0,
+    "an operator may not read the raw plan",
+  );
   assert.is(await operator.page.getByRole("button", { name: "Download redacted plan" }).count(), 1);
   await h.screenshot(operator.page, "run-awaiting-approval-operator");
   await h.checkA11y(operator.page, "awaiting approval, operator");
@@ -114,16 +138,31 @@ test("awaiting approval: viewer, operator and admin each see only their actions 
   await openRun(h, admin.page, run.id);
   assert.ok(await admin.page.getByTestId("attention-strip").isVisible());
   const sensitive = admin.page.getByTestId("sensitive-downloads");
-  assert.not.ok(await admin.page.getByRole("button", { name: "Download raw plan" }).isVisible(), "the guarded downloads start behind their disclosure");
+  assert.not.ok(
+    await admin.page.getByRole("button", { name: "Download raw plan" }).isVisible(),
+    "the guarded downloads start behind their disclosure",
+  );
   await sensitive.locator("summary").click();
   assert.ok(await admin.page.getByRole("button", { name: "Download raw plan" }).isEnabled());
-  assert.is(await admin.page.getByRole("button", { name: "Download emergency state" }).count(), 0, "no state uploaded yet: no control");
-  assert.ok(await admin.page.getByText("Not available for this run: the emergency state (this run's apply uploaded no state).").isVisible());
+  assert.is(
+    await admin.page.getByRole("button", { name: "Download emergency state" }).count(),
+    0,
+    "no state uploaded yet: no control",
+  );
+  assert.ok(
+    await admin.page
+      .getByText("Not available for this run: the emergency state (this run's apply uploaded no state).")
+      .isVisible(),
+  );
   await h.screenshot(admin.page, "run-awaiting-approval-admin");
   await h.checkA11y(admin.page, "awaiting approval, admin");
 });
 
-test("awaiting approval without destroys: the Changes tab lists the resource; keyboard-only one-step approval applies it", async ({ h, org, awaiting }) => {
+test("awaiting approval without destroys: the Changes tab lists the resource; keyboard-only one-step approval applies it", async ({
+  h,
+  org,
+  awaiting,
+}) => {
   const { run } = awaiting;
   const { page } = await h.signInAs(org, "operator");
   await openRun(h, page, run.id);
@@ -149,22 +188,40 @@ test("awaiting approval without destroys: the Changes tab lists the resource; ke
   assert.ok(found, "Approve plan is reachable with Tab");
   await page.keyboard.press("Enter");
   await page.getByTestId("attention-strip").waitFor({ state: "detached" });
-  assert.is(await page.getByRole("status").filter({ hasText: "Plan approved. The apply starts shortly." }).count(), 1, "the outcome is announced");
+  assert.is(
+    await page.getByRole("status").filter({ hasText: "Plan approved. The apply starts shortly." }).count(),
+    1,
+    "the outcome is announced",
+  );
   assert.is(await page.getByTestId("approve-confirmation").count(), 0, "no confirmation for a plan without destroys");
   const applied = await h.waitForStatus(org, run.id, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied");
 });
 
-test("applied: the apply stage is expanded with the published state version; approved by the person who approved", async ({ h, org, awaiting }) => {
+test("applied: the apply stage is expanded with the published state version; approved by the person who approved", async ({
+  h,
+  org,
+  awaiting,
+}) => {
   const { run } = awaiting;
   const { page, user } = await h.signInAs(org, "admin");
   await openRun(h, page, run.id);
   await page.getByTestId("run-status").filter({ hasText: "Applied" }).waitFor();
   const apply = page.getByTestId("stage-apply");
-  assert.is(await apply.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "a terminal applied run expands its last succeeded stage");
-  assert.match(await apply.getByTestId("state-version").innerText(), /^Published state version sv-[0-9a-z]+, serial 1, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+  assert.is(
+    await apply.getByTestId("stage-head").getAttribute("aria-expanded"),
+    "true",
+    "a terminal applied run expands its last succeeded stage",
+  );
+  assert.match(
+    await apply.getByTestId("state-version").innerText(),
+    /^Published state version sv-[0-9a-z]+, serial 1, at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+  );
   assert.ok(await apply.getByText("Apply finished", { exact: true }).first().isVisible());
-  assert.is(await page.getByTestId("terminal-reason").getByText("The plan was applied and its state was published.").count(), 1);
+  assert.is(
+    await page.getByTestId("terminal-reason").getByText("The plan was applied and its state was published.").count(),
+    1,
+  );
   assert.is(await page.getByTestId("terminal-reason-code").innerText(), "applied");
   const approval = page.getByTestId("stage-approval");
   await approval.getByTestId("stage-head").click();
@@ -179,11 +236,21 @@ test("applied: the apply stage is expanded with the published state version; app
   const [envelopeFile] = await Promise.all([page.waitForEvent("download"), attestation.click()]);
   assert.is(envelopeFile.suggestedFilename(), `${run.id}-decision.intoto.json`);
   const envelopeBytes = Buffer.concat(await (await envelopeFile.createReadStream()).toArray());
-  assert.is(createHash("sha256").update(envelopeBytes).digest("hex"), digest, "the bytes saved are the envelope the review names");
-  assert.is((JSON.parse(envelopeBytes.toString("utf8")) as { payloadType: unknown }).payloadType, "application/vnd.in-toto+json");
+  assert.is(
+    createHash("sha256").update(envelopeBytes).digest("hex"),
+    digest,
+    "the bytes saved are the envelope the review names",
+  );
+  assert.is(
+    (JSON.parse(envelopeBytes.toString("utf8")) as { payloadType: unknown }).payloadType,
+    "application/vnd.in-toto+json",
+  );
   assert.is(await page.getByTestId("attention-strip").count(), 0, "the decision bar is gone once decided");
   await page.getByTestId("sensitive-downloads").locator("summary").click();
-  assert.ok(await page.getByRole("button", { name: "Download emergency state" }).isEnabled(), "the apply uploaded state");
+  assert.ok(
+    await page.getByRole("button", { name: "Download emergency state" }).isEnabled(),
+    "the apply uploaded state",
+  );
   await h.screenshot(page, "run-applied");
   await h.checkA11y(page, "applied");
 
@@ -197,14 +264,21 @@ test("applied: the apply stage is expanded with the published state version; app
   await dialog.waitFor();
   await h.screenshot(page, "run-step-up");
   await dialog.getByLabel("Password").fill(user.password);
-  const [download] = await Promise.all([page.waitForEvent("download"), dialog.getByRole("button", { name: "Confirm" }).click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent("download"),
+    dialog.getByRole("button", { name: "Confirm" }).click(),
+  ]);
   assert.is(download.suggestedFilename(), `${run.id}-plan.json`);
   const bytes = await (await download.createReadStream()).toArray();
   assert.match(Buffer.concat(bytes).toString("utf8"), /"resource_changes"/, "the raw plan JSON");
   assert.ok(await form.getByText("Downloaded.").isVisible());
 });
 
-test("dark colour scheme: the applied run page (ink console, badges, downloads) passes axe contrast", async ({ h, org, awaiting }) => {
+test("dark colour scheme: the applied run page (ink console, badges, downloads) passes axe contrast", async ({
+  h,
+  org,
+  awaiting,
+}) => {
   const { page } = await h.signInAs(org, "admin", { colorScheme: "dark" });
   await openRun(h, page, awaiting.run.id);
   await page.getByTestId("state-version").waitFor();
@@ -212,7 +286,10 @@ test("dark colour scheme: the applied run page (ink console, badges, downloads) 
   await h.checkA11y(page, "applied, dark");
 });
 
-test("awaiting approval with destroys: Approve plan arms a confirmation restating the counts; nothing is sent until confirmed", async ({ h, org }) => {
+test("awaiting approval with destroys: Approve plan arms a confirmation restating the counts; nothing is sent until confirmed", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "awaiting_approval_destroys");
   const { page } = await h.signInAs(org, "operator");
   await openRun(h, page, run.id);
@@ -237,7 +314,10 @@ test("awaiting approval with destroys: Approve plan arms a confirmation restatin
   assert.is(done.attributes.status, "applied");
 });
 
-test("discard with reason: the reason input exists only inside the armed confirmation; the decision names who discarded", async ({ h, org }) => {
+test("discard with reason: the reason input exists only inside the armed confirmation; the decision names who discarded", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "awaiting_approval");
   const { page, user } = await h.signInAs(org, "operator");
   await openRun(h, page, run.id);
@@ -254,32 +334,52 @@ test("discard with reason: the reason input exists only inside the armed confirm
   await page.getByTestId("run-status").filter({ hasText: "Discarded" }).waitFor();
   const approval = page.getByTestId("stage-approval");
   // A decided-against approval may already be open by itself (a failed stage opens on its own).
-  if ((await approval.getByTestId("stage-head").getAttribute("aria-expanded")) === "false") await approval.getByTestId("stage-head").click();
-  assert.match(await approval.getByTestId("approval-lead").innerText(), new RegExp(`^Discarded by ${user.displayName} at `));
+  if ((await approval.getByTestId("stage-head").getAttribute("aria-expanded")) === "false")
+    await approval.getByTestId("stage-head").click();
+  assert.match(
+    await approval.getByTestId("approval-lead").innerText(),
+    new RegExp(`^Discarded by ${user.displayName} at `),
+  );
   assert.is(await approval.getByTestId("approval-reason").innerText(), "Reason: superseded by the next push");
   assert.is(await runStatus(h, org, run.id), "discarded");
   await h.screenshot(page, "run-discarded");
   await h.checkA11y(page, "discarded");
 });
 
-test("soft policy failure: findings expanded by default, override (admin only) with reason and duration, then approve", async ({ h, org }) => {
+test("soft policy failure: findings expanded by default, override (admin only) with reason and duration, then approve", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "policy_soft_failed");
   const operator = await h.signInAs(org, "operator");
   await openRun(h, operator.page, run.id);
-  assert.is(await operator.page.getByTestId("override-form").count(), 0, "no override control without policy:override_soft");
+  assert.is(
+    await operator.page.getByTestId("override-form").count(),
+    0,
+    "no override control without policy:override_soft",
+  );
   assert.is(await operator.page.getByRole("button", { name: "Approve plan" }).count(), 0);
 
   const { page } = await h.signInAs(org, "admin");
   await openRun(h, page, run.id);
   const policy = page.getByTestId("stage-policy");
-  assert.is(await policy.getByTestId("stage-head").getAttribute("aria-expanded"), "true", "a policy outcome other than pass expands the stage");
+  assert.is(
+    await policy.getByTestId("stage-head").getAttribute("aria-expanded"),
+    "true",
+    "a policy outcome other than pass expands the stage",
+  );
   const findings = policy.getByTestId("policy-findings");
   assert.match(await findings.innerText(), /Needs tags[\s\S]*terraform_data\.greeting is flagged/);
   assert.is(await page.getByRole("button", { name: "Approve plan" }).count(), 0, "approval waits for the override");
   assert.ok(await page.getByTestId("approval-waits").isVisible());
   const review = h.server.v1(org.token);
-  const digest = (await getRun({ client: review, path: { run_id: run.id } })).data!.data.attributes.policy_result_digest;
-  assert.is(await policy.getByTestId("override-digest").innerText(), digest, "the control is bound to the exact result digest");
+  const digest = (await getRun({ client: review, path: { run_id: run.id } })).data!.data.attributes
+    .policy_result_digest;
+  assert.is(
+    await policy.getByTestId("override-digest").innerText(),
+    digest,
+    "the control is bound to the exact result digest",
+  );
   await h.screenshot(page, "run-policy-soft-failed");
   await h.checkA11y(page, "policy soft-failed");
 
@@ -298,7 +398,10 @@ test("soft policy failure: findings expanded by default, override (admin only) w
   await h.screenshot(page, "run-policy-overridden");
 });
 
-test("plan failed: one sentence, the raw code, and at most eight final log lines on the ink surface", async ({ h, org }) => {
+test("plan failed: one sentence, the raw code, and at most eight final log lines on the ink surface", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "plan_failed");
   const { page } = await h.signInAs(org, "viewer");
   await openRun(h, page, run.id);
@@ -319,14 +422,21 @@ test("plan failed: one sentence, the raw code, and at most eight final log lines
   assert.is(await page.getByTestId("stage-policy").locator("button").count(), 0, "a skipped stage is not a toggle");
   assert.ok(await page.getByTestId("stage-plan").getByText("Plan errored", { exact: true }).isVisible());
   // The failed stage opens by itself, its console scrolled to the first error line.
-  assert.is(await page.getByTestId("stage-plan").getByTestId("stage-head").getAttribute("aria-expanded"), "true", "the failed stage opens by itself");
+  assert.is(
+    await page.getByTestId("stage-plan").getByTestId("stage-head").getAttribute("aria-expanded"),
+    "true",
+    "the failed stage opens by itself",
+  );
   await page.getByTestId("console-plan").getByText("Error:").first().waitFor();
   assert.ok(await page.getByTestId("console-plan").getByText("Error:").first().isVisible());
   await h.screenshot(page, "run-plan-failed");
   await h.checkA11y(page, "plan failed");
 });
 
-test("expired: the guidance strip in the approval bar's position, linking to the source settings", async ({ h, org }) => {
+test("expired: the guidance strip in the approval bar's position, linking to the source settings", async ({
+  h,
+  org,
+}) => {
   const { run, workspace } = await h.makeRun(org, "expired");
   const { page } = await h.signInAs(org, "operator");
   await openRun(h, page, run.id);
@@ -357,7 +467,12 @@ test("apply interrupted: the recovery panel with recorded evidence; resolve only
   assert.match(await panel.innerText(), /provisioning-started/);
   assert.match(await panel.innerText(), /lost/);
   assert.ok(await page.getByTestId("stage-apply").getByText("Apply interrupted", { exact: true }).first().isVisible());
-  assert.ok(await page.getByTestId("terminal-reason").getByText("The apply was interrupted; an operator must decide whether the infrastructure changed.").isVisible());
+  assert.ok(
+    await page
+      .getByTestId("terminal-reason")
+      .getByText("The apply was interrupted; an operator must decide whether the infrastructure changed.")
+      .isVisible(),
+  );
   await h.screenshot(page, "run-apply-interrupted");
   await h.checkA11y(page, "apply interrupted");
 
@@ -374,7 +489,10 @@ test("apply interrupted: the recovery panel with recorded evidence; resolve only
   await h.screenshot(page, "run-recovered");
 });
 
-test("5,000-resource Changes tab: truncation stated, a virtualized list, filters by action and address, redacted detail", async ({ h, org }) => {
+test("5,000-resource Changes tab: truncation stated, a virtualized list, filters by action and address, redacted detail", async ({
+  h,
+  org,
+}) => {
   const { run } = await h.makeRun(org, "awaiting_approval");
   await storePlanDiff(h.server, run.id, largePlanDiff(run.id, 5_050));
   const { page } = await h.signInAs(org, "viewer");
@@ -384,7 +502,10 @@ test("5,000-resource Changes tab: truncation stated, a virtualized list, filters
   await plan.getByRole("tab", { name: "Changes" }).click();
   const count = page.getByTestId("changes-count");
   await count.filter({ hasText: "5000 of 5000 resources shown" }).waitFor();
-  assert.match(await page.getByTestId("changes-truncated").innerText(), /the plan changes 5,050 resources; 50 cut beyond the 5,000-resource limit/);
+  assert.match(
+    await page.getByTestId("changes-truncated").innerText(),
+    /the plan changes 5,050 resources; 50 cut beyond the 5,000-resource limit/,
+  );
   const rows = page.getByRole("listitem");
   const inDom = await rows.count();
   assert.ok(inDom > 5 && inDom < 60, `only the rows in view exist (${inDom})`);

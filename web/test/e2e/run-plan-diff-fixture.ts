@@ -23,10 +23,24 @@ function change(i: number): Record<string, unknown> {
   };
   const kind = i % 20;
   if (kind < 12)
-    return { ...base, change: { actions: ["create"], before: null, after: values, after_unknown: { arn: true, id: true }, before_sensitive: false, after_sensitive: {} } };
+    return {
+      ...base,
+      change: {
+        actions: ["create"],
+        before: null,
+        after: values,
+        after_unknown: { arn: true, id: true },
+        before_sensitive: false,
+        after_sensitive: {},
+      },
+    };
   if (kind < 17) {
     const before = { ...values, inline_policy: [{ name: "p", policy: `${PLAN_SECRET}-${i}` }] };
-    const after = { ...values, max_session_duration: 7200, inline_policy: [{ name: "p", policy: `${PLAN_SECRET}-${i}-2` }] };
+    const after = {
+      ...values,
+      max_session_duration: 7200,
+      inline_policy: [{ name: "p", policy: `${PLAN_SECRET}-${i}-2` }],
+    };
     return {
       ...base,
       change: {
@@ -53,12 +67,26 @@ function change(i: number): Record<string, unknown> {
         replace_paths: [["name"]],
       },
     };
-  return { ...base, change: { actions: ["delete"], before: values, after: null, after_unknown: {}, before_sensitive: {}, after_sensitive: false } };
+  return {
+    ...base,
+    change: {
+      actions: ["delete"],
+      before: values,
+      after: null,
+      after_unknown: {},
+      before_sensitive: {},
+      after_sensitive: false,
+    },
+  };
 }
 
 /** The plan-diff bytes of a synthetic plan with `changed` changed resources (over 5,000 are cut). */
 export function largePlanDiff(runId: string, changed: number): Buffer {
-  const plan = { format_version: "1.2", terraform_version: "1.10.0", resource_changes: Array.from({ length: changed }, (_, i) => change(i)) };
+  const plan = {
+    format_version: "1.2",
+    terraform_version: "1.10.0",
+    resource_changes: Array.from({ length: changed }, (_, i) => change(i)),
+  };
   return Buffer.from(buildPlanDiff(plan, { runId }).json);
 }
 

@@ -20,10 +20,22 @@ test.before(
   hook(async (ctx) => {
     const h = (ctx.h = await startHarness());
     ctx.acme = await h.organization("acme");
-    ctx.applied = await h.makeRun(ctx.acme, "applied", { message: "Ship the greeting", workspace: await h.workspace(ctx.acme, "web-frontend") });
-    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", { message: "Rotate the database password", workspace: await h.workspace(ctx.acme, "billing-db") });
-    ctx.failed = await h.makeRun(ctx.acme, "plan_failed", { message: "Broken numbers", workspace: await h.workspace(ctx.acme, "numbers") });
-    ctx.running = await h.makeRun(ctx.acme, "plan_running", { message: "A very large plan", workspace: await h.workspace(ctx.acme, "big-fleet") });
+    ctx.applied = await h.makeRun(ctx.acme, "applied", {
+      message: "Ship the greeting",
+      workspace: await h.workspace(ctx.acme, "web-frontend"),
+    });
+    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", {
+      message: "Rotate the database password",
+      workspace: await h.workspace(ctx.acme, "billing-db"),
+    });
+    ctx.failed = await h.makeRun(ctx.acme, "plan_failed", {
+      message: "Broken numbers",
+      workspace: await h.workspace(ctx.acme, "numbers"),
+    });
+    ctx.running = await h.makeRun(ctx.acme, "plan_running", {
+      message: "A very large plan",
+      workspace: await h.workspace(ctx.acme, "big-fleet"),
+    });
   }),
 );
 test.after(
@@ -50,15 +62,26 @@ test("every listed run: message, id, workspace name, status in words, duration f
   await rows(page).first().waitFor();
   assert.is(await rows(page).count(), 4);
   // Newest first.
-  assert.equal(await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run-id"))), [running.run.id, failed.run.id, awaiting.run.id, applied.run.id]);
+  assert.equal(await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run-id"))), [
+    running.run.id,
+    failed.run.id,
+    awaiting.run.id,
+    applied.run.id,
+  ]);
 
   const done = rowOf(page, applied.run.id);
   assert.match(await done.innerText(), "Ship the greeting");
   assert.match(await done.innerText(), applied.run.id);
   assert.match(await done.innerText(), "web-frontend");
   assert.match(await done.locator("ss-status-badge span").innerText(), "Applied");
-  assert.is(await done.getByRole("link", { name: "Ship the greeting" }).getAttribute("href"), `/runs/${applied.run.id}`);
-  assert.is(await done.getByRole("link", { name: "web-frontend" }).getAttribute("href"), `/workspaces/${applied.workspace.id}`);
+  assert.is(
+    await done.getByRole("link", { name: "Ship the greeting" }).getAttribute("href"),
+    `/runs/${applied.run.id}`,
+  );
+  assert.is(
+    await done.getByRole("link", { name: "web-frontend" }).getAttribute("href"),
+    `/workspaces/${applied.workspace.id}`,
+  );
   assert.match(await rowOf(page, awaiting.run.id).locator("ss-status-badge span").innerText(), "Awaiting approval");
   assert.match(await rowOf(page, failed.run.id).locator("ss-status-badge span").innerText(), "Errored");
   assert.match(await rowOf(page, running.run.id).locator("ss-status-badge span").innerText(), "Planning");
@@ -68,7 +91,12 @@ test("every listed run: message, id, workspace name, status in words, duration f
   assert.is(await finalDuration.getAttribute("data-final"), "true");
   const a = applied.run.attributes;
   const seconds = Math.floor((Date.parse(a.finished_at!) - Date.parse(a.created_at)) / 1000);
-  const expected = seconds >= 60 ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s` : seconds === 0 ? "<1 s" : `${seconds}s`;
+  const expected =
+    seconds >= 60
+      ? `${Math.floor(seconds / 60)}m ${String(seconds % 60).padStart(2, "0")}s`
+      : seconds === 0
+        ? "<1 s"
+        : `${seconds}s`;
   assert.is((await finalDuration.locator("span").first().innerText()).trim(), expected);
 
   // A run still planning ticks.
@@ -77,18 +105,28 @@ test("every listed run: message, id, workspace name, status in words, duration f
   const before = await ticking.locator("span").first().innerText();
   await page.waitForFunction(
     ([id, text]) => {
-      const cell = document.querySelector("ss-app")?.shadowRoot?.querySelector("ss-runs-page")?.shadowRoot?.querySelector(`tr[data-run-id="${id}"] td.duration span`);
+      const cell = document
+        .querySelector("ss-app")
+        ?.shadowRoot?.querySelector("ss-runs-page")
+        ?.shadowRoot?.querySelector(`tr[data-run-id="${id}"] td.duration span`);
       return cell !== null && cell !== undefined && cell.textContent !== text;
     },
     [running.run.id, before] as const,
     { timeout: 5_000 },
   );
-  assert.is((await finalDuration.locator("span").first().innerText()).trim(), expected, "the final duration did not move");
+  assert.is(
+    (await finalDuration.locator("span").first().innerText()).trim(),
+    expected,
+    "the final duration did not move",
+  );
 
   // Relative created time, absolute UTC as its tooltip.
   const time = done.locator("time");
   assert.match(await time.innerText(), /^(just now|\d+ seconds? ago|\d+ minutes? ago)$/);
-  assert.is(await time.getAttribute("title"), `${new Date(a.created_at).toISOString().slice(0, 19).replace("T", " ")} UTC`);
+  assert.is(
+    await time.getAttribute("title"),
+    `${new Date(a.created_at).toISOString().slice(0, 19).replace("T", " ")} UTC`,
+  );
   assert.is(await time.getAttribute("datetime"), a.created_at);
 
   await h.screenshot(page, "runs-page");
@@ -97,7 +135,10 @@ test("every listed run: message, id, workspace name, status in words, duration f
   // The dark tokens keep the same page readable (axe checks contrast too).
   const { page: dark } = await h.signInAs(acme, "viewer", { colorScheme: "dark" });
   await rows(dark).first().waitFor();
-  assert.is(await dark.evaluate(() => getComputedStyle(document.querySelector("ss-app")!).backgroundColor), "rgb(16, 19, 23)");
+  assert.is(
+    await dark.evaluate(() => getComputedStyle(document.querySelector("ss-app")!).backgroundColor),
+    "rgb(16, 19, 23)",
+  );
   await h.screenshot(dark, "runs-page-dark");
   await h.checkA11y(dark, "runs page, dark");
   await h.cancel(acme, running.run.id);
@@ -134,11 +175,17 @@ test("the free-text filter matches run id, message and workspace name; status an
   await h.checkA11y(page, "runs page filtered to nothing");
 });
 
-test("?status= initialises the status filter (a link to /runs?status=awaiting_approval lists only those)", async ({ h, acme, awaiting }) => {
+test("?status= initialises the status filter (a link to /runs?status=awaiting_approval lists only those)", async ({
+  h,
+  acme,
+  awaiting,
+}) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.goto(h.url("/runs?status=awaiting_approval"));
   await rows(page).first().waitFor();
-  assert.equal(await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run-id"))), [awaiting.run.id]);
+  assert.equal(await rows(page).evaluateAll((trs) => trs.map((tr) => tr.getAttribute("data-run-id"))), [
+    awaiting.run.id,
+  ]);
   assert.is(await page.getByLabel("Status").inputValue(), "awaiting_approval");
   await h.screenshot(page, "runs-page-awaiting-approval");
 
@@ -149,8 +196,14 @@ test("?status= initialises the status filter (a link to /runs?status=awaiting_ap
   assert.is(await page.getByLabel("Status").inputValue(), "");
 });
 
-test("while a listed run is not terminal the first page is re-read and merged: the canceled plan turns Canceled without a reload", async ({ h, acme }) => {
-  const running = await h.makeRun(acme, "plan_running", { message: "Another large plan", workspace: await h.workspace(acme, "big-fleet-2") });
+test("while a listed run is not terminal the first page is re-read and merged: the canceled plan turns Canceled without a reload", async ({
+  h,
+  acme,
+}) => {
+  const running = await h.makeRun(acme, "plan_running", {
+    message: "Another large plan",
+    workspace: await h.workspace(acme, "big-fleet-2"),
+  });
   const { page } = await h.signInAs(acme, "viewer");
   const badge = rowOf(page, running.run.id).locator("ss-status-badge span");
   await badge.waitFor();
@@ -160,17 +213,27 @@ test("while a listed run is not terminal the first page is re-read and merged: t
   await h.waitForStatus(acme, running.run.id, ["canceled"]);
   await page.waitForFunction(
     (id) =>
-      document.querySelector("ss-app")?.shadowRoot?.querySelector("ss-runs-page")?.shadowRoot?.querySelector(`tr[data-run-id="${id}"]`)?.getAttribute("data-status") === "canceled",
+      document
+        .querySelector("ss-app")
+        ?.shadowRoot?.querySelector("ss-runs-page")
+        ?.shadowRoot?.querySelector(`tr[data-run-id="${id}"]`)
+        ?.getAttribute("data-status") === "canceled",
     running.run.id,
     { timeout: 15_000 },
   );
   assert.match(await badge.innerText(), "Canceled");
-  assert.is(await rowOf(page, running.run.id).locator("td.duration").getAttribute("data-final"), "true", "its duration is final now");
+  assert.is(
+    await rowOf(page, running.run.id).locator("td.duration").getAttribute("data-final"),
+    "true",
+    "its duration is final now",
+  );
   assert.is(await page.evaluate(() => (window as unknown as { marker?: number }).marker), 42, "no reload happened");
   assert.is(await rows(page).count(), 5, "merged, not duplicated");
 });
 
-test("Load more runs follows meta.page.next_cursor until there is none; a filter reads on until it finds older runs", async ({ h }) => {
+test("Load more runs follows meta.page.next_cursor until there is none; a filter reads on until it finds older runs", async ({
+  h,
+}) => {
   const paged = await h.organization("paged");
   const workspace = await h.workspace(paged, "queue");
   // The first run holds the workspace lock while it awaits approval; the other 24 wait behind it.
@@ -201,7 +264,11 @@ test("Load more runs follows meta.page.next_cursor until there is none; a filter
   await h.checkA11y(page, "runs page after load more");
 });
 
-test("an unavailable run list is shown as unavailable, never as an empty history; an empty organization says it has no runs", async ({ h, acme, awaiting }) => {
+test("an unavailable run list is shown as unavailable, never as an empty history; an empty organization says it has no runs", async ({
+  h,
+  acme,
+  awaiting,
+}) => {
   // A person whose only role is on one workspace may not read the organization's inventory.
   const user = await h.user(await h.organization("elsewhere"), "viewer");
   await addMembership(h.server, "acme", user.email, "viewer", { workspace_id: awaiting.workspace.id });
@@ -265,7 +332,11 @@ const sideways = async (page: Page) => {
   return over;
 };
 
-test("on a phone (390 px): the top bar folds behind Menu, Needs attention leads to the waiting runs as cards, and no page scrolls sideways", async ({ h, acme, awaiting }) => {
+test("on a phone (390 px): the top bar folds behind Menu, Needs attention leads to the waiting runs as cards, and no page scrolls sideways", async ({
+  h,
+  acme,
+  awaiting,
+}) => {
   const { page } = await h.signInAs(acme, "admin", { viewport: { width: 390, height: 844 } });
   await rows(page).first().waitFor();
   const nav = page.getByRole("navigation", { name: "Main" });

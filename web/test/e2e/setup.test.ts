@@ -32,7 +32,10 @@ test("a wrong link explains what to do and creates nothing", async ({ h, token }
   await page.goto(h.url(`/setup?token=${token.slice(0, -3)}abc`));
   await page.getByRole("heading", { name: "This setup link cannot be used" }).waitFor();
   assert.match(await page.getByRole("alert").innerText(), /unknown, has expired .* or was already used/);
-  assert.ok(await page.getByText(/restart StackShip and open the link it prints/).isVisible(), "says how to get a new link");
+  assert.ok(
+    await page.getByText(/restart StackShip and open the link it prints/).isVisible(),
+    "says how to get a new link",
+  );
   assert.is(await page.getByRole("link", { name: "sign in" }).getAttribute("href"), "/sign-in");
   assert.is(await page.title(), "Set up · StackShip");
   assert.is(await administrators(h), 0);
@@ -79,7 +82,9 @@ test("the link creates the administrator and the organization, signs in, and han
   await h.screenshot(page, "setup-next-steps");
   await h.checkA11y(page, "setup next steps");
   // The token works for the organization it names.
-  const workspaces = await fetch(h.url("/api/v2/organizations/acme-setup/workspaces"), { headers: { Authorization: `Bearer ${secret}` } });
+  const workspaces = await fetch(h.url("/api/v2/organizations/acme-setup/workspaces"), {
+    headers: { Authorization: `Bearer ${secret}` },
+  });
   assert.is(workspaces.status, 200);
   // …including what `tofu init` does on first use: create the workspace the cloud block names.
   const created = await fetch(h.url("/api/v2/organizations/acme-setup/workspaces"), {
@@ -102,7 +107,10 @@ test("the link creates the administrator and the organization, signs in, and han
   assert.is(await administrators(h), 1);
 });
 
-test("from the first sign-in to an applied run without curl: workspace, two variables, a run started from the page, approved", async ({ h, cliToken }) => {
+test("from the first sign-in to an applied run without curl: workspace, two variables, a run started from the page, approved", async ({
+  h,
+  cliToken,
+}) => {
   const CANARY = "CANARY-first-run-9k3v";
   const { makeConfigurationTarball } = await import("../../../server/test/support/factories.ts");
   const org = { name: "acme-setup", id: "", token: cliToken };
@@ -165,7 +173,10 @@ test("from the first sign-in to an applied run without curl: workspace, two vari
   assert.is(applied.attributes.status, "applied");
   await page.getByTestId("run-status").filter({ hasText: "Applied" }).waitFor();
   await h.screenshot(page, "first-run-applied");
-  assert.ok(bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)), "the sensitive variable came back in a response");
+  assert.ok(
+    bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)),
+    "the sensitive variable came back in a response",
+  );
 });
 
 test.run();

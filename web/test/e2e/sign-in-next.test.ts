@@ -21,7 +21,15 @@ test.after(
 );
 
 const CONTROLS = [...Array.from({ length: 0x20 }, (_, code) => code), 0x7f].map((code) => String.fromCharCode(code));
-const BACKSLASH_FORMS = ["/\\evil.example/", "\\\\evil.example/", "\\/evil.example/", "/\\/evil.example/", "/\t/evil.example/", "/\t\\evil.example/", "https://evil.example/"];
+const BACKSLASH_FORMS = [
+  "/\\evil.example/",
+  "\\\\evil.example/",
+  "\\/evil.example/",
+  "/\\/evil.example/",
+  "/\t/evil.example/",
+  "/\t\\evil.example/",
+  "https://evil.example/",
+];
 
 interface Offsite {
   /** Every refused off-site request's URL. */
@@ -56,7 +64,10 @@ async function settle(page: Page, origin: string, offsite: Offsite, before = 0):
   await Promise.race([left, page.waitForURL((u) => u.origin !== origin || u.pathname !== "/sign-in")]);
 }
 
-test("a person signing in through /sign-in?next=/%09/evil.example/ lands on /runs of this dashboard", async ({ h, acme }) => {
+test("a person signing in through /sign-in?next=/%09/evil.example/ lands on /runs of this dashboard", async ({
+  h,
+  acme,
+}) => {
   const origin = new URL(h.server.baseUrl).origin;
   const user = await h.user(acme, "viewer");
   const { context, page } = await h.newPage();
@@ -73,7 +84,10 @@ test("a person signing in through /sign-in?next=/%09/evil.example/ lands on /run
   await page.getByRole("heading", { name: "Runs" }).waitFor();
 });
 
-test("a signed-in person is never sent off-site: every control character (0x00-0x1f, 0x7f) and backslash form", async ({ h, acme }) => {
+test("a signed-in person is never sent off-site: every control character (0x00-0x1f, 0x7f) and backslash form", async ({
+  h,
+  acme,
+}) => {
   const origin = new URL(h.server.baseUrl).origin;
   const { context, page } = await h.signInAs(acme, "viewer");
   const offsite = await recordOffsite(context, origin);
@@ -91,8 +105,10 @@ test("a signed-in person is never sent off-site: every control character (0x00-0
     );
     const landed = new URL(tab.url());
     if (stuck) wrong.push(`${JSON.stringify(attack)} → stayed on ${landed.href} (${stuck})`);
-    else if (offsite.urls.length > before) wrong.push(`${JSON.stringify(attack)} → off-site ${offsite.urls.slice(before).join(", ")}`);
-    else if (landed.origin !== origin || landed.pathname !== "/runs") wrong.push(`${JSON.stringify(attack)} → ${landed.href}`);
+    else if (offsite.urls.length > before)
+      wrong.push(`${JSON.stringify(attack)} → off-site ${offsite.urls.slice(before).join(", ")}`);
+    else if (landed.origin !== origin || landed.pathname !== "/runs")
+      wrong.push(`${JSON.stringify(attack)} → ${landed.href}`);
     await tab.close();
   }
   assert.equal(wrong, [], "every attack lands on /runs of this dashboard");

@@ -18,7 +18,10 @@ test.after(
   }),
 );
 
-test("a signed-out deep link goes to sign-in, a wrong password is refused, the right one returns to the link", async ({ h, acme }) => {
+test("a signed-out deep link goes to sign-in, a wrong password is refused, the right one returns to the link", async ({
+  h,
+  acme,
+}) => {
   const user = await h.user(acme, "viewer", { displayName: "Vera Viewer" });
   const { page } = await h.newPage();
   await page.goto(h.url("/runs?status=applied"));
@@ -26,7 +29,10 @@ test("a signed-out deep link goes to sign-in, a wrong password is refused, the r
   assert.is(new URL(page.url()).searchParams.get("next"), "/runs?status=applied");
   await page.getByRole("heading", { name: "Sign in to StackShip" }).waitFor();
   // Focus starts in the email field.
-  assert.is(await page.getByLabel("Email").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true);
+  assert.is(
+    await page.getByLabel("Email").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el),
+    true,
+  );
   await h.screenshot(page, "sign-in");
   await h.checkA11y(page, "sign-in page");
 
@@ -34,10 +40,20 @@ test("a signed-out deep link goes to sign-in, a wrong password is refused, the r
   await page.keyboard.press("Tab");
   await page.keyboard.type("not the password at all");
   await page.keyboard.press("Tab");
-  assert.is(await page.getByRole("button", { name: "Sign in" }).evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true, "Tab reaches Sign in");
+  assert.is(
+    await page
+      .getByRole("button", { name: "Sign in" })
+      .evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el),
+    true,
+    "Tab reaches Sign in",
+  );
   await page.keyboard.press("Enter");
   await page.getByRole("alert").filter({ hasText: "The email or password is not right." }).waitFor();
-  assert.is(await page.getByLabel("Password").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el), true, "focus returns to the password");
+  assert.is(
+    await page.getByLabel("Password").evaluate((el) => (el.getRootNode() as ShadowRoot).activeElement === el),
+    true,
+    "focus returns to the password",
+  );
   assert.is(new URL(page.url()).pathname, "/sign-in", "still on sign-in");
   await h.screenshot(page, "sign-in-wrong-password");
   await h.checkA11y(page, "sign-in page with an error");
@@ -65,7 +81,10 @@ test("sign out ends the session: the dashboard returns to sign-in and stays ther
   assert.is(new URL(page.url()).searchParams.get("next"), "/runs");
 });
 
-test("a session that expires sends the person to sign-in, and signing in again returns to where they were", async ({ h, acme }) => {
+test("a session that expires sends the person to sign-in, and signing in again returns to where they were", async ({
+  h,
+  acme,
+}) => {
   const workspace = await h.workspace(acme, "expiry-app");
   const { page, user } = await h.signInAs(acme, "viewer");
   await page.goto(h.url(`/workspaces/${workspace.id}`));
@@ -85,7 +104,10 @@ test("a session that expires sends the person to sign-in, and signing in again r
   await page.getByRole("heading", { name: "Runs" }).waitFor();
 });
 
-test("the organization switcher appears only for a person in several organizations and changes the listed organization", async ({ h, acme }) => {
+test("the organization switcher appears only for a person in several organizations and changes the listed organization", async ({
+  h,
+  acme,
+}) => {
   const { page: single } = await h.signInAs(acme, "viewer");
   await single.getByRole("heading", { name: "Runs" }).waitFor();
   assert.is(await single.getByLabel("Organization").count(), 0, "one organization: no switcher");

@@ -17,7 +17,11 @@ test.before(
     ctx.applied = await h.makeRun(ctx.acme, "applied", { workspace, message: "First apply" });
     // Awaiting approval, it holds the workspace lock.
     const changed = { "main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello again"\n}\n' };
-    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", { workspace, message: "Second change", files: changed });
+    ctx.awaiting = await h.makeRun(ctx.acme, "awaiting_approval", {
+      workspace,
+      message: "Second change",
+      files: changed,
+    });
   }),
 );
 test.after(
@@ -26,15 +30,30 @@ test.after(
   }),
 );
 
-test("overview: settings, the workspace's runs, the current state version and who holds the lock", async ({ h, acme, applied, awaiting }) => {
+test("overview: settings, the workspace's runs, the current state version and who holds the lock", async ({
+  h,
+  acme,
+  applied,
+  awaiting,
+}) => {
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url(`/workspaces/${applied.workspace.id}`));
   await page.getByRole("heading", { name: "web-frontend" }).waitFor();
-  const text = async () => (await page.locator("ss-workspace-page dl.facts").innerText()) + (await page.locator("ss-workspace-page table").innerText());
+  const text = async () =>
+    (await page.locator("ss-workspace-page dl.facts").innerText()) +
+    (await page.locator("ss-workspace-page table").innerText());
   await page.locator("#current-state").waitFor();
   await page.getByRole("cell", { name: /Second change/ }).waitFor();
   const body = await text();
-  for (const fact of ["Tracked branch", "release", "Working directory", "OpenTofu version", applied.run.attributes.opentofu_version, "acme"]) assert.match(body, fact);
+  for (const fact of [
+    "Tracked branch",
+    "release",
+    "Working directory",
+    "OpenTofu version",
+    applied.run.attributes.opentofu_version,
+    "acme",
+  ])
+    assert.match(body, fact);
   assert.match(await page.locator("#current-state").innerText(), /Current state: serial 1, published .* by run run-/);
   assert.is(await page.locator("#current-state a").getAttribute("href"), `/runs/${applied.run.id}`);
   assert.match(await page.locator("#lock-state").innerText(), `Locked by run ${awaiting.run.id}`);
@@ -50,8 +69,16 @@ test("overview: settings, the workspace's runs, the current state version and wh
   await page.waitForURL((u) => u.pathname === `/workspaces/${applied.workspace.id}/state`);
 });
 
-test("state page: published versions with serial, publication time and digest; the current one; the lock", async ({ h, acme, applied, awaiting }) => {
-  const version = await h.server.db.knex("state_versions").where({ run_id: applied.run.id, status: "finalized" }).first<StateVersionRow>();
+test("state page: published versions with serial, publication time and digest; the current one; the lock", async ({
+  h,
+  acme,
+  applied,
+  awaiting,
+}) => {
+  const version = await h.server.db
+    .knex("state_versions")
+    .where({ run_id: applied.run.id, status: "finalized" })
+    .first<StateVersionRow>();
   const { page } = await h.signInAs(acme, "viewer");
   await page.goto(h.url(`/workspaces/${applied.workspace.id}/state`));
   const row = page.locator(`tr[data-state-version-id="${version.id}"]`);
@@ -66,11 +93,18 @@ test("state page: published versions with serial, publication time and digest; t
   await h.checkA11y(page, "workspace state page");
 });
 
-test("cloud access and source settings say what exists and, plainly, what is not configured", async ({ h, acme, applied }) => {
+test("cloud access and source settings say what exists and, plainly, what is not configured", async ({
+  h,
+  acme,
+  applied,
+}) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.goto(h.url(`/workspaces/${applied.workspace.id}/cloud-access`));
   await page.locator("#workload-identity-off").waitFor();
-  assert.match(await page.locator("#workload-identity-off").innerText(), "Workload identity is off on this deployment.");
+  assert.match(
+    await page.locator("#workload-identity-off").innerText(),
+    "Workload identity is off on this deployment.",
+  );
   assert.match(await page.locator("#profiles-empty").innerText(), "This workspace has no federation profile");
   await h.screenshot(page, "workspace-cloud-access");
   await h.checkA11y(page, "cloud access page");
@@ -78,12 +112,18 @@ test("cloud access and source settings say what exists and, plainly, what is not
   await page.goto(h.url(`/workspaces/${applied.workspace.id}/source`));
   await page.getByText("No Git repository is connected to this workspace.").waitFor();
   assert.is(await page.locator("#tracked-branch").innerText(), "release");
-  assert.is(await page.locator("#working-directory").innerText(), applied.workspace.attributes.working_directory || "/");
+  assert.is(
+    await page.locator("#working-directory").innerText(),
+    applied.workspace.attributes.working_directory || "/",
+  );
   await h.screenshot(page, "workspace-source");
   await h.checkA11y(page, "source settings page");
 });
 
-test("a workspace that does not exist (or may not be seen) is said to be unavailable, on every workspace page", async ({ h, acme }) => {
+test("a workspace that does not exist (or may not be seen) is said to be unavailable, on every workspace page", async ({
+  h,
+  acme,
+}) => {
   const { page } = await h.signInAs(acme, "viewer");
   for (const suffix of ["", "/state", "/cloud-access", "/source"]) {
     await page.goto(h.url(`/workspaces/ws-0000000000000000${suffix}`));
@@ -95,7 +135,11 @@ test("a workspace that does not exist (or may not be seen) is said to be unavail
   await h.checkA11y(page, "missing workspace");
 });
 
-test("the workspaces list: latest run, lock and state per workspace, a name filter, and New workspace", async ({ h, acme, awaiting }) => {
+test("the workspaces list: latest run, lock and state per workspace, a name filter, and New workspace", async ({
+  h,
+  acme,
+  awaiting,
+}) => {
   const { page } = await h.signInAs(acme, "operator");
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Workspaces" }).click();
   await page.waitForURL((u) => u.pathname === "/workspaces");
@@ -104,13 +148,17 @@ test("the workspaces list: latest run, lock and state per workspace, a name filt
   await row.waitFor();
   const [lock, serial] = [row.locator("ss-workspace-state-cell").nth(0), row.locator("ss-workspace-state-cell").nth(1)];
   await lock.getByRole("link", { name: awaiting.run.id }).waitFor();
-  const shown = (cell: typeof lock) => cell.evaluate((el) => (el.shadowRoot?.textContent ?? "").replace(/\s+/g, " ").trim());
+  const shown = (cell: typeof lock) =>
+    cell.evaluate((el) => (el.shadowRoot?.textContent ?? "").replace(/\s+/g, " ").trim());
   assert.is(await shown(lock), `locked by ${awaiting.run.id}`);
   for (let i = 0; i < 50 && (await shown(serial)) === "…"; i++) await page.waitForTimeout(100);
   assert.is(await shown(serial), "serial 1");
   assert.match(await row.innerText(), /Default Project/);
   assert.match(await row.locator("ss-status-badge span").first().innerText(), /Awaiting approval/);
-  assert.is(await row.getByRole("link", { name: /Awaiting approval/ }).getAttribute("href"), `/runs/${awaiting.run.id}`);
+  assert.is(
+    await row.getByRole("link", { name: /Awaiting approval/ }).getAttribute("href"),
+    `/runs/${awaiting.run.id}`,
+  );
   await h.screenshot(page, "workspaces-list");
   await h.checkA11y(page, "workspaces list");
 
@@ -131,7 +179,10 @@ test("the workspaces list: latest run, lock and state per workspace, a name filt
   assert.match(await page.locator("ss-workspace-page dl.facts").innerText(), /infra\/prod/);
 });
 
-test("variables: an operator adds a plain and a sensitive one (never shown again, in no answer), edits and deletes; a viewer sees no control", async ({ h, acme }) => {
+test("variables: an operator adds a plain and a sensitive one (never shown again, in no answer), edits and deletes; a viewer sees no control", async ({
+  h,
+  acme,
+}) => {
   const CANARY = "CANARY-s3cr3t-value-7q2x";
   const workspace = await h.workspace(acme, "with-variables");
   const { page } = await h.signInAs(acme, "operator");
@@ -174,7 +225,10 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   await edit.getByLabel("Description").fill("the database password");
   await edit.getByRole("button", { name: "Save variable" }).click();
   await page.locator("#variables-notice").filter({ hasText: "db_password was saved." }).waitFor();
-  const stored = await h.server.db.knex("workspace_variables").where({ workspace_id: workspace.id, key: "db_password" }).first<WorkspaceVariableRow | undefined>();
+  const stored = await h.server.db
+    .knex("workspace_variables")
+    .where({ workspace_id: workspace.id, key: "db_password" })
+    .first<WorkspaceVariableRow | undefined>();
   assert.ok(stored, "the sensitive variable still exists");
 
   await page.locator("tr[data-variable-key=region]").getByRole("button", { name: "Edit region" }).click();
@@ -188,7 +242,10 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   await page.reload();
   await secretRow.waitFor();
   assert.not.ok((await page.content()).includes(CANARY), "the sensitive value is on the page");
-  assert.ok(bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)), "the sensitive value came back in a response");
+  assert.ok(
+    bodies.length > 0 && !bodies.some((body) => body.includes(CANARY)),
+    "the sensitive value came back in a response",
+  );
 
   const viewer = await h.signInAs(acme, "viewer");
   await viewer.page.goto(h.url(`/workspaces/${workspace.id}/variables`));
@@ -197,7 +254,10 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   assert.is(await viewer.page.getByRole("button", { name: /^Edit|^Delete/ }).count(), 0);
 });
 
-test("start a run from the workspace page: a speculative plan on the newest run's configuration, and a plan from an uploaded .tar.gz", async ({ h, acme }) => {
+test("start a run from the workspace page: a speculative plan on the newest run's configuration, and a plan from an uploaded .tar.gz", async ({
+  h,
+  acme,
+}) => {
   const { makeConfigurationTarball } = await import("../../../server/test/support/factories.ts");
   const made = await h.makeRun(acme, "applied", { workspace: await h.workspace(acme, "start-here") });
   const { page } = await h.signInAs(acme, "operator");
@@ -205,7 +265,10 @@ test("start a run from the workspace page: a speculative plan on the newest run'
   await page.getByRole("button", { name: "Start a run" }).click();
   const form = page.locator("#start-run-form");
   await form.getByLabel("Speculative plan (never applies)").check();
-  assert.ok(await form.getByLabel(/The configuration of the newest run/).isChecked(), "the newest run's configuration is the default");
+  assert.ok(
+    await form.getByLabel(/The configuration of the newest run/).isChecked(),
+    "the newest run's configuration is the default",
+  );
   await form.getByLabel("Message (optional)").fill("from the dashboard");
   await h.screenshot(page, "workspace-start-run");
   await h.checkA11y(page, "start a run");
@@ -225,20 +288,28 @@ test("start a run from the workspace page: a speculative plan on the newest run'
   await form.getByLabel("Configuration archive").setInputFiles({
     name: "config.tar.gz",
     mimeType: "application/gzip",
-    buffer: makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "uploaded" {\n  input = "from the browser"\n}\n' }),
+    buffer: makeConfigurationTarball({
+      "main.tf": 'resource "terraform_data" "uploaded" {\n  input = "from the browser"\n}\n',
+    }),
   });
   await form.getByRole("button", { name: "Start run" }).click();
   await page.waitForURL((u) => /^\/runs\/run-/.test(u.pathname) && !u.pathname.endsWith(first));
   const second = new URL(page.url()).pathname.split("/").pop()!;
   const planned = await h.waitForStatus(acme, second, ["planned_and_finished", "errored"]);
   assert.is(planned.attributes.status, "planned_and_finished");
-  assert.is.not(planned.relationships.configuration_version.data.id, done.relationships.configuration_version.data.id, "a new configuration version");
+  assert.is.not(
+    planned.relationships.configuration_version.data.id,
+    done.relationships.configuration_version.data.id,
+    "a new configuration version",
+  );
 
   // Not a .tar.gz: the server's refusal, in its words, and no run.
   await page.goto(h.url(`/workspaces/${made.workspace.id}`));
   await page.getByRole("button", { name: "Start a run" }).click();
   await form.getByLabel(/Upload a/).check();
-  await form.getByLabel("Configuration archive").setInputFiles({ name: "notes.tar.gz", mimeType: "application/gzip", buffer: Buffer.from("not gzip at all") });
+  await form
+    .getByLabel("Configuration archive")
+    .setInputFiles({ name: "notes.tar.gz", mimeType: "application/gzip", buffer: Buffer.from("not gzip at all") });
   await form.getByRole("button", { name: "Start run" }).click();
   await page.locator("#start-run-error").waitFor();
   assert.match(await page.locator("#start-run-error").innerText(), /CONFIGURATION_UPLOAD_INVALID/);
@@ -254,7 +325,10 @@ test("a viewer's New workspace is refused in the server's words, and nothing is 
   assert.is((await h.server.db.knex("workspaces").where({ name: "not-allowed-here" })).length, 0);
 });
 
-test("lock and unlock from the workspace page with a reason; an administrator force-unlocks, renames, then deletes it by typing its name", async ({ h, acme }) => {
+test("lock and unlock from the workspace page with a reason; an administrator force-unlocks, renames, then deletes it by typing its name", async ({
+  h,
+  acme,
+}) => {
   const workspace = await h.workspace(acme, "lockable");
   const operator = await h.signInAs(acme, "operator");
   const page = operator.page;

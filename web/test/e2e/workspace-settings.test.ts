@@ -44,8 +44,10 @@ test.after(
   }),
 );
 
-const sourceOf = async ({ h, acme, workspace }: Ctx) => (await getWorkspaceSource({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!;
-const profilesOf = async ({ h, acme, workspace }: Ctx) => (await listFederationProfiles({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!.data;
+const sourceOf = async ({ h, acme, workspace }: Ctx) =>
+  (await getWorkspaceSource({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!;
+const profilesOf = async ({ h, acme, workspace }: Ctx) =>
+  (await listFederationProfiles({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!.data;
 
 test("source settings, pipeline off: the missing variables are named; a viewer and an operator see no form, an organization admin does", async (ctx) => {
   const { h, acme, workspace } = ctx;
@@ -58,11 +60,20 @@ test("source settings, pipeline off: the missing variables are named; a viewer a
     "STACKSHIP_GITHUB_PRIVATE_KEY (or _FILE)",
     "STACKSHIP_GITHUB_WEBHOOK_SECRET",
   ]);
-  assert.match(await page.locator("#source-not-connected").innerText(), "No Git repository is connected to this workspace.");
-  assert.match(await page.locator("#source-not-connected").innerText(), "An organization administrator can connect one.");
+  assert.match(
+    await page.locator("#source-not-connected").innerText(),
+    "No Git repository is connected to this workspace.",
+  );
+  assert.match(
+    await page.locator("#source-not-connected").innerText(),
+    "An organization administrator can connect one.",
+  );
   assert.is(await page.locator("#source-form").count(), 0, "a viewer sees no form");
   assert.is(await page.locator("#disconnect").count(), 0);
-  assert.match(await page.locator("#deliveries-none").innerText(), "Deliveries are listed once a repository is connected.");
+  assert.match(
+    await page.locator("#deliveries-none").innerText(),
+    "Deliveries are listed once a repository is connected.",
+  );
   await h.screenshot(page, "workspace-source-pipeline-off-viewer");
   await h.checkA11y(page, "source settings, pipeline off, viewer");
 
@@ -74,7 +85,10 @@ test("source settings, pipeline off: the missing variables are named; a viewer a
   const admin = (await h.signInAs(acme, "admin")).page;
   await admin.goto(h.url(`/workspaces/${workspace.id}/source`));
   await admin.locator("#source-form").waitFor();
-  assert.match(await admin.locator("#source-not-connected").innerText(), "install the StackShip GitHub App on the repository");
+  assert.match(
+    await admin.locator("#source-not-connected").innerText(),
+    "install the StackShip GitHub App on the repository",
+  );
   assert.is(await admin.getByLabel("Tracked branch").inputValue(), "main", "the workspace's tracked branch by default");
   await h.screenshot(admin, "workspace-source-connect-form");
   await h.checkA11y(admin, "source settings, connection form");
@@ -102,13 +116,17 @@ test("an admin connects a repository through the form; a refusal is shown next t
   assert.is(`${installUrl.origin}${installUrl.pathname}`, `${double.url}/apps/stackship/installations/new`);
   const setupState = installUrl.searchParams.get("state")!;
   assert.ok(setupState.length > 40);
-  await page.goto(h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`));
+  await page.goto(
+    h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`),
+  );
   await page.locator("#setup-bound").waitFor();
   assert.is(await page.locator("#setup-organization").innerText(), "acme");
   await h.screenshot(page, "github-setup-bound");
   await h.checkA11y(page, "GitHub App setup, bound");
   // The state was used once: the same return again is refused.
-  await page.goto(h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`));
+  await page.goto(
+    h.url(`/github/setup?installation_id=${INSTALLATION}&setup_action=install&state=${encodeURIComponent(setupState)}`),
+  );
   await page.locator("#setup-failed").waitFor();
   assert.match(await page.locator("#setup-failed").innerText(), "GITHUB_INSTALLATION_STATE_INVALID");
   await page.goto(h.url(`/workspaces/${workspace.id}/source`));
@@ -136,7 +154,10 @@ test("an admin connects a repository through the form; a refusal is shown next t
   assert.is(await page.locator("#working-directory").innerText(), "infra");
   assert.equal(await page.locator("#source-trigger-paths li").allInnerTexts(), ["modules/**", "*.tfvars"]);
   assert.match(await page.locator("#source-access").innerText(), "Unknown");
-  assert.match(await page.locator("#deliveries-empty").innerText(), `No webhook delivery about ${REPOSITORY} has arrived yet.`);
+  assert.match(
+    await page.locator("#deliveries-empty").innerText(),
+    `No webhook delivery about ${REPOSITORY} has arrived yet.`,
+  );
   const saved = (await sourceOf(ctx)).data!.attributes;
   assert.equal(
     [saved.installation_id, saved.repository, saved.tracked_branch, saved.working_directory, saved.trigger_paths],
@@ -169,8 +190,19 @@ test("pipeline on: the webhook URL; a push delivery with its outcome and the run
   await ctx.worker.start();
   double.installations.set(INSTALLATION, [REPOSITORY]);
   const sha = newSha();
-  double.setTarball(REPOSITORY, sha, await commitTarball(REPOSITORY, sha, { "infra/main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n' }));
-  const sent = await deliver(h.server, double, "push", pushPayload(REPOSITORY, INSTALLATION, sha, { changed: ["infra/main.tf"], message: "Greet from GitHub" }));
+  double.setTarball(
+    REPOSITORY,
+    sha,
+    await commitTarball(REPOSITORY, sha, {
+      "infra/main.tf": 'resource "terraform_data" "greeting" {\n  input = "hello"\n}\n',
+    }),
+  );
+  const sent = await deliver(
+    h.server,
+    double,
+    "push",
+    pushPayload(REPOSITORY, INSTALLATION, sha, { changed: ["infra/main.tf"], message: "Greet from GitHub" }),
+  );
   assert.is(sent.response.status, 202);
   const result = await settled(h.server, sent.deliveryId);
   assert.is(result.status, "processed", JSON.stringify(result));
@@ -219,7 +251,10 @@ test("cloud access: workload identity off is said plainly; a viewer sees no cont
   const off = await viewer.locator("#workload-identity-off").innerText();
   assert.match(off, "Workload identity is off on this deployment.");
   assert.match(off, "STACKSHIP_PUBLIC_URL");
-  assert.match(await viewer.locator("#verification-note").innerText(), "Any change to a profile clears its verification, and only verified profiles serve speculative plans");
+  assert.match(
+    await viewer.locator("#verification-note").innerText(),
+    "Any change to a profile clears its verification, and only verified profiles serve speculative plans",
+  );
   assert.is(await viewer.locator("#plan-requires-credential").count(), 0);
   assert.is(await viewer.locator("#new-profile").count(), 0);
   assert.match(await viewer.locator("#plan-requirement").innerText(), "Plans do not need a cloud credential");
@@ -230,7 +265,11 @@ test("cloud access: workload identity off is said plainly; a viewer sees no cont
   await page.goto(h.url(`/workspaces/${workspace.id}/cloud-access`));
   await page.getByRole("switch", { name: "Plans need a cloud credential" }).check();
   await page.getByText("Plans need a cloud credential: a run whose plan").waitFor();
-  assert.is((await getWorkspace({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!.data.attributes.plan_requires_credential, true);
+  assert.is(
+    (await getWorkspace({ client: h.server.v1(acme.token), path: { workspace_id: workspace.id } })).data!.data
+      .attributes.plan_requires_credential,
+    true,
+  );
   assert.is(await page.getByRole("switch", { name: "Plans need a cloud credential" }).isChecked(), true);
 
   await page.getByRole("button", { name: "New federation profile" }).click();
@@ -251,7 +290,14 @@ test("cloud access: workload identity off is said plainly; a viewer sees no cont
   const card = page.locator("article.profile");
   await card.waitFor();
   const text = await card.innerText();
-  for (const fact of ["deploy", "AWS", "sts.amazonaws.com", "arn:aws:iam::123456789012:role/stackship-deploy", "Plan, Apply, Speculative plan", "Not verified"])
+  for (const fact of [
+    "deploy",
+    "AWS",
+    "sts.amazonaws.com",
+    "arn:aws:iam::123456789012:role/stackship-deploy",
+    "Plan, Apply, Speculative plan",
+    "Not verified",
+  ])
     assert.match(text, fact);
   assert.is(await card.getByRole("button", { name: /^Verify/ }).count(), 0, "an operator may not verify");
   assert.is(await card.getByRole("button", { name: "Edit deploy" }).count(), 1);
@@ -284,12 +330,18 @@ test("cloud access: an admin verifies the profile (who and when); an edit clears
   await h.screenshot(viewer, "workspace-cloud-access-verified-viewer");
 
   await card.getByRole("button", { name: "Edit deploy" }).click();
-  assert.match(await page.locator("#edit-clears-verification").innerText(), "Saving a change clears this profile's verification.");
+  assert.match(
+    await page.locator("#edit-clears-verification").innerText(),
+    "Saving a change clears this profile's verification.",
+  );
   await page.getByLabel("Audience").fill("sts.amazonaws.com/deploy");
   await page.getByRole("button", { name: "Save the profile" }).click();
   await page.getByText("sts.amazonaws.com/deploy").waitFor();
   await card.locator(".unverified").waitFor();
-  assert.match(await card.locator(".verification").innerText(), "Not verified — it serves no speculative plan until an organization admin verifies it");
+  assert.match(
+    await card.locator(".verification").innerText(),
+    "Not verified — it serves no speculative plan until an organization admin verifies it",
+  );
   const [edited] = await profilesOf(ctx);
   assert.is(edited.attributes.verified_at, null, "the edit cleared the verification");
   assert.is(edited.attributes.audience, "sts.amazonaws.com/deploy");
@@ -307,7 +359,10 @@ test("cloud access: an admin verifies the profile (who and when); an edit clears
   h.server.services.config.publicUrl = h.server.baseUrl;
   await page.reload();
   await page.locator("#workload-identity-on").waitFor();
-  assert.match(await page.locator("#workload-identity-on").innerText(), `StackShip issues tokens as ${h.server.baseUrl}`);
+  assert.match(
+    await page.locator("#workload-identity-on").innerText(),
+    `StackShip issues tokens as ${h.server.baseUrl}`,
+  );
   await h.screenshot(page, "workspace-cloud-access-identity-on");
   await h.checkA11y(page, "cloud access, identity on");
 

@@ -11,7 +11,12 @@ import { apiContext } from "../../src/app/context.ts";
 import type { Review } from "../../src/run/review-model.ts";
 
 type Fn = () => unknown;
-const g = globalThis as unknown as { describe(name: string, fn: () => void): void; it(name: string, fn: Fn): void; beforeEach(fn: Fn): void; afterEach(fn: Fn): void };
+const g = globalThis as unknown as {
+  describe(name: string, fn: () => void): void;
+  it(name: string, fn: Fn): void;
+  beforeEach(fn: Fn): void;
+  afterEach(fn: Fn): void;
+};
 export const describe = (name: string, fn: () => void) => g.describe(name, fn);
 export const it = (name: string, fn: Fn) => g.it(name, fn);
 export const afterEach = (fn: Fn) => g.afterEach(fn);
@@ -25,7 +30,8 @@ export function equal<T>(actual: T, expected: T, message = ""): void {
   if (a !== e) throw new Error(`${message ? `${message}: ` : ""}expected ${e}, got ${a}`);
 }
 export function match(actual: string, pattern: RegExp, message = ""): void {
-  if (!pattern.test(actual)) throw new Error(`${message ? `${message}: ` : ""}${JSON.stringify(actual)} does not match ${pattern}`);
+  if (!pattern.test(actual))
+    throw new Error(`${message ? `${message}: ` : ""}${JSON.stringify(actual)} does not match ${pattern}`);
 }
 
 /** One recorded request of the fake server. */
@@ -38,7 +44,11 @@ export interface Recorded {
 
 type Answer =
   | { status: number; body?: unknown; contentType?: string }
-  | ((request: Recorded) => { status: number; body?: unknown; contentType?: string } | Promise<{ status: number; body?: unknown; contentType?: string }>);
+  | ((
+      request: Recorded,
+    ) =>
+      | { status: number; body?: unknown; contentType?: string }
+      | Promise<{ status: number; body?: unknown; contentType?: string }>);
 
 /** A fake StackShip behind the real generated SDK: routes are "METHOD /path" keys. */
 export class FakeServer {
@@ -47,7 +57,10 @@ export class FakeServer {
   readonly client: Client;
 
   constructor() {
-    this.client = createStackShipClient({ baseUrl: "http://stackship.test", fetch: (input, init) => this.answer(input, init) });
+    this.client = createStackShipClient({
+      baseUrl: "http://stackship.test",
+      fetch: (input, init) => this.answer(input, init),
+    });
   }
 
   on(route: string, answer: Answer): this {
@@ -63,10 +76,25 @@ export class FakeServer {
     const request = input instanceof Request ? input : new Request(input, init);
     const url = new URL(request.url);
     const text = request.method === "GET" ? "" : await request.text();
-    const recorded: Recorded = { method: request.method, path: url.pathname, search: url.search, body: text ? JSON.parse(text) : undefined };
+    const recorded: Recorded = {
+      method: request.method,
+      path: url.pathname,
+      search: url.search,
+      body: text ? JSON.parse(text) : undefined,
+    };
     this.requests.push(recorded);
     const route = this.routes.get(`${request.method} ${url.pathname}`);
-    if (!route) return json(404, { errors: [{ status: "404", code: "NOT_FOUND", title: "Not found", detail: `no fake route ${request.method} ${url.pathname}` }] });
+    if (!route)
+      return json(404, {
+        errors: [
+          {
+            status: "404",
+            code: "NOT_FOUND",
+            title: "Not found",
+            detail: `no fake route ${request.method} ${url.pathname}`,
+          },
+        ],
+      });
     const answer = typeof route === "function" ? await route(recorded) : route;
     if (request.signal?.aborted) throw new DOMException("aborted", "AbortError");
     return json(answer.status, answer.body, answer.contentType);
@@ -74,7 +102,10 @@ export class FakeServer {
 }
 
 function json(status: number, body: unknown, contentType = "application/vnd.api+json"): Response {
-  return new Response(body === undefined ? null : JSON.stringify(body), { status, headers: { "Content-Type": contentType } });
+  return new Response(body === undefined ? null : JSON.stringify(body), {
+    status,
+    headers: { "Content-Type": contentType },
+  });
 }
 
 /** A JSON:API error answer. */
@@ -108,7 +139,11 @@ export async function mount<T extends HTMLElement>(server: FakeServer, element: 
 }
 
 /** Creates the run-page element `tag` for RUN_ID with `inputs` (its stage or evidence, the review's actions) and mounts it. */
-export function mountForRun<K extends keyof HTMLElementTagNameMap>(server: FakeServer, tag: K, inputs: Partial<HTMLElementTagNameMap[K]>): Promise<HTMLElementTagNameMap[K]> {
+export function mountForRun<K extends keyof HTMLElementTagNameMap>(
+  server: FakeServer,
+  tag: K,
+  inputs: Partial<HTMLElementTagNameMap[K]>,
+): Promise<HTMLElementTagNameMap[K]> {
   return mount(server, Object.assign(document.createElement(tag), { runId: RUN_ID }, inputs));
 }
 
@@ -128,7 +163,10 @@ export async function until<T>(check: () => T, ms = 3000, what = "condition"): P
 }
 
 /** querySelector through shadow roots. */
-export function deep<E extends Element = HTMLElement>(root: Element | ShadowRoot | Document, selector: string): E | null {
+export function deep<E extends Element = HTMLElement>(
+  root: Element | ShadowRoot | Document,
+  selector: string,
+): E | null {
   if (root instanceof Element && root.shadowRoot) {
     const inside = deep<E>(root.shadowRoot, selector);
     if (inside) return inside;
@@ -145,7 +183,11 @@ export function deep<E extends Element = HTMLElement>(root: Element | ShadowRoot
 }
 
 /** Every match through shadow roots. */
-export function deepAll<E extends Element = HTMLElement>(root: Element | ShadowRoot | Document, selector: string, out: E[] = []): E[] {
+export function deepAll<E extends Element = HTMLElement>(
+  root: Element | ShadowRoot | Document,
+  selector: string,
+  out: E[] = [],
+): E[] {
   if (root instanceof Element && root.shadowRoot) deepAll(root.shadowRoot, selector, out);
   out.push(...root.querySelectorAll<E>(selector));
   for (const el of root.querySelectorAll("*")) if (el.shadowRoot) deepAll(el.shadowRoot, selector, out);
@@ -155,7 +197,9 @@ export function deepAll<E extends Element = HTMLElement>(root: Element | ShadowR
 /** The visible text of an element including its shadow content. */
 export function text(el: Element | null): string {
   if (!el) return "";
-  return ((el as HTMLElement).shadowRoot ? (el as HTMLElement).shadowRoot!.textContent : el.textContent).replace(/\s+/g, " ").trim();
+  return ((el as HTMLElement).shadowRoot ? (el as HTMLElement).shadowRoot!.textContent : el.textContent)
+    .replace(/\s+/g, " ")
+    .trim();
 }
 
 export const RUN_ID = "run-0000000000000001";
@@ -220,7 +264,13 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
           finished_at: null,
           attestations: [],
         },
-        apply: { status: "pending", phase_status: "pending", started_at: null, finished_at: null, state_version: { state: "not_recorded" } },
+        apply: {
+          status: "pending",
+          phase_status: "pending",
+          started_at: null,
+          finished_at: null,
+          state_version: { state: "not_recorded" },
+        },
       },
       terminal_reason: null,
       recovery: null,
@@ -241,7 +291,16 @@ export function reviewFixture(patch: (review: Review) => void = () => undefined)
       },
       downloads: {
         state: "permitted",
-        items: [{ kind: "redacted_plan", method: "GET", href: `/v1/runs/${RUN_ID}/downloads/redacted-plan`, requires_reason: false, requires_step_up: false, available: true }],
+        items: [
+          {
+            kind: "redacted_plan",
+            method: "GET",
+            href: `/v1/runs/${RUN_ID}/downloads/redacted-plan`,
+            requires_reason: false,
+            requires_step_up: false,
+            available: true,
+          },
+        ],
       },
     },
     relationships: {
@@ -271,7 +330,10 @@ export function planDiffFixture(n: number, patch: (diff: PlanDiff) => void = () 
       actions: action === "replace" ? ["delete", "create"] : [action],
       action,
       before: action === "create" ? null : { input: `old-${i}`, password: { $stackship: "sensitive" } },
-      after: action === "delete" ? null : { input: `new-${i}`, password: { $stackship: "sensitive" }, id: { $stackship: "unknown" } },
+      after:
+        action === "delete"
+          ? null
+          : { input: `new-${i}`, password: { $stackship: "sensitive" }, id: { $stackship: "unknown" } },
       ...(action === "replace" ? { replace_paths: [["input"]] } : {}),
     });
   }
@@ -320,18 +382,36 @@ export class FakeSocket {
 }
 
 /** A `hello` for RUN_ID with the given per-phase positions. */
-export function helloMessage(logs: Partial<Record<"plan" | "policy" | "apply", { next_seq: number; next_offset: number; complete?: boolean }>> = {}, status = "applying") {
+export function helloMessage(
+  logs: Partial<
+    Record<"plan" | "policy" | "apply", { next_seq: number; next_offset: number; complete?: boolean }>
+  > = {},
+  status = "applying",
+) {
   const at = (phase: "plan" | "policy" | "apply") => ({ next_seq: 0, next_offset: 0, complete: false, ...logs[phase] });
   return {
     type: "hello",
     version: 1,
     run_id: RUN_ID,
-    run: { status, status_reason: null, plan_status: "finished", policy_outcome: "passed", apply_status: "running", terminal: false },
+    run: {
+      status,
+      status_reason: null,
+      plan_status: "finished",
+      policy_outcome: "passed",
+      apply_status: "running",
+      terminal: false,
+    },
     logs: { plan: at("plan"), policy: at("policy"), apply: at("apply") },
   };
 }
 
 /** A `log` message for RUN_ID. */
-export function logMessage(phase: "plan" | "policy" | "apply", seq: number, offset: number, text: string, final = false) {
+export function logMessage(
+  phase: "plan" | "policy" | "apply",
+  seq: number,
+  offset: number,
+  text: string,
+  final = false,
+) {
   return { type: "log", run_id: RUN_ID, phase, seq, offset, next_offset: offset + text.length, text, final };
 }

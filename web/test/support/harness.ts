@@ -4,7 +4,15 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
-import { approveRun, cancelRun, createPolicySet, createRun, discardRun, type Run, type Workspace } from "../../../client/src/index.ts";
+import {
+  approveRun,
+  cancelRun,
+  createPolicySet,
+  createRun,
+  discardRun,
+  type Run,
+  type Workspace,
+} from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../../server/src/config.ts";
 import { RunnerEngine } from "../../../server/src/runner/engine.ts";
 import {
@@ -45,7 +53,15 @@ export interface HarnessUser {
 }
 
 export type RunState =
-  "plan_running" | "awaiting_approval" | "awaiting_approval_destroys" | "discarded" | "policy_soft_failed" | "applied" | "plan_failed" | "needs_recovery" | "expired";
+  | "plan_running"
+  | "awaiting_approval"
+  | "awaiting_approval_destroys"
+  | "discarded"
+  | "policy_soft_failed"
+  | "applied"
+  | "plan_failed"
+  | "needs_recovery"
+  | "expired";
 
 export interface MadeRun {
   run: Run;
@@ -75,11 +91,20 @@ export interface Harness {
   organization(name: string): Promise<HarnessOrganization>;
   workspace(org: HarnessOrganization, name?: string, attributes?: WorkspaceAttributes): Promise<Workspace>;
   user(org: HarnessOrganization, role: Role, options?: { displayName?: string }): Promise<HarnessUser>;
-  signInAs(org: HarnessOrganization, who: Role | HarnessUser, options?: PageOptions): Promise<{ context: BrowserContext; page: Page; user: HarnessUser }>;
+  signInAs(
+    org: HarnessOrganization,
+    who: Role | HarnessUser,
+    options?: PageOptions,
+  ): Promise<{ context: BrowserContext; page: Page; user: HarnessUser }>;
   newPage(options?: PageOptions): Promise<{ context: BrowserContext; page: Page }>;
   makeRun(org: HarnessOrganization, state: RunState, options?: MakeRunOptions): Promise<MadeRun>;
   /** Uploads `files` and creates a run without waiting for anything (it queues behind the workspace's lock). */
-  startRun(org: HarnessOrganization, workspace: Workspace, files?: Record<string, string>, message?: string): Promise<Run>;
+  startRun(
+    org: HarnessOrganization,
+    workspace: Workspace,
+    files?: Record<string, string>,
+    message?: string,
+  ): Promise<Run>;
   waitForStatus(org: HarnessOrganization, runId: string, statuses: string[], timeoutMs?: number): Promise<Run>;
   cancel(org: HarnessOrganization, runId: string): Promise<void>;
   expireSession(email: string): Promise<void>;
@@ -93,11 +118,22 @@ const CONFIGS = {
   // Large enough that the plan is still running for a good while on a fast machine; cancel it when done.
   many: { "main.tf": 'resource "terraform_data" "many" {\n  count = 10000\n  input = count.index\n}\n' },
   failing: {
-    "main.tf": ["first", "second", "third"].map((name) => `resource "terraform_data" "${name}" {\n  input = tonumber("not-a-number-${name}")\n}\n`).join("\n"),
+    "main.tf": ["first", "second", "third"]
+      .map((name) => `resource "terraform_data" "${name}" {\n  input = tonumber("not-a-number-${name}")\n}\n`)
+      .join("\n"),
   },
-  slow: { "main.tf": 'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n' },
-  pair: { "main.tf": 'resource "terraform_data" "keep" {\n  input = "keep"\n}\n\nresource "terraform_data" "old" {\n  input = "old"\n}\n' },
-  swap: { "main.tf": 'resource "terraform_data" "keep" {\n  input = "keep"\n}\n\nresource "terraform_data" "new" {\n  input = "new"\n}\n' },
+  slow: {
+    "main.tf":
+      'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
+  },
+  pair: {
+    "main.tf":
+      'resource "terraform_data" "keep" {\n  input = "keep"\n}\n\nresource "terraform_data" "old" {\n  input = "old"\n}\n',
+  },
+  swap: {
+    "main.tf":
+      'resource "terraform_data" "keep" {\n  input = "keep"\n}\n\nresource "terraform_data" "new" {\n  input = "new"\n}\n',
+  },
 };
 
 const FLAG_EVERY_DATA = `package soft\n\nviolations contains {"title": "Needs tags", "message": sprintf("%s is flagged", [rc.address]), "address": rc.address} if {\n  some rc in input.resource_changes\n  rc.type == "terraform_data"\n}\n`;
@@ -114,7 +150,9 @@ export function hook<T>(fn: (ctx: T) => Promise<void>): (ctx: T) => Promise<void
     try {
       await fn(ctx);
     } catch (error) {
-      process.stderr.write(`[e2e] hook failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.stderr.write(
+        `[e2e] hook failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
       throw error;
     }
   };
@@ -139,7 +177,10 @@ export async function startHarness(): Promise<Harness> {
     },
     { config: { dashboardDir } },
   );
-  const server = await Promise.race([started, lifetime.then(() => Promise.reject(new Error("the test server ended before it started")))]);
+  const server = await Promise.race([
+    started,
+    lifetime.then(() => Promise.reject(new Error("the test server ended before it started"))),
+  ]);
   const port = Number(new URL(server.baseUrl).port);
 
   const newRunner = () =>
@@ -222,7 +263,8 @@ export async function startHarness(): Promise<Harness> {
       page.on("pageerror", (error) => process.stderr.write(`[browser] page error: ${error.message}\n`));
       page.on("console", (message) => {
         // Refused requests (401 before sign-in, 404s a scenario asks for) are expected; other errors are printed.
-        if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) process.stderr.write(`[browser] console error: ${message.text()}\n`);
+        if (message.type() === "error" && !message.text().startsWith("Failed to load resource"))
+          process.stderr.write(`[browser] console error: ${message.text()}\n`);
       });
       return { context, page };
     },
@@ -240,12 +282,20 @@ export async function startHarness(): Promise<Harness> {
     },
 
     async cancel(org, runId) {
-      const result = await cancelRun({ client: server.v1(org.token), path: { run_id: runId }, body: { data: { type: "decisions", attributes: { reason: "test over" } } } });
-      if (result.response.status !== 202) throw new Error(`cancel ${runId}: ${result.response.status} ${JSON.stringify(result.error)}`);
+      const result = await cancelRun({
+        client: server.v1(org.token),
+        path: { run_id: runId },
+        body: { data: { type: "decisions", attributes: { reason: "test over" } } },
+      });
+      if (result.response.status !== 202)
+        throw new Error(`cancel ${runId}: ${result.response.status} ${JSON.stringify(result.error)}`);
     },
 
     async expireSession(email) {
-      const user = await server.db.knex("users").whereRaw("lower(email) = ?", [email.toLowerCase()]).first<{ id: string } | undefined>();
+      const user = await server.db
+        .knex("users")
+        .whereRaw("lower(email) = ?", [email.toLowerCase()])
+        .first<{ id: string } | undefined>();
       if (!user) throw new Error(`no user ${email}`);
       await server.db
         .knex("sessions")
@@ -266,13 +316,28 @@ export async function startHarness(): Promise<Harness> {
         const axe = (
           window as unknown as {
             axe: {
-              run(context: unknown, options: unknown): Promise<{ violations: Array<{ id: string; impact: string | null; help: string; nodes: Array<{ target: unknown[] }> }> }>;
+              run(
+                context: unknown,
+                options: unknown,
+              ): Promise<{
+                violations: Array<{
+                  id: string;
+                  impact: string | null;
+                  help: string;
+                  nodes: Array<{ target: unknown[] }>;
+                }>;
+              }>;
             };
           }
         ).axe;
         const context = exclude.length > 0 ? { exclude: exclude.map((selector) => [selector]) } : document;
         const outcome = await axe.run(context, { resultTypes: ["violations"] });
-        return outcome.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 5) }));
+        return outcome.violations.map((v) => ({
+          id: v.id,
+          impact: v.impact,
+          help: v.help,
+          targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 5),
+        }));
       }, options.exclude ?? []);
       const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
       if (serious.length > 0) {
@@ -293,8 +358,18 @@ export async function startHarness(): Promise<Harness> {
     },
   };
 
-  async function startRun(token: string, workspaceId: string, files: Record<string, string>, message?: string): Promise<Run> {
-    const { configurationVersion } = await uploadConfiguration(server, token, workspaceId, makeConfigurationTarball(files));
+  async function startRun(
+    token: string,
+    workspaceId: string,
+    files: Record<string, string>,
+    message?: string,
+  ): Promise<Run> {
+    const { configurationVersion } = await uploadConfiguration(
+      server,
+      token,
+      workspaceId,
+      makeConfigurationTarball(files),
+    );
     const created = await createRun({
       client: server.v1(token),
       path: { workspace_id: workspaceId },
@@ -302,7 +377,9 @@ export async function startHarness(): Promise<Harness> {
         data: {
           type: "runs",
           attributes: message === undefined ? {} : { message },
-          relationships: { configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } } },
+          relationships: {
+            configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } },
+          },
         },
       },
     });
@@ -311,7 +388,12 @@ export async function startHarness(): Promise<Harness> {
 
   let message: string | undefined;
 
-  async function planned(org: HarnessOrganization, files: Record<string, string>, workspace: Workspace, statuses = ["awaiting_approval"]) {
+  async function planned(
+    org: HarnessOrganization,
+    files: Record<string, string>,
+    workspace: Workspace,
+    statuses = ["awaiting_approval"],
+  ) {
     const run = await startRun(org.token, workspace.id, files, message);
     const reached = await waitForStatus(
       server,
@@ -330,12 +412,18 @@ export async function startHarness(): Promise<Harness> {
 
   async function approveAndApply(org: HarnessOrganization, run: Run) {
     expectStatus(
-      await approveRun({ client: server.v1(org.token), path: { run_id: run.id }, body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } } }),
+      await approveRun({
+        client: server.v1(org.token),
+        path: { run_id: run.id },
+        body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } },
+      }),
       202,
     );
     const applied = await waitForStatus(server, org.token, run.id, ["applied", "errored", "needs_recovery"], 120_000);
     if (applied.attributes.status !== "applied")
-      throw new Error(`run ${run.id} ended ${applied.attributes.status}; apply log:\n${await readLog(server, org.token, run.id, "apply")}`);
+      throw new Error(
+        `run ${run.id} ended ${applied.attributes.status}; apply log:\n${await readLog(server, org.token, run.id, "apply")}`,
+      );
     return applied;
   }
 
@@ -374,7 +462,11 @@ export async function startHarness(): Promise<Harness> {
             body: {
               data: {
                 type: "policy-sets",
-                attributes: { name: unique("tags"), policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }], workspace_ids: [workspace.id] },
+                attributes: {
+                  name: unique("tags"),
+                  policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }],
+                  workspace_ids: [workspace.id],
+                },
               },
             },
           }),
@@ -387,7 +479,8 @@ export async function startHarness(): Promise<Harness> {
       case "plan_failed": {
         const run = await startRun(org.token, workspace.id, options.files ?? CONFIGS.failing, message);
         const failed = await waitForStatus(server, org.token, run.id, ["errored", "awaiting_approval"], 120_000);
-        if (failed.attributes.status_reason !== "plan_failed") throw new Error(`run ${run.id} did not fail its plan: ${failed.attributes.status}`);
+        if (failed.attributes.status_reason !== "plan_failed")
+          throw new Error(`run ${run.id} did not fail its plan: ${failed.attributes.status}`);
         return { run: failed, workspace };
       }
       case "expired": {
@@ -404,7 +497,11 @@ export async function startHarness(): Promise<Harness> {
   }
 
   /** A runner process takes the apply and is killed mid-provisioner; a fresh in-process runner finds the lost apply. */
-  async function interruptedApply(org: HarnessOrganization, workspace: Workspace, files: Record<string, string>): Promise<Run> {
+  async function interruptedApply(
+    org: HarnessOrganization,
+    workspace: Workspace,
+    files: Record<string, string>,
+  ): Promise<Run> {
     await runner?.stop();
     runner = null;
     let child: ChildProcess | null = null;

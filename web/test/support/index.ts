@@ -56,4 +56,14 @@
  * Everything runs on SQLite only (the API suites cover PostgreSQL); the browser suites are kept to
  * a few minutes. CHROMIUM (env STACKSHIP_CHROMIUM) defaults to /usr/lib/chromium/chromium.
  */
-export { hook, startHarness, SCREENSHOT_DIR, CHROMIUM, type Harness, type HarnessOrganization, type HarnessUser, type RunState, type MadeRun } from "./harness.ts";
+export {
+  hook,
+  startHarness,
+  SCREENSHOT_DIR,
+  CHROMIUM,
+  type Harness,
+  type HarnessOrganization,
+  type HarnessUser,
+  type RunState,
+  type MadeRun,
+} from "./harness.ts";

@@ -30,7 +30,11 @@ export const tfeHandlers = {
     // X-TFE-Version (no TFP-AppName: the CLI takes StackShip for an Enterprise server) is what
     // makes the CLI honour a run's `structured-run-output-enabled` (a release from 2023-02 on);
     // the plan and apply logs of such a run are `-json` UI lines (api/tfe/logs.ts).
-    return { status: 204, body: undefined, headers: { "TFP-API-Version": TFP_API_VERSION, "X-TFE-Version": TFE_VERSION } };
+    return {
+      status: 204,
+      body: undefined,
+      headers: { "TFP-API-Version": TFP_API_VERSION, "X-TFE-Version": TFE_VERSION },
+    };
   },
 
   ...organizationHandlers,

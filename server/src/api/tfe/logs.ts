@@ -27,7 +27,10 @@ export function signLogToken(key: Buffer, runId: string, phase: TfeLogPhase, exp
 export function verifyLogToken(key: Buffer, token: string, now: Date): { runId: string; phase: TfeLogPhase } {
   const claims = verifyToken(key, "log-read", token, ["run", "phase"], now);
   if (claims === null || (claims.phase !== "plan" && claims.phase !== "apply")) {
-    throw new DomainError("NOT_FOUND", "This log URL is invalid or has expired. Read the plan or apply again to get a fresh one.");
+    throw new DomainError(
+      "NOT_FOUND",
+      "This log URL is invalid or has expired. Read the plan or apply again to get a fresh one.",
+    );
   }
   return { runId: claims.run, phase: claims.phase };
 }
@@ -71,7 +74,10 @@ async function segments(services: Services, run: Run, phase: TfeLogPhase): Promi
   const logs = services.stores.logs;
   // The run is read before the log positions: the runner closes the policy log before the run leaves the policy stage.
   const positions = await logs.allPositions(run.id);
-  const log = (of: StoredLogPhase): Segment => ({ length: positions[of].byteLength, read: (start, end) => logs.readBytes(run.id, of, start, end) });
+  const log = (of: StoredLogPhase): Segment => ({
+    length: positions[of].byteLength,
+    read: (start, end) => logs.readBytes(run.id, of, start, end),
+  });
   // A run with structured output: the `-json` UI lines its plan and apply printed, which the CLI
   // renders (the human form of the same log is what /v1 and the dashboard read).
   const plan = run.structuredRunOutput ? "plan_json" : "plan";
@@ -94,7 +100,13 @@ async function segments(services: Services, run: Run, phase: TfeLogPhase): Promi
  * The bytes `[offset, offset+limit)` of STX, the phase's UTF-8 log and (once the log is complete)
  * ETX. Empty past the end or before anything was written.
  */
-export async function readFramedLog(services: Services, run: Run, phase: TfeLogPhase, offset: number, limit: number): Promise<Uint8Array> {
+export async function readFramedLog(
+  services: Services,
+  run: Run,
+  phase: TfeLogPhase,
+  offset: number,
+  limit: number,
+): Promise<Uint8Array> {
   const end = offset + limit;
   const parts: Buffer[] = [];
   let at = 0;

@@ -25,7 +25,8 @@ async function organizationsOf(ctx: RequestContext): Promise<Organization[]> {
   const principal = principalOf(ctx);
   let ids: string[] | null;
   if (principal.siteAdmin) ids = null;
-  else if (principal.kind === "user") ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
+  else if (principal.kind === "user")
+    ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
   else ids = principal.organizationId ? [principal.organizationId] : [];
   return ctx.services.stores.organizations.list(ids);
 }
@@ -46,7 +47,9 @@ async function accountOf(ctx: RequestContext): Promise<S["AccountDetailsDocument
   } else if (principal.kind === "token") {
     username = (await ctx.services.stores.principals.getById(principal.id))?.name ?? principal.id;
   }
-  const organizationAdmin = principal.organizationId !== null && isAllowed(principal, "org:admin", { organizationId: principal.organizationId });
+  const organizationAdmin =
+    principal.organizationId !== null &&
+    isAllowed(principal, "org:admin", { organizationId: principal.organizationId });
   return {
     type: "users",
     id: principal.id,
@@ -79,7 +82,14 @@ export const organizationHandlers = {
         data: {
           type: "entitlement-sets",
           id: organization.id,
-          attributes: { operations: true, "state-storage": true, "private-module-registry": false, sentinel: false, teams: false, "vcs-integrations": false },
+          attributes: {
+            operations: true,
+            "state-storage": true,
+            "private-module-registry": false,
+            sentinel: false,
+            teams: false,
+            "vcs-integrations": false,
+          },
         },
       },
     };
@@ -88,13 +98,20 @@ export const organizationHandlers = {
   async listOrganizations({ query, ctx }) {
     refuseUnknownFilters(query, []);
     if ("q[email]" in query) {
-      throw new DomainError("REQUEST_INVALID", "The query parameter 'q[email]' is not supported: StackShip keeps no organization email.", { source: { parameter: "q[email]" } });
+      throw new DomainError(
+        "REQUEST_INVALID",
+        "The query parameter 'q[email]' is not supported: StackShip keeps no organization email.",
+        { source: { parameter: "q[email]" } },
+      );
     }
     const needle = query.q?.trim().toLowerCase();
     const all = await organizationsOf(ctx);
     const matching = needle ? all.filter((organization) => organization.name.toLowerCase().includes(needle)) : all;
     const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
-    return { status: 200, body: { data: await Promise.all(data.map((organization) => organizationResource(ctx, organization))), meta } };
+    return {
+      status: 200,
+      body: { data: await Promise.all(data.map((organization) => organizationResource(ctx, organization))), meta },
+    };
   },
 
   // site:admin is enforced by the operation binding (x-stackship-permission), as on /v1.

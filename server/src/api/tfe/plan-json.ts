@@ -17,7 +17,10 @@ export const PLAN_JSON_LIMIT_BYTES = 100 * 1024 * 1024;
  * descriptor and object disagree), so the response tells a caller nothing about which it was.
  */
 function unavailable(planId: string): DomainError {
-  return new DomainError("PLAN_JSON_UNAVAILABLE", `The JSON of plan ${planId} is not available: it does not exist, this token may not read it, or it cannot be served.`);
+  return new DomainError(
+    "PLAN_JSON_UNAVAILABLE",
+    `The JSON of plan ${planId} is not available: it does not exist, this token may not read it, or it cannot be served.`,
+  );
 }
 
 /** GET /api/v2/plans/{plan_id}/json-output: the stored (unredacted) plan JSON, for holders of artifact:read_sensitive, audited, streamed and verified on the way out. */
@@ -32,7 +35,8 @@ export const planJsonHandlers = {
     // permission there: the plan JSON is the raw plan in another encoding (sensitive variables in
     // clear, the whole prior state). API tokens are welcome (no step-up); every read is audited.
     const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
-    if (!isAllowed(principal, "run:read", target) || !isAllowed(principal, "artifact:read_sensitive", target)) throw unavailable(planId);
+    if (!isAllowed(principal, "run:read", target) || !isAllowed(principal, "artifact:read_sensitive", target))
+      throw unavailable(planId);
     const workspace = await ctx.services.stores.workspaces.getById(run.workspaceId);
     if (!workspace || workspace.organizationId !== run.organizationId) throw unavailable(planId);
     const ref = await runArtifact(ctx.services, run, "plan_json");
@@ -43,7 +47,10 @@ export const planJsonHandlers = {
       // goes straight to the HTTP writer, which gives lent chunks back.
       stream = await ctx.services.artifacts.open(ref, run.workspaceId, { lend: true });
     } catch (error) {
-      ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the plan JSON does not match its descriptor; it is not served");
+      ctx.log.warn(
+        { runId: run.id, err: (error as Error).message },
+        "the plan JSON does not match its descriptor; it is not served",
+      );
       throw unavailable(planId);
     }
     try {
@@ -62,10 +69,15 @@ export const planJsonHandlers = {
     }
     // A first batch that fails before anything was sent still gets the one unavailable answer.
     if (stream.errored) {
-      ctx.log.warn({ runId: run.id, err: stream.errored.message }, "the plan JSON failed verification before the first byte; it is not served");
+      ctx.log.warn(
+        { runId: run.id, err: stream.errored.message },
+        "the plan JSON failed verification before the first byte; it is not served",
+      );
       throw unavailable(planId);
     }
-    stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the plan JSON stream was canceled"));
+    stream.once("error", (error) =>
+      ctx.log.warn({ runId: run.id, err: error.message }, "the plan JSON stream was canceled"),
+    );
     return {
       status: 200,
       body: stream,
@@ -94,14 +106,22 @@ export const planJsonHandlers = {
     try {
       stream = await ctx.services.artifacts.open(ref, run.workspaceId, { lend: true });
     } catch (error) {
-      ctx.log.warn({ runId: run.id, err: (error as Error).message }, "the redacted plan does not match its descriptor; it is not served");
+      ctx.log.warn(
+        { runId: run.id, err: (error as Error).message },
+        "the redacted plan does not match its descriptor; it is not served",
+      );
       throw unavailable(planId);
     }
     if (stream.errored) {
-      ctx.log.warn({ runId: run.id, err: stream.errored.message }, "the redacted plan failed verification before the first byte; it is not served");
+      ctx.log.warn(
+        { runId: run.id, err: stream.errored.message },
+        "the redacted plan failed verification before the first byte; it is not served",
+      );
       throw unavailable(planId);
     }
-    stream.once("error", (error) => ctx.log.warn({ runId: run.id, err: error.message }, "the redacted plan stream was canceled"));
+    stream.once("error", (error) =>
+      ctx.log.warn({ runId: run.id, err: error.message }, "the redacted plan stream was canceled"),
+    );
     return {
       status: 200,
       body: stream,

@@ -1,6 +1,14 @@
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed, isAllowedSomewhereIn } from "../../domain/authorization.ts";
-import type { ConfigurationVersion, Organization, Run, RunAttempt, RunReview, Workspace, WorkspaceVariable } from "../../domain/records.ts";
+import type {
+  ConfigurationVersion,
+  Organization,
+  Run,
+  RunAttempt,
+  RunReview,
+  Workspace,
+  WorkspaceVariable,
+} from "../../domain/records.ts";
 import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
@@ -90,7 +98,11 @@ export function presentWorkspace(
   tags: readonly string[],
   currentRunId: string | null = null,
 ): S["Workspace"] {
-  const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
+  const target = {
+    organizationId: workspace.organizationId,
+    projectId: workspace.projectId,
+    workspaceId: workspace.id,
+  };
   const canWrite = isAllowed(principal, "workspace:write", target);
   const canRun = isAllowed(principal, "run:create", target);
   const ownRun = isRunPrincipal(principal) && principal.run.workspaceId === workspace.id;
@@ -151,7 +163,10 @@ export interface RunTimeline {
 }
 
 /** The first attempt of a phase (when the phase started) and the last (when it ended). */
-function phaseAttempts(timeline: RunTimeline | undefined, phase: "plan" | "apply"): { first?: RunAttempt; last?: RunAttempt } {
+function phaseAttempts(
+  timeline: RunTimeline | undefined,
+  phase: "plan" | "apply",
+): { first?: RunAttempt; last?: RunAttempt } {
   const attempts = (timeline?.attempts ?? []).filter((attempt) => attempt.phase === phase);
   return { first: attempts[0], last: attempts[attempts.length - 1] };
 }
@@ -191,14 +206,20 @@ export function runStatusTimestamps(run: Run, timeline?: RunTimeline): Record<st
   const status = tfeRunStatus(run);
   if (status === "applied") timestamps["applied-at"] = apply.last?.finishedAt ?? endedAt(run, timeline);
   if (status === "planned_and_finished") timestamps["planned-and-finished-at"] = endedAt(run, timeline);
-  if (status === "discarded") timestamps["discarded-at"] = review && review.decision !== "approved" ? review.decidedAt : endedAt(run, timeline);
+  if (status === "discarded")
+    timestamps["discarded-at"] = review && review.decision !== "approved" ? review.decidedAt : endedAt(run, timeline);
   if (status === "canceled") timestamps["canceled-at"] = endedAt(run, timeline);
   if (status === "errored") timestamps["errored-at"] = endedAt(run, timeline);
   return timestamps;
 }
 
 /** A phase's TFE `status-timestamps`: queued, started and finished (or errored, canceled) times. */
-function phaseStatusTimestamps(status: S["PhaseStatus"], queuedAt: string | undefined, attempts: { first?: RunAttempt; last?: RunAttempt }, end: string): Record<string, string> {
+function phaseStatusTimestamps(
+  status: S["PhaseStatus"],
+  queuedAt: string | undefined,
+  attempts: { first?: RunAttempt; last?: RunAttempt },
+  end: string,
+): Record<string, string> {
   const timestamps: Record<string, string> = {};
   if (queuedAt) timestamps["queued-at"] = queuedAt;
   if (attempts.first) timestamps["started-at"] = attempts.first.startedAt;
@@ -220,9 +241,14 @@ export function presentUser(id: string, username: string, serviceAccount: boolea
 }
 
 /** The compatibility run document; the actions are exactly what the CLI needs to prompt, discard or cancel. */
-export function presentRun(run: Run, principal: AuthenticatedPrincipal | null = null, timeline?: RunTimeline): S["Run"] {
+export function presentRun(
+  run: Run,
+  principal: AuthenticatedPrincipal | null = null,
+  timeline?: RunTimeline,
+): S["Run"] {
   const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
-  const may = (permission: Parameters<typeof isAllowed>[1]) => principal !== null && isAllowed(principal, permission, target);
+  const may = (permission: Parameters<typeof isAllowed>[1]) =>
+    principal !== null && isAllowed(principal, permission, target);
   const timestamps = runStatusTimestamps(run, timeline);
   return {
     type: "runs",
@@ -299,7 +325,12 @@ export function presentPlan(run: Run, logReadUrl: string, timeline?: RunTimeline
       "resource-imports": run.execution.planImports ?? 0,
       // The CLI's -generate-config-out writes the configuration from json-output-redacted when this is true.
       "generated-configuration": run.execution.planGeneratedConfiguration ?? false,
-      "status-timestamps": phaseStatusTimestamps(status, run.createdAt, phaseAttempts(timeline, "plan"), endedAt(run, timeline)),
+      "status-timestamps": phaseStatusTimestamps(
+        status,
+        run.createdAt,
+        phaseAttempts(timeline, "plan"),
+        endedAt(run, timeline),
+      ),
     },
   };
 }
@@ -316,13 +347,19 @@ export function presentApply(run: Run, logReadUrl: string, timeline?: RunTimelin
       status,
       "log-read-url": logReadUrl,
       ...phaseCounts(counts),
-      "status-timestamps": status === "unreachable" ? {} : phaseStatusTimestamps(status, approvedAt, phaseAttempts(timeline, "apply"), endedAt(run, timeline)),
+      "status-timestamps":
+        status === "unreachable"
+          ? {}
+          : phaseStatusTimestamps(status, approvedAt, phaseAttempts(timeline, "apply"), endedAt(run, timeline)),
     },
   };
 }
 
 /** A configuration version; the upload URL only while pending and only for those who may queue runs. */
-export function presentConfigurationVersion(configurationVersion: ConfigurationVersion, uploadUrl: string | null): S["ConfigurationVersion"] {
+export function presentConfigurationVersion(
+  configurationVersion: ConfigurationVersion,
+  uploadUrl: string | null,
+): S["ConfigurationVersion"] {
   return {
     type: "configuration-versions",
     id: configurationVersion.id,
@@ -345,7 +382,10 @@ export function stateDownloadPath(stateVersionId: string): string {
 }
 
 /** A state version; the upload URLs only in the create response. */
-export function presentStateVersion(stateVersion: StateVersion, uploadUrls: { state: string; json: string } | null = null): S["StateVersion"] {
+export function presentStateVersion(
+  stateVersion: StateVersion,
+  uploadUrls: { state: string; json: string } | null = null,
+): S["StateVersion"] {
   const attributes: S["StateVersion"]["attributes"] = {
     serial: stateVersion.serial,
     lineage: stateVersion.lineage,
@@ -393,7 +433,12 @@ function typeKind(type: unknown): string {
  * One output of a state version; a sensitive output's value is null (it is never stored), and so
  * is every value when `showValue` is false (a caller without state:read sees names and types).
  */
-export function presentStateVersionOutput(stateVersion: StateVersion, output: StateVersionOutput, index: number, showValue = true): S["StateVersionOutput"] {
+export function presentStateVersionOutput(
+  stateVersion: StateVersion,
+  output: StateVersionOutput,
+  index: number,
+  showValue = true,
+): S["StateVersionOutput"] {
   return {
     type: "state-version-outputs",
     id: stateVersionOutputId(stateVersion.id, index),
@@ -411,7 +456,11 @@ export function presentStateVersionOutput(stateVersion: StateVersion, output: St
  * One page of a list in the TFE pagination shape. A page past the last one is empty and says so
  * (its number, no next page), so a client paging until it gets nothing stops.
  */
-export function paginate<T>(items: T[], pageNumber: number | undefined, pageSize: number | undefined): { data: T[]; meta: { pagination: S["Pagination"] } } {
+export function paginate<T>(
+  items: T[],
+  pageNumber: number | undefined,
+  pageSize: number | undefined,
+): { data: T[]; meta: { pagination: S["Pagination"] } } {
   const size = pageSize ?? 20;
   const totalPages = Math.max(1, Math.ceil(items.length / size));
   const current = Math.max(1, pageNumber ?? 1);
@@ -433,7 +482,11 @@ export function paginate<T>(items: T[], pageNumber: number | undefined, pageSize
  * An organization as go-tfe decodes it (its JSON:API id is its name). StackShip keeps no
  * organization email, so `email` is always empty; the permissions are the caller's own.
  */
-export function presentOrganization(organization: Organization, defaultProjectId: string | null, principal: AuthenticatedPrincipal): S["Organization"] {
+export function presentOrganization(
+  organization: Organization,
+  defaultProjectId: string | null,
+  principal: AuthenticatedPrincipal,
+): S["Organization"] {
   const admin = isAllowed(principal, "org:admin", { organizationId: organization.id });
   return {
     type: "organizations",
@@ -459,7 +512,9 @@ export function presentOrganization(organization: Organization, defaultProjectId
         "can-update-sentinel": false,
       },
     },
-    relationships: { "default-project": { data: defaultProjectId ? { type: "projects", id: defaultProjectId } : null } },
+    relationships: {
+      "default-project": { data: defaultProjectId ? { type: "projects", id: defaultProjectId } : null },
+    },
     links: { self: `/api/v2/organizations/${encodeURIComponent(organization.name)}` },
   };
 }

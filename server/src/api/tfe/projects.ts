@@ -30,7 +30,11 @@ export const projectHandlers = {
       .filter((name) => name.length > 0);
     const all = await ctx.services.stores.projects.listByOrganization(organization.id);
     const text = query.q?.toLowerCase();
-    const matching = all.filter((project) => (!names || names.length === 0 || names.includes(project.name)) && (!text || project.name.toLowerCase().includes(text)));
+    const matching = all.filter(
+      (project) =>
+        (!names || names.length === 0 || names.includes(project.name)) &&
+        (!text || project.name.toLowerCase().includes(text)),
+    );
     const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     return { status: 200, body: { data: data.map((project) => presentProject(project, organization.name)), meta } };
   },
@@ -69,8 +73,12 @@ export const projectHandlers = {
 /** Projects keep no description: an empty one (or none) is accepted, anything else refused, never dropped. */
 function refuseDescription(description: string | null | undefined): void {
   if (description !== undefined && description !== null && description !== "") {
-    throw new DomainError("DOCUMENT_INVALID", "StackShip projects keep no description; send an empty description or leave it out.", {
-      source: { pointer: "/data/attributes/description" },
-    });
+    throw new DomainError(
+      "DOCUMENT_INVALID",
+      "StackShip projects keep no description; send an empty description or leave it out.",
+      {
+        source: { pointer: "/data/attributes/description" },
+      },
+    );
   }
 }

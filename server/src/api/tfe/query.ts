@@ -8,7 +8,9 @@ import { DomainError } from "../../domain/errors.ts";
 export function refuseUnknownFilters(query: Record<string, unknown>, known: readonly string[]): void {
   for (const name of Object.keys(query)) {
     if ((name.startsWith("filter[") || name.startsWith("search[")) && !known.includes(name)) {
-      throw new DomainError("REQUEST_INVALID", `The query parameter '${name}' is not supported by this operation.`, { source: { parameter: name } });
+      throw new DomainError("REQUEST_INVALID", `The query parameter '${name}' is not supported by this operation.`, {
+        source: { parameter: name },
+      });
     }
   }
 }

@@ -41,7 +41,12 @@ async function loadPhaseRun(ctx: RequestContext, id: string, prefix: "plan" | "a
 }
 
 /** Up to RUN_SCAN_LIMIT newest runs of a workspace or organization. */
-async function scanRuns(list: (options: { limit: number; after?: { createdAt: string; id: string } }) => Promise<{ runs: Run[]; hasMore: boolean }>): Promise<Run[]> {
+async function scanRuns(
+  list: (options: {
+    limit: number;
+    after?: { createdAt: string; id: string };
+  }) => Promise<{ runs: Run[]; hasMore: boolean }>,
+): Promise<Run[]> {
   const runs: Run[] = [];
   let after: { createdAt: string; id: string } | undefined;
   while (runs.length < RUN_SCAN_LIMIT) {
@@ -55,7 +60,14 @@ async function scanRuns(list: (options: { limit: number; after?: { createdAt: st
 }
 
 /** The filters and searches of the workspace run list (go-tfe's RunListOptions). */
-const RUN_LIST_FILTERS = ["filter[status]", "filter[operation]", "filter[source]", "search[user]", "search[commit]", "search[basic]"] as const;
+const RUN_LIST_FILTERS = [
+  "filter[status]",
+  "filter[operation]",
+  "filter[source]",
+  "search[user]",
+  "search[commit]",
+  "search[basic]",
+] as const;
 
 type RunListQuery = Partial<Record<(typeof RUN_LIST_FILTERS)[number], string>>;
 
@@ -71,11 +83,13 @@ async function filterRuns(ctx: RequestContext, runs: Run[], query: RunListQuery)
   const sources = listParameter(query["filter[source]"]);
   const user = query["search[user]"]?.trim().toLowerCase() || undefined;
   const commit = query["search[commit]"]?.trim().toLowerCase() || undefined;
-  const basic = user === undefined && commit === undefined ? query["search[basic]"]?.trim().toLowerCase() || undefined : undefined;
+  const basic =
+    user === undefined && commit === undefined ? query["search[basic]"]?.trim().toLowerCase() || undefined : undefined;
   const names = new Map<string, string>();
   const creatorName = async (run: Run): Promise<string> => {
     if (run.createdBy === null) return "";
-    if (!names.has(run.createdBy)) names.set(run.createdBy, (await ctx.services.stores.principals.getById(run.createdBy))?.name ?? "");
+    if (!names.has(run.createdBy))
+      names.set(run.createdBy, (await ctx.services.stores.principals.getById(run.createdBy))?.name ?? "");
     return names.get(run.createdBy)!;
   };
   const matching: Run[] = [];
@@ -88,7 +102,13 @@ async function filterRuns(ctx: RequestContext, runs: Run[], query: RunListQuery)
     if (user !== undefined || basic !== undefined) {
       const users = [run.commit?.author ?? "", await creatorName(run)].map((name) => name.toLowerCase());
       if (user !== undefined && !users.some((name) => name.includes(user))) continue;
-      if (basic !== undefined && ![run.id.toLowerCase(), run.message.toLowerCase(), sha, ...users].some((text) => text !== "" && text.includes(basic))) continue;
+      if (
+        basic !== undefined &&
+        ![run.id.toLowerCase(), run.message.toLowerCase(), sha, ...users].some(
+          (text) => text !== "" && text.includes(basic),
+        )
+      )
+        continue;
     }
     matching.push(run);
   }
@@ -96,7 +116,11 @@ async function filterRuns(ctx: RequestContext, runs: Run[], query: RunListQuery)
 }
 
 /** The creators (`created_by`) and approvers (`confirmed_by`) of runs as `users` resources, each once. */
-async function includedUsers(ctx: RequestContext, runs: readonly [Run, RunTimeline][], include: Set<string>): Promise<S["User"][]> {
+async function includedUsers(
+  ctx: RequestContext,
+  runs: readonly [Run, RunTimeline][],
+  include: Set<string>,
+): Promise<S["User"][]> {
   const ids = new Set<string>();
   for (const [run, timeline] of runs) {
     if (include.has("created_by") && run.createdBy) ids.add(run.createdBy);
@@ -118,17 +142,25 @@ function commentOf(body: { comment?: string } | undefined): string | null {
 export const runHandlers = {
   async createRun({ body, ctx }) {
     const workspaceId = body.data.relationships.workspace.data?.id;
-    if (!workspaceId) throw new DomainError("DOCUMENT_INVALID", "The run needs a workspace relationship.", { source: { pointer: "/data/relationships/workspace" } });
+    if (!workspaceId)
+      throw new DomainError("DOCUMENT_INVALID", "The run needs a workspace relationship.", {
+        source: { pointer: "/data/relationships/workspace" },
+      });
     const workspace = await loadWorkspace(ctx, workspaceId, "run:create");
     const a = body.data.attributes ?? {};
     // `tofu destroy -auto-approve` sends both flags; the destroy refusal is the one that helps.
-    if (a["is-destroy"] !== undefined && a["is-destroy"] !== false) throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL);
+    if (a["is-destroy"] !== undefined && a["is-destroy"] !== false)
+      throw new DomainError("RUN_DESTROY_FORBIDDEN", DESTROY_FORBIDDEN_DETAIL);
     refuseUnsupportedRunOptions(a);
     // The CLI never sends plan-only: a speculative configuration version (`tofu plan` without
     // -out) is its only signal of a plan-only run. createRun checks the version itself.
     const configurationVersionId = body.data.relationships["configuration-version"]?.data?.id;
-    const configurationVersion = configurationVersionId ? await ctx.services.stores.configurationVersions.getById(configurationVersionId) : undefined;
-    const speculative = a["plan-only"] === true || (configurationVersion?.workspaceId === workspace.id && configurationVersion.speculative);
+    const configurationVersion = configurationVersionId
+      ? await ctx.services.stores.configurationVersions.getById(configurationVersionId)
+      : undefined;
+    const speculative =
+      a["plan-only"] === true ||
+      (configurationVersion?.workspaceId === workspace.id && configurationVersion.speculative);
     const run = await createRun(ctx.services, principalOf(ctx), workspace, {
       kind: speculative ? "speculative" : "plan_and_apply",
       message: a.message,
@@ -148,7 +180,15 @@ export const runHandlers = {
       speculative: body?.data?.attributes?.speculative === true,
       source: "tfe-api",
     });
-    return { status: 201, body: { data: presentConfigurationVersion(configurationVersion, uploadUrl(ctx.services, ctx.baseUrl, configurationVersion)) } };
+    return {
+      status: 201,
+      body: {
+        data: presentConfigurationVersion(
+          configurationVersion,
+          uploadUrl(ctx.services, ctx.baseUrl, configurationVersion),
+        ),
+      },
+    };
   },
 
   async listConfigurationVersions({ path, query, ctx }) {
@@ -160,7 +200,15 @@ export const runHandlers = {
 
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, await uploadUrlFor(ctx, configurationVersion, "run:create")) } };
+    return {
+      status: 200,
+      body: {
+        data: presentConfigurationVersion(
+          configurationVersion,
+          await uploadUrlFor(ctx, configurationVersion, "run:create"),
+        ),
+      },
+    };
   },
 
   async getRun({ path, query, ctx }) {
@@ -175,7 +223,8 @@ export const runHandlers = {
       }
     }
     const timeline = await timelineOf(ctx, run);
-    if (include.has("plan")) included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), timeline));
+    if (include.has("plan"))
+      included.push(presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), timeline));
     included.push(...(await includedUsers(ctx, [[run, timeline]], include)));
     const data = presentRun(run, principal, timeline);
     return { status: 200, body: included.length > 0 ? { data, included } : { data } };
@@ -204,7 +253,10 @@ export const runHandlers = {
     if (include.has("workspace") && page.data.length > 0) included.push(await workspaceResource(ctx, workspace));
     return {
       status: 200,
-      body: include.has("workspace") || include.has("created_by") || include.has("confirmed_by") ? { data, included, meta: page.meta } : { data, meta: page.meta },
+      body:
+        include.has("workspace") || include.has("created_by") || include.has("confirmed_by")
+          ? { data, included, meta: page.meta }
+          : { data, meta: page.meta },
     };
   },
 
@@ -214,7 +266,15 @@ export const runHandlers = {
     const runs = await scanRuns((options) => ctx.services.stores.runs.listByOrganization(organization.id, options));
     // Oldest first: position 0 starts next. Only runs the caller may read are listed.
     const queued = runs
-      .filter((run) => run.status === "pending" && isAllowed(principal, "run:read", { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId }))
+      .filter(
+        (run) =>
+          run.status === "pending" &&
+          isAllowed(principal, "run:read", {
+            organizationId: run.organizationId,
+            projectId: run.projectId,
+            workspaceId: run.workspaceId,
+          }),
+      )
       .reverse();
     const page = paginate(queued, query["page[number]"], query["page[size]"]);
     const offset = ((page.meta.pagination["current-page"] ?? 1) - 1) * (query["page[size]"] ?? 20);
@@ -230,11 +290,17 @@ export const runHandlers = {
   async applyRun({ path, body, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:approve");
     if (run.status !== "awaiting_approval" || run.execution.planDigest === null) {
-      throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status}; only a run whose plan awaits approval can be applied.`);
+      throw new DomainError(
+        "RUN_TRANSITION_INVALID",
+        `Run ${run.id} is ${run.status}; only a run whose plan awaits approval can be applied.`,
+      );
     }
     // The CLI approves exactly the plan it just streamed: the run's own current plan digest. The
     // approval is still bound to the policy result, the current state and the dependency bundle.
-    await approveRun(ctx.services, principalOf(ctx), run, { planDigest: run.execution.planDigest, reason: commentOf(body) ?? "Approved with `tofu apply`" });
+    await approveRun(ctx.services, principalOf(ctx), run, {
+      planDigest: run.execution.planDigest,
+      reason: commentOf(body) ?? "Approved with `tofu apply`",
+    });
     return { status: 202, body: undefined };
   },
 
@@ -252,12 +318,22 @@ export const runHandlers = {
 
   async getPlan({ path, ctx }) {
     const run = await loadPhaseRun(ctx, path.plan_id, "plan");
-    return { status: 200, body: { data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), await timelineOf(ctx, run)) } };
+    return {
+      status: 200,
+      body: {
+        data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), await timelineOf(ctx, run)),
+      },
+    };
   },
 
   async getApply({ path, ctx }) {
     const run = await loadPhaseRun(ctx, path.apply_id, "apply");
-    return { status: 200, body: { data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply"), await timelineOf(ctx, run)) } };
+    return {
+      status: 200,
+      body: {
+        data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply"), await timelineOf(ctx, run)),
+      },
+    };
   },
 
   async readLog({ path, query, ctx }) {
@@ -273,11 +349,20 @@ export const runHandlers = {
  * Run options StackShip cannot honour yet are refused rather than silently dropped: a plan
  * without the user's targets or replacements would not be the plan they asked for.
  */
-function refuseUnsupportedRunOptions(a: { "target-addrs"?: unknown[]; "replace-addrs"?: unknown[]; "refresh-only"?: boolean; refresh?: boolean }): void {
+function refuseUnsupportedRunOptions(a: {
+  "target-addrs"?: unknown[];
+  "replace-addrs"?: unknown[];
+  "refresh-only"?: boolean;
+  refresh?: boolean;
+}): void {
   const refuse = (what: string, pointer: string) =>
-    new DomainError("DOCUMENT_INVALID", `StackShip does not support ${what} on runs from the CLI yet. Run the command again without it.`, {
-      source: { pointer: `/data/attributes/${pointer}` },
-    });
+    new DomainError(
+      "DOCUMENT_INVALID",
+      `StackShip does not support ${what} on runs from the CLI yet. Run the command again without it.`,
+      {
+        source: { pointer: `/data/attributes/${pointer}` },
+      },
+    );
   if (a["target-addrs"] !== undefined && a["target-addrs"].length > 0) throw refuse("-target", "target-addrs");
   if (a["replace-addrs"] !== undefined && a["replace-addrs"].length > 0) throw refuse("-replace", "replace-addrs");
   if (a["refresh-only"] === true) throw refuse("-refresh-only", "refresh-only");

@@ -6,9 +6,22 @@ import type { RequestContext } from "../../http/app.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import type { StateVersion } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { createStateVersion, mayReadRawState, readStateBytes, stateUploadUrls, uploadJsonState, uploadState } from "../../commands/state-versions.ts";
+import {
+  createStateVersion,
+  mayReadRawState,
+  readStateBytes,
+  stateUploadUrls,
+  uploadJsonState,
+  uploadState,
+} from "../../commands/state-versions.ts";
 import { redactedOutputValues } from "../../commands/state-output-values.ts";
-import { alreadyUnlocked, forceUnlockWorkspace, lockedBy, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
+import {
+  alreadyUnlocked,
+  forceUnlockWorkspace,
+  lockedBy,
+  lockWorkspaceForUser,
+  unlockWorkspaceForUser,
+} from "../../commands/workspace-locks.ts";
 import { loadWorkspaceForCli } from "./access.ts";
 import { workspaceResource } from "./workspaces.ts";
 import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput } from "./presenters.ts";
@@ -34,7 +47,12 @@ async function presentOutputs(ctx: RequestContext, stateVersion: StateVersion) {
   const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
   const showValues = isRunPrincipal(principal)
     ? principal.run.workspaceId === stateVersion.workspaceId
-    : workspace !== undefined && isAllowed(principal, "state:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+    : workspace !== undefined &&
+      isAllowed(principal, "state:read", {
+        organizationId: workspace.organizationId,
+        projectId: workspace.projectId,
+        workspaceId: workspace.id,
+      });
   const outputs = showValues ? await redactedOutputValues(ctx.services, stateVersion) : (stateVersion.outputs ?? []);
   return outputs.map((output, index) => presentStateVersionOutput(stateVersion, output, index, showValues));
 }
@@ -50,7 +68,12 @@ async function loadStateVersion(ctx: RequestContext, id: string): Promise<StateV
   }
   const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
   if (!workspace) throw notFound(what);
-  authorize(ctx, "workspace:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  authorize(
+    ctx,
+    "workspace:read",
+    { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
+    what,
+  );
   return stateVersion;
 }
 
@@ -73,7 +96,8 @@ export const stateHandlers = {
       const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
       const heldByRun = lock?.holder.kind === "run" && lock.holder.id === principal.run.runId;
       if (!heldByRun && principal.run.phase === "apply") {
-        if (lock) throw lockedBy(workspace.id, lock, `Run ${principal.run.runId} cannot apply without the workspace lock.`);
+        if (lock)
+          throw lockedBy(workspace.id, lock, `Run ${principal.run.runId} cannot apply without the workspace lock.`);
         throw new DomainError(
           "RUN_TOKEN_LOCK_REQUIRED",
           `Run ${principal.run.runId} does not hold the lock of workspace ${workspace.id}; StackShip takes it for the run before the apply starts, and a run token never takes it itself.`,
@@ -81,7 +105,12 @@ export const stateHandlers = {
       }
       return { status: 200, body: await workspaceDocument(ctx, workspace) };
     }
-    await lockWorkspaceForUser(ctx.services, principal, workspace, body?.data?.attributes?.reason ?? DEFAULT_LOCK_REASON);
+    await lockWorkspaceForUser(
+      ctx.services,
+      principal,
+      workspace,
+      body?.data?.attributes?.reason ?? DEFAULT_LOCK_REASON,
+    );
     return { status: 200, body: await workspaceDocument(ctx, workspace) };
   },
 
@@ -121,7 +150,18 @@ export const stateHandlers = {
     const data = current ? await presentOutputs(ctx, current) : [];
     return {
       status: 200,
-      body: { data, meta: { pagination: { "current-page": 1, "next-page": null, "prev-page": null, "total-count": data.length, "total-pages": 1 } } },
+      body: {
+        data,
+        meta: {
+          pagination: {
+            "current-page": 1,
+            "next-page": null,
+            "prev-page": null,
+            "total-count": data.length,
+            "total-pages": 1,
+          },
+        },
+      },
     };
   },
 
@@ -136,7 +176,10 @@ export const stateHandlers = {
       jsonStateOutputs: a["json-state-outputs"],
       runId: body.data.relationships?.run?.data?.id ?? null,
     });
-    return { status: 201, body: { data: presentStateVersion(stateVersion, stateUploadUrls(ctx.services, ctx.baseUrl, stateVersion)) } };
+    return {
+      status: 201,
+      body: { data: presentStateVersion(stateVersion, stateUploadUrls(ctx.services, ctx.baseUrl, stateVersion)) },
+    };
   },
 
   async getStateVersion({ path, ctx }) {

@@ -51,7 +51,9 @@ export const variableHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     const variable = await loadVariable(ctx, workspace.id, path.variable_id);
     if (body.data?.id !== undefined && body.data.id !== variable.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", { source: { pointer: "/data/id" } });
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", {
+        source: { pointer: "/data/id" },
+      });
     }
     const a = body.data?.attributes ?? {};
     const updated = await updateVariable(ctx.services, principalOf(ctx), workspace, variable, {

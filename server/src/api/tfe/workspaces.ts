@@ -38,7 +38,11 @@ const CURRENT_RUN_SCAN = 100;
  */
 export async function currentRunOf(ctx: RequestContext, workspace: Workspace): Promise<Run | undefined> {
   const principal = principalOf(ctx);
-  const mayReadRuns = isAllowed(principal, "run:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id });
+  const mayReadRuns = isAllowed(principal, "run:read", {
+    organizationId: workspace.organizationId,
+    projectId: workspace.projectId,
+    workspaceId: workspace.id,
+  });
   if (!mayReadRuns && !isRunPrincipal(principal)) return undefined;
   const { runs } = await ctx.services.stores.runs.listByWorkspace(workspace.id, { limit: CURRENT_RUN_SCAN });
   const applying = runs.filter((run) => run.kind === "plan_and_apply");
@@ -49,7 +53,12 @@ export async function currentRunOf(ctx: RequestContext, workspace: Workspace): P
 }
 
 /** A workspace resource as it is now: its lock, its tags and its current run read alongside. */
-export async function workspaceResource(ctx: RequestContext, workspace: Workspace, organizationName?: string, currentRun?: Run | null): Promise<S["Workspace"]> {
+export async function workspaceResource(
+  ctx: RequestContext,
+  workspace: Workspace,
+  organizationName?: string,
+  currentRun?: Run | null,
+): Promise<S["Workspace"]> {
   const name = organizationName ?? (await organizationOf(ctx, workspace)).name;
   const lock = await ctx.services.stores.workspaceLocks.current(workspace.id);
   const tags = await ctx.services.stores.workspaces.tagsOf(workspace.id);
@@ -77,12 +86,15 @@ export async function workspaceResources(
   for (const workspace of workspaces) {
     const run = (await currentRunOf(ctx, workspace)) ?? null;
     data.push(await workspaceResource(ctx, workspace, organizationName, run));
-    if (run && includeNames(include).has("current_run") && !included.some((r) => r.id === run.id)) included.push(presentRun(run, principalOf(ctx), await timelineOf(ctx, run)));
+    if (run && includeNames(include).has("current_run") && !included.some((r) => r.id === run.id))
+      included.push(presentRun(run, principalOf(ctx), await timelineOf(ctx, run)));
   }
   return includeNames(include).has("current_run") ? { data, included } : { data };
 }
 
-type WorkspaceAttributes = S["WorkspaceCreateDocument"]["data"]["attributes"] | NonNullable<NonNullable<S["WorkspaceUpdateDocument"]["data"]>["attributes"]>;
+type WorkspaceAttributes =
+  | S["WorkspaceCreateDocument"]["data"]["attributes"]
+  | NonNullable<NonNullable<S["WorkspaceUpdateDocument"]["data"]>["attributes"]>;
 
 /** A workspace setting StackShip fixes: the values that describe what it does, and the refusal of any other. */
 interface FixedSetting {
@@ -128,41 +140,60 @@ const FIXED_SETTINGS: Record<string, FixedSetting> = {
   "queue-all-runs": {
     accepts: (v) => v === true,
     code: "DOCUMENT_INVALID",
-    detail: "StackShip queues the run of a push to a connected repository at once; it cannot hold it until a first manual run, so queue-all-runs can only be true.",
+    detail:
+      "StackShip queues the run of a push to a connected repository at once; it cannot hold it until a first manual run, so queue-all-runs can only be true.",
   },
-  "execution-mode": { accepts: (v) => v === "remote", code: "DOCUMENT_INVALID", detail: "StackShip runs every workspace remotely; execution-mode can only be remote." },
-  operations: { accepts: (v) => v === true, code: "DOCUMENT_INVALID", detail: "StackShip runs every workspace remotely; operations can only be true." },
+  "execution-mode": {
+    accepts: (v) => v === "remote",
+    code: "DOCUMENT_INVALID",
+    detail: "StackShip runs every workspace remotely; execution-mode can only be remote.",
+  },
+  operations: {
+    accepts: (v) => v === true,
+    code: "DOCUMENT_INVALID",
+    detail: "StackShip runs every workspace remotely; operations can only be true.",
+  },
   "file-triggers-enabled": {
     accepts: (v) => v === true,
     code: "DOCUMENT_INVALID",
-    detail: "A push runs a StackShip workspace only when it changes files under its working directory or its connection's trigger paths; file-triggers-enabled can only be true.",
+    detail:
+      "A push runs a StackShip workspace only when it changes files under its working directory or its connection's trigger paths; file-triggers-enabled can only be true.",
   },
   "speculative-enabled": {
     accepts: (v) => v === true,
     code: "DOCUMENT_INVALID",
-    detail: "StackShip always runs speculative plans for pull requests and tofu plan; speculative-enabled can only be true.",
+    detail:
+      "StackShip always runs speculative plans for pull requests and tofu plan; speculative-enabled can only be true.",
   },
   "trigger-prefixes": {
     accepts: isEmpty,
     code: "DOCUMENT_INVALID",
-    detail: "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-prefixes can only be empty here.",
+    detail:
+      "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-prefixes can only be empty here.",
   },
   "trigger-patterns": {
     accepts: isEmpty,
     code: "DOCUMENT_INVALID",
-    detail: "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-patterns can only be empty here.",
+    detail:
+      "A StackShip workspace's trigger paths belong to its GitHub connection, set through /v1; trigger-patterns can only be empty here.",
   },
   "global-remote-state": {
     accepts: (v) => v === false,
     code: "DOCUMENT_INVALID",
-    detail: "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; global-remote-state can only be false.",
+    detail:
+      "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; global-remote-state can only be false.",
   },
   "project-remote-state": {
     accepts: (v) => v === false,
     code: "DOCUMENT_INVALID",
-    detail: "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; project-remote-state can only be false.",
+    detail:
+      "A StackShip run reads only its own workspace's state, so no other workspace may read this one's; project-remote-state can only be false.",
   },
-  "assessments-enabled": { accepts: (v) => v === false, code: "DOCUMENT_INVALID", detail: "StackShip runs no health assessments; assessments-enabled can only be false." },
+  "assessments-enabled": {
+    accepts: (v) => v === false,
+    code: "DOCUMENT_INVALID",
+    detail: "StackShip runs no health assessments; assessments-enabled can only be false.",
+  },
 };
 
 /**
@@ -173,12 +204,19 @@ const FIXED_SETTINGS: Record<string, FixedSetting> = {
 export function refuseFixedWorkspaceSettings(a: WorkspaceAttributes): void {
   for (const [name, setting] of Object.entries(FIXED_SETTINGS)) {
     const value = (a as Record<string, unknown>)[name];
-    if (value !== undefined && !setting.accepts(value)) throw new DomainError(setting.code, setting.detail, { source: { pointer: `/data/attributes/${name}` } });
+    if (value !== undefined && !setting.accepts(value))
+      throw new DomainError(setting.code, setting.detail, { source: { pointer: `/data/attributes/${name}` } });
   }
 }
 
 /** The filters and searches of the workspace list. */
-const WORKSPACE_LIST_FILTERS = ["search[name]", "search[wildcard-name]", "search[tags]", "search[exclude-tags]", "filter[project][id]"] as const;
+const WORKSPACE_LIST_FILTERS = [
+  "search[name]",
+  "search[wildcard-name]",
+  "search[tags]",
+  "search[exclude-tags]",
+  "filter[project][id]",
+] as const;
 
 /**
  * Whether the whole name matches a pattern where `*` stands for any text (`w1*`, `*prod`,
@@ -220,7 +258,12 @@ export const workspaceHandlers = {
     const workspace = await ctx.services.stores.workspaces.getByName(organization.id, path.workspace_name);
     if (!workspace) throw notFound(`Workspace '${path.workspace_name}'`);
     if (!runMaySee(ctx, workspace)) {
-      authorize(ctx, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace '${workspace.name}'`);
+      authorize(
+        ctx,
+        "workspace:read",
+        { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id },
+        `Workspace '${workspace.name}'`,
+      );
     }
     const { data, included } = await workspaceResources(ctx, [workspace], query.include, organization.name);
     return { status: 200, body: included ? { data: data[0], included } : { data: data[0] } };
@@ -258,7 +301,8 @@ export const workspaceHandlers = {
       workingDirectory: a["working-directory"],
     });
     const structured = a["structured-run-output-enabled"];
-    if (structured !== undefined) workspace = await setStructuredRunOutput(ctx.services, principalOf(ctx), workspace, structured);
+    if (structured !== undefined)
+      workspace = await setStructuredRunOutput(ctx.services, principalOf(ctx), workspace, structured);
     const requested = a["terraform-version"];
     if (requested !== undefined) {
       // The CLI PATCHes its own version right after creating a workspace and only warns on a
@@ -300,16 +344,26 @@ export const workspaceHandlers = {
     const wildcard = query["search[wildcard-name]"] || undefined;
     const project = query["filter[project][id]"];
     const excluded = tagList(query["search[exclude-tags]"]);
-    const candidates = (await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))).filter(
+    const candidates = (
+      await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))
+    ).filter(
       (workspace) =>
-        isAllowed(principal, "workspace:read", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }) &&
+        isAllowed(principal, "workspace:read", {
+          organizationId: organization.id,
+          projectId: workspace.projectId,
+          workspaceId: workspace.id,
+        }) &&
         (search === undefined || workspace.name.includes(search)) &&
         (wildcard === undefined || matchesWildcard(workspace.name, wildcard)) &&
         (project === undefined || workspace.projectId === project),
     );
     const matching = [];
     for (const workspace of candidates) {
-      if (excluded.length > 0 && (await ctx.services.stores.workspaces.tagsOf(workspace.id)).some((tag) => excluded.includes(tag))) continue;
+      if (
+        excluded.length > 0 &&
+        (await ctx.services.stores.workspaces.tagsOf(workspace.id)).some((tag) => excluded.includes(tag))
+      )
+        continue;
       matching.push(workspace);
     }
     const { data: page, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
@@ -333,7 +387,10 @@ export const workspaceHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
     const names = await ctx.services.stores.workspaces.tagsOf(workspace.id);
     const { data, meta } = paginate(names, query["page[number]"], query["page[size]"]);
-    return { status: 200, body: { data: data.map((name) => ({ type: "tags" as const, id: name, attributes: { name } })), meta } };
+    return {
+      status: 200,
+      body: { data: data.map((name) => ({ type: "tags" as const, id: name, attributes: { name } })), meta },
+    };
   },
 
   async removeWorkspaceTags({ path, body, ctx }) {
@@ -380,11 +437,20 @@ async function workspaceByName(ctx: RequestContext, organizationName: string, na
   const workspace = await ctx.services.stores.workspaces.getByName(organization.id, name);
   const what = `Workspace '${name}'`;
   if (!workspace) throw notFound(what);
-  authorize(ctx, "org:admin", { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+  authorize(
+    ctx,
+    "org:admin",
+    { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id },
+    what,
+  );
   return workspace;
 }
 
-async function removeWorkspace(ctx: RequestContext, workspace: Workspace, mode: WorkspaceDeletion): Promise<{ status: 204; body: undefined }> {
+async function removeWorkspace(
+  ctx: RequestContext,
+  workspace: Workspace,
+  mode: WorkspaceDeletion,
+): Promise<{ status: 204; body: undefined }> {
   await deleteWorkspace(ctx.services, principalOf(ctx), workspace, mode);
   return { status: 204, body: undefined };
 }

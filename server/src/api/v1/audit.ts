@@ -8,8 +8,16 @@ import { loadOrganization } from "../lookup.ts";
 type H = Handlers<RequestContext>;
 
 /** The page's links and meta.page: the next cursor starts at `next` when there is more. */
-function paging(ctx: RequestContext, kind: AuditCursorKind, chain: string, self: string, limit: number, next: number | null) {
-  const nextCursor = next === null ? null : encodeAuditCursor({ kind, chain, position: next }, ctx.services.keys.cursor);
+function paging(
+  ctx: RequestContext,
+  kind: AuditCursorKind,
+  chain: string,
+  self: string,
+  limit: number,
+  next: number | null,
+) {
+  const nextCursor =
+    next === null ? null : encodeAuditCursor({ kind, chain, position: next }, ctx.services.keys.cursor);
   return {
     page: { limit, next_cursor: nextCursor },
     links: { self, next: nextCursor === null ? null : `${self}&cursor=${encodeURIComponent(nextCursor)}` },
@@ -22,7 +30,10 @@ export const auditHandlers = {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
     const chain = auditChainOf(organization.id);
     const limit = query.limit ?? 100;
-    const from = query.cursor === undefined ? 0 : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "events", chain });
+    const from =
+      query.cursor === undefined
+        ? 0
+        : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "events", chain });
     const events = await ctx.services.stores.audit.listChain(chain, { from, limit: limit + 1 });
     const page = events.slice(0, limit);
     const { page: meta, links } = paging(
@@ -62,12 +73,22 @@ export const auditHandlers = {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
     const chain = auditChainOf(organization.id);
     const limit = query.limit ?? 100;
-    const from = query.cursor === undefined ? 0 : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "checkpoints", chain });
+    const from =
+      query.cursor === undefined
+        ? 0
+        : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "checkpoints", chain });
     const checkpoints = await ctx.services.stores.audit.listCheckpoints(chain, { from, limit: limit + 1 });
     const page = checkpoints.slice(0, limit);
     const last = page.at(-1);
     const next = checkpoints.length > limit && last !== undefined ? last.treeSize + 1 : null;
-    const { page: meta, links } = paging(ctx, "checkpoints", chain, `/v1/organizations/${organization.name}/audit-checkpoints?limit=${limit}`, limit, next);
+    const { page: meta, links } = paging(
+      ctx,
+      "checkpoints",
+      chain,
+      `/v1/organizations/${organization.name}/audit-checkpoints?limit=${limit}`,
+      limit,
+      next,
+    );
     const key = await auditVerifierKey(ctx.services);
     const head = await ctx.services.stores.audit.head(chain);
     return {
@@ -84,7 +105,12 @@ export const auditHandlers = {
             created_at: checkpoint.createdAt,
           },
         })),
-        meta: { page: meta, key_name: key.name, verifier_key: key.verifierKey, head: { size: head.size, digest: head.digest } },
+        meta: {
+          page: meta,
+          key_name: key.name,
+          verifier_key: key.verifierKey,
+          head: { size: head.size, digest: head.digest },
+        },
         links,
       },
     };

@@ -15,12 +15,28 @@ export const configurationVersionHandlers = {
       speculative: body.data.attributes?.speculative ?? false,
       source: "api",
     });
-    return { status: 201, body: { data: presentConfigurationVersion(configurationVersion, uploadUrl(ctx.services, ctx.baseUrl, configurationVersion)) } };
+    return {
+      status: 201,
+      body: {
+        data: presentConfigurationVersion(
+          configurationVersion,
+          uploadUrl(ctx.services, ctx.baseUrl, configurationVersion),
+        ),
+      },
+    };
   },
 
   async getConfigurationVersion({ path, ctx }) {
     const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    return { status: 200, body: { data: presentConfigurationVersion(configurationVersion, await uploadUrlFor(ctx, configurationVersion, "workspace:write")) } };
+    return {
+      status: 200,
+      body: {
+        data: presentConfigurationVersion(
+          configurationVersion,
+          await uploadUrlFor(ctx, configurationVersion, "workspace:write"),
+        ),
+      },
+    };
   },
 
   async uploadConfiguration({ path, body, ctx }) {

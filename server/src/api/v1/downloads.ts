@@ -5,7 +5,13 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
-import { auditDownload, checkSensitiveDownload, DOWNLOAD_PERMISSIONS, emergencyStateOf, readPlanChanges } from "../../commands/downloads.ts";
+import {
+  auditDownload,
+  checkSensitiveDownload,
+  DOWNLOAD_PERMISSIONS,
+  emergencyStateOf,
+  readPlanChanges,
+} from "../../commands/downloads.ts";
 import { runArtifact } from "../../commands/run-artifacts.ts";
 import type { ArtifactRef } from "../../domain/artifacts.ts";
 import { loadRun } from "../lookup.ts";
@@ -13,13 +19,19 @@ import { loadRun } from "../lookup.ts";
 type H = Handlers<RequestContext>;
 
 function attachment(filename: string, sha256: string): Record<string, string> {
-  return { "Content-Disposition": `attachment; filename="${filename}"`, "Cache-Control": "private, no-store", ETag: `"${sha256}"` };
+  return {
+    "Content-Disposition": `attachment; filename="${filename}"`,
+    "Cache-Control": "private, no-store",
+    ETag: `"${sha256}"`,
+  };
 }
 
 /** The run's plan JSON, streamed and verified frame by frame (checked against its ref before anything is sent). */
 async function openPlanJson(ctx: RequestContext, run: Run, ref: ArtifactRef): Promise<Readable> {
   const stream = await ctx.services.artifacts.open(ref, run.workspaceId);
-  stream.once("error", (error: Error) => ctx.log.warn({ runId: run.id, err: error.message }, "the raw plan download was canceled"));
+  stream.once("error", (error: Error) =>
+    ctx.log.warn({ runId: run.id, err: error.message }, "the raw plan download was canceled"),
+  );
   return stream;
 }
 
@@ -33,7 +45,11 @@ export const downloadHandlers = {
     const run = await loadRun(ctx, path.run_id, DOWNLOAD_PERMISSIONS.redacted_plan);
     const { bytes, sha256 } = await readPlanChanges(ctx.services, run);
     await auditDownload(ctx.services, principalOf(ctx), run, "redacted_plan", { sha256 });
-    return { status: 200, body: JSON.parse(bytes.toString("utf8")) as components["schemas"]["PlanDiff"], headers: attachment(`${run.id}-plan-changes.json`, sha256) };
+    return {
+      status: 200,
+      body: JSON.parse(bytes.toString("utf8")) as components["schemas"]["PlanDiff"],
+      headers: attachment(`${run.id}-plan-changes.json`, sha256),
+    };
   },
 
   async downloadRawPlan({ path, body, ctx }) {
@@ -41,7 +57,11 @@ export const downloadHandlers = {
     const run = await loadRun(ctx, path.run_id, DOWNLOAD_PERMISSIONS.raw_plan);
     const reason = checkSensitiveDownload(ctx.services, principal, ctx.querystring, body.data.attributes.reason);
     const ref = await runArtifact(ctx.services, run, "plan_json");
-    if (!ref) throw new DomainError("RAW_PLAN_UNAVAILABLE", `Run ${run.id} has no stored plan JSON (plan status ${run.execution.planStatus}).`);
+    if (!ref)
+      throw new DomainError(
+        "RAW_PLAN_UNAVAILABLE",
+        `Run ${run.id} has no stored plan JSON (plan status ${run.execution.planStatus}).`,
+      );
     const plan = await openPlanJson(ctx, run, ref);
     try {
       await auditDownload(ctx.services, principal, run, "raw_plan", { reason, sha256: ref.sha256 });
@@ -49,7 +69,11 @@ export const downloadHandlers = {
       plan.destroy();
       throw error;
     }
-    return { status: 200, body: plan, headers: { ...attachment(`${run.id}-plan.json`, ref.sha256), "Content-Length": String(ref.sizeBytes) } };
+    return {
+      status: 200,
+      body: plan,
+      headers: { ...attachment(`${run.id}-plan.json`, ref.sha256), "Content-Length": String(ref.sizeBytes) },
+    };
   },
 
   async downloadEmergencyState({ path, body, ctx }) {
@@ -65,6 +89,10 @@ export const downloadHandlers = {
       status: version.status,
       sha256: ref.sha256,
     });
-    return { status: 200, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), headers: attachment(`${run.id}-state-${version.serial}.tfstate`, ref.sha256) };
+    return {
+      status: 200,
+      body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      headers: attachment(`${run.id}-state-${version.serial}.tfstate`, ref.sha256),
+    };
   },
 } satisfies Partial<H>;

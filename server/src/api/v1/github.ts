@@ -7,7 +7,12 @@ import type { RequestContext } from "../../http/app.ts";
 import type { GitHubDelivery, GitHubInstallation, SourceConnection } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
 import { loadOrganization, loadWorkspace } from "../lookup.ts";
-import { bindInstallation, createInstallationState, isOrganizationAdmin, releaseInstallation } from "../../commands/github-installations.ts";
+import {
+  bindInstallation,
+  createInstallationState,
+  isOrganizationAdmin,
+  releaseInstallation,
+} from "../../commands/github-installations.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];
@@ -36,21 +41,32 @@ export function presentDelivery(delivery: GitHubDelivery): S["GitHubDelivery"] {
   };
 }
 
-function repositoryAccess(connection: SourceConnection, installation: GitHubInstallation | undefined): "granted" | "not_granted" | "unknown" {
+function repositoryAccess(
+  connection: SourceConnection,
+  installation: GitHubInstallation | undefined,
+): "granted" | "not_granted" | "unknown" {
   if (!installation) return "unknown";
   if (installation.deleted || installation.suspended) return "not_granted";
   if (installation.repositorySelection === "all") return "granted";
   return installation.repositories.includes(connection.repository.toLowerCase()) ? "granted" : "not_granted";
 }
 
-async function sourceDocument(ctx: RequestContext, workspace: Workspace, connection: SourceConnection | undefined): Promise<S["SourceConnectionDocument"]> {
+async function sourceDocument(
+  ctx: RequestContext,
+  workspace: Workspace,
+  connection: SourceConnection | undefined,
+): Promise<S["SourceConnectionDocument"]> {
   const settings = ctx.services.config.github;
   // The App id and the API URL are deployment details: administrators only.
   const admin = isOrganizationAdmin(principalOf(ctx), workspace.organizationId);
   const on = settings.state === "on";
   const pipeline: S["SourcePipeline"] = {
     state: settings.state,
-    detail: on ? (admin ? `The GitHub App ${settings.appId} is configured (API ${settings.apiUrl}).` : "The GitHub App is configured.") : settings.detail,
+    detail: on
+      ? admin
+        ? `The GitHub App ${settings.appId} is configured (API ${settings.apiUrl}).`
+        : "The GitHub App is configured."
+      : settings.detail,
     webhook_url: `${ctx.baseUrl}/v1/github/webhooks`,
     app_id: on && admin ? settings.appId : null,
     api_url: on && admin ? settings.apiUrl : null,
@@ -64,7 +80,12 @@ async function sourceDocument(ctx: RequestContext, workspace: Workspace, connect
   // since it became this organization's (an installation moved here shows nothing of its past owner's).
   const deliveries =
     binding?.organizationId === workspace.organizationId && connection.organizationId === workspace.organizationId
-      ? await ctx.services.stores.github.recentDeliveries(connection.repository, connection.installationId, binding.boundAt, SOURCE_RECENT_DELIVERIES)
+      ? await ctx.services.stores.github.recentDeliveries(
+          connection.repository,
+          connection.installationId,
+          binding.boundAt,
+          SOURCE_RECENT_DELIVERIES,
+        )
       : [];
   return {
     data: {
@@ -110,7 +131,12 @@ export const githubHandlers = {
         data: {
           type: "github-installation-states",
           id: issued.id,
-          attributes: { state: issued.state, organization: organization.name, expires_at: issued.expiresAt, install_url: issued.installUrl },
+          attributes: {
+            state: issued.state,
+            organization: organization.name,
+            expires_at: issued.expiresAt,
+            install_url: issued.installUrl,
+          },
         },
       },
     };
@@ -129,7 +155,12 @@ export const githubHandlers = {
         data: {
           type: "github-installations",
           id: String(binding.installationId),
-          attributes: { installation_id: binding.installationId, organization: organization.name, account: binding.account, bound_at: binding.boundAt },
+          attributes: {
+            installation_id: binding.installationId,
+            organization: organization.name,
+            account: binding.account,
+            bound_at: binding.boundAt,
+          },
         },
       },
     };

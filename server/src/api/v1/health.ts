@@ -19,6 +19,9 @@ export const healthHandlers = {
 
   /** Prometheus metrics: this process's counters plus the database gauges (see spec/v1/paths/health.yaml). */
   async getMetrics({ ctx }) {
-    return { status: 200, body: new TextEncoder().encode(await renderMetrics(ctx.services.stores, ctx.services.clock())) };
+    return {
+      status: 200,
+      body: new TextEncoder().encode(await renderMetrics(ctx.services.stores, ctx.services.clock())),
+    };
   },
 } satisfies Partial<H>;

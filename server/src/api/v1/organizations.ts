@@ -16,7 +16,8 @@ export const organizationHandlers = {
     const principal = principalOf(ctx);
     let ids: string[] | null;
     if (principal.siteAdmin) ids = null;
-    else if (principal.kind === "user") ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
+    else if (principal.kind === "user")
+      ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
     else ids = principal.organizationId ? [principal.organizationId] : [];
     const organizations = await ctx.services.stores.organizations.list(ids);
     return { status: 200, body: { data: organizations.map(presentOrganization) } };

@@ -4,7 +4,13 @@ import { findingDocument, pinnedVersionDocument, REVIEW_OVERRIDE_LIMIT } from ".
 import type { RequestContext } from "../../http/app.ts";
 import type { PolicyOverride } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
-import { createPolicyOverride, createPolicySet, createPolicySetVersion, listPolicySets, type PolicySetWithVersion } from "../../commands/policies.ts";
+import {
+  createPolicyOverride,
+  createPolicySet,
+  createPolicySetVersion,
+  listPolicySets,
+  type PolicySetWithVersion,
+} from "../../commands/policies.ts";
 import { loadOrganization, loadRun } from "../lookup.ts";
 
 type H = Handlers<RequestContext>;
@@ -24,7 +30,12 @@ function presentPolicySet({ set, version }: PolicySetWithVersion): S["PolicySet"
         id: version.id,
         version: version.version,
         digest: version.digest,
-        policies: version.policies.map((p) => ({ name: p.name, enforcement_level: p.enforcementLevel, package: p.package, source_digest: p.sourceDigest })),
+        policies: version.policies.map((p) => ({
+          name: p.name,
+          enforcement_level: p.enforcementLevel,
+          package: p.package,
+          source_digest: p.sourceDigest,
+        })),
         created_at: version.createdAt,
       },
       created_at: set.createdAt,
@@ -110,7 +121,11 @@ export const policyHandlers = {
     // Anyone who can see the run reaches the command, so a refusal for lack of permission is audited too.
     const run = await loadRun(ctx, path.run_id, "run:read");
     const a = body.data.attributes;
-    const override = await createPolicyOverride(ctx.services, principalOf(ctx), run, { resultDigest: a.result_digest, reason: a.reason, durationSeconds: a.duration_seconds });
+    const override = await createPolicyOverride(ctx.services, principalOf(ctx), run, {
+      resultDigest: a.result_digest,
+      reason: a.reason,
+      durationSeconds: a.duration_seconds,
+    });
     return { status: 201, body: { data: presentOverride(override) } };
   },
 } satisfies Partial<H>;

@@ -1,6 +1,15 @@
 import type { components } from "../../../../generated/v1/types.gen.ts";
 import type { RecoveryEvidence } from "../../commands/recovery.ts";
-import type { ApiToken, ConfigurationVersion, Organization, Project, Run, RunSource, Workspace, WorkspaceVariable } from "../../domain/records.ts";
+import type {
+  ApiToken,
+  ConfigurationVersion,
+  Organization,
+  Project,
+  Run,
+  RunSource,
+  Workspace,
+  WorkspaceVariable,
+} from "../../domain/records.ts";
 
 type S = components["schemas"];
 
@@ -44,7 +53,10 @@ export function presentWorkspace(workspace: Workspace): S["Workspace"] {
       created_at: workspace.createdAt,
       updated_at: workspace.updatedAt,
     },
-    relationships: { organization: ref("organizations", workspace.organizationId), project: ref("projects", workspace.projectId) },
+    relationships: {
+      organization: ref("organizations", workspace.organizationId),
+      project: ref("projects", workspace.projectId),
+    },
     links: { self: `/v1/workspaces/${workspace.id}` },
   };
 }
@@ -68,7 +80,10 @@ export function presentVariable(variable: WorkspaceVariable): S["Variable"] {
 }
 
 /** The v1 configuration version resource; `upload_url` only while it is pending. */
-export function presentConfigurationVersion(configurationVersion: ConfigurationVersion, uploadUrl: string | null): S["ConfigurationVersion"] {
+export function presentConfigurationVersion(
+  configurationVersion: ConfigurationVersion,
+  uploadUrl: string | null,
+): S["ConfigurationVersion"] {
   return {
     type: "configuration-versions",
     id: configurationVersion.id,
@@ -103,14 +118,20 @@ export function presentRecovery(evidence: RecoveryEvidence): S["RunRecovery"] {
         }
       : null,
     last_log_lines: evidence.lastLogLines,
-    pending_state_version: version ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 } : null,
+    pending_state_version: version
+      ? { id: version.id, serial: version.serial, lineage: version.lineage, sha256: version.sha256 }
+      : null,
     lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence } : null,
     predecessor_state_digest: evidence.predecessorStateDigest,
   };
 }
 
 /** The v1 run resource; `recovery` is the evidence read by recoveryEvidence() (null when none). */
-export function presentRun(run: Run, recovery: RecoveryEvidence | null, createdBy: S["Run"]["attributes"]["created_by"]): S["Run"] {
+export function presentRun(
+  run: Run,
+  recovery: RecoveryEvidence | null,
+  createdBy: S["Run"]["attributes"]["created_by"],
+): S["Run"] {
   return {
     type: "runs",
     id: run.id,
@@ -159,7 +180,13 @@ export function presentNewToken(token: ApiToken, secret: string): S["TokenDocume
     data: {
       type: "tokens",
       id: token.id,
-      attributes: { role: token.role ?? "viewer", description: token.description, created_at: token.createdAt, expires_at: token.expiresAt, secret },
+      attributes: {
+        role: token.role ?? "viewer",
+        description: token.description,
+        created_at: token.createdAt,
+        expires_at: token.expiresAt,
+        secret,
+      },
       relationships: { organization: ref("organizations", token.organizationId ?? "") },
     },
   };

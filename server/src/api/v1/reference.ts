@@ -43,7 +43,12 @@ function bundledSpec(surface: "v1" | "tfe"): OpenApiDocument {
 const page = (surface: "v1" | "tfe") => ({
   status: 200 as const,
   body: generatedFile(`docs/${surface}.html`),
-  headers: { "Cache-Control": "no-cache", "Content-Security-Policy": REFERENCE_CSP, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin" },
+  headers: {
+    "Cache-Control": "no-cache",
+    "Content-Security-Policy": REFERENCE_CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+  },
 });
 
 const SPEC_HEADERS = { "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff" };

@@ -40,12 +40,22 @@ export interface ReviewDocumentInput extends ReviewRecords {
   /** The phases whose stored log passed its cap (runner/phase-log.ts); none when absent. */
   truncatedLogs?: ReadonlyArray<"plan" | "policy" | "apply">;
   /** The run's issued attestations (commands/attestations.ts), named by their envelopes' digests; none when absent. */
-  attestations?: ReadonlyArray<{ id: string; stage: "decision" | "outcome"; envelopeDigest: string; keyId: string; createdAt: string }>;
+  attestations?: ReadonlyArray<{
+    id: string;
+    stage: "decision" | "outcome";
+    envelopeDigest: string;
+    keyId: string;
+    createdAt: string;
+  }>;
 }
 
-const recorded = (value: string | null | undefined): Recorded => (value === null || value === undefined ? { state: "not_recorded", value: null } : { state: "recorded", value });
+const recorded = (value: string | null | undefined): Recorded =>
+  value === null || value === undefined ? { state: "not_recorded", value: null } : { state: "recorded", value };
 
-function attemptWindow(records: ReviewRecords, phase: "plan" | "apply"): { started_at: string | null; finished_at: string | null } {
+function attemptWindow(
+  records: ReviewRecords,
+  phase: "plan" | "apply",
+): { started_at: string | null; finished_at: string | null } {
   const attempts = records.attempts.filter((a) => a.phase === phase);
   return { started_at: first(attempts)?.startedAt ?? null, finished_at: last(attempts)?.finishedAt ?? null };
 }
@@ -53,7 +63,10 @@ function attemptWindow(records: ReviewRecords, phase: "plan" | "apply"): { start
 function planStage(records: ReviewRecords): S["RunReviewPlanStage"] {
   const x = records.run.execution;
   let summary: S["RunReviewPlanStage"]["summary"];
-  if (x.planStatus === "finished") summary = x.planCounts ? { state: "recorded", counts: { ...x.planCounts }, has_changes: x.hasChanges } : { state: "change_result_not_recorded" };
+  if (x.planStatus === "finished")
+    summary = x.planCounts
+      ? { state: "recorded", counts: { ...x.planCounts }, has_changes: x.hasChanges }
+      : { state: "change_result_not_recorded" };
   else if (x.planStatus === "pending" || x.planStatus === "running") summary = { state: "not_finished" };
   else summary = { state: "not_produced" };
   const { started_at, finished_at } = attemptWindow(records, "plan");
@@ -81,7 +94,12 @@ function policyStage(records: ReviewRecords, caller: ReviewCaller, now: Date): S
     outcome,
     started_at: null,
     finished_at: evaluation?.evaluatedAt ?? null,
-    findings: records.findings.map((f) => ({ title: f.title, message: f.message, address: f.address, enforcement_level: f.enforcementLevel })),
+    findings: records.findings.map((f) => ({
+      title: f.title,
+      message: f.message,
+      address: f.address,
+      enforcement_level: f.enforcementLevel,
+    })),
     override_control: control,
     overrides: records.overrides.map((o) => ({
       id: o.id,
@@ -103,7 +121,8 @@ function approvalStage(records: ReviewDocumentInput): S["RunReviewApprovalStage"
   return {
     status,
     state,
-    decided_by: actorId === null ? null : { actor_id: actorId, display_name: records.displayNames.get(actorId) ?? null },
+    decided_by:
+      actorId === null ? null : { actor_id: actorId, display_name: records.displayNames.get(actorId) ?? null },
     decided_at: decision?.decidedAt ?? null,
     reason: decision?.reason ?? null,
     approval_expires_at: x.approvalExpiresAt,
@@ -111,7 +130,13 @@ function approvalStage(records: ReviewDocumentInput): S["RunReviewApprovalStage"
     destroy_confirmation_required: (x.planCounts?.destroy ?? 0) > 0,
     started_at: reached ? (records.evaluation?.evaluatedAt ?? null) : null,
     finished_at: decision?.decidedAt ?? null,
-    attestations: (records.attestations ?? []).map((a) => ({ id: a.id, stage: a.stage, envelope_sha256: a.envelopeDigest, key_id: a.keyId, created_at: a.createdAt })),
+    attestations: (records.attestations ?? []).map((a) => ({
+      id: a.id,
+      stage: a.stage,
+      envelope_sha256: a.envelopeDigest,
+      key_id: a.keyId,
+      created_at: a.createdAt,
+    })),
   };
 }
 
@@ -119,10 +144,22 @@ function applyStage(records: ReviewRecords): S["RunReviewApplyStage"] {
   const committed = committedStateVersion(records);
   const stateVersion: S["RunReviewApplyStage"]["state_version"] =
     committed.state === "committed"
-      ? { state: "committed", id: committed.version.id, serial: committed.version.serial, published_at: committed.version.publishedAt, digest: committed.version.sha256 }
+      ? {
+          state: "committed",
+          id: committed.version.id,
+          serial: committed.version.serial,
+          published_at: committed.version.publishedAt,
+          digest: committed.version.sha256,
+        }
       : { state: committed.state };
   const { started_at, finished_at } = attemptWindow(records, "apply");
-  return { status: applyStageStatus(records), phase_status: records.run.execution.applyStatus, started_at, finished_at, state_version: stateVersion };
+  return {
+    status: applyStageStatus(records),
+    phase_status: records.run.execution.applyStatus,
+    started_at,
+    finished_at,
+    state_version: stateVersion,
+  };
 }
 
 function terminalReason(records: ReviewRecords): S["RunReviewTerminalReason"] | null {
@@ -133,8 +170,17 @@ function terminalReason(records: ReviewRecords): S["RunReviewTerminalReason"] | 
     state: "recorded",
     code: reason.code,
     sentence: TERMINAL_REASON_SENTENCES[reason.code],
-    guidance: reason.guidance === null || records.workspace === null ? null : { code: reason.guidance, ...TERMINAL_GUIDANCE[reason.guidance], workspace_id: records.workspace.id },
-    log_tail: tail ? { phase: tail.phase, caption: `The last lines of the ${tail.phase} log`, lines: tail.lines.slice(-TERMINAL_LOG_TAIL_LINES) } : null,
+    guidance:
+      reason.guidance === null || records.workspace === null
+        ? null
+        : { code: reason.guidance, ...TERMINAL_GUIDANCE[reason.guidance], workspace_id: records.workspace.id },
+    log_tail: tail
+      ? {
+          phase: tail.phase,
+          caption: `The last lines of the ${tail.phase} log`,
+          lines: tail.lines.slice(-TERMINAL_LOG_TAIL_LINES),
+        }
+      : null,
   };
 }
 
@@ -182,10 +228,18 @@ const DOWNLOAD_LINKS: Record<ReviewDownloadKind, { path: string; method: "GET" |
 function downloads(records: ReviewRecords, caller: ReviewCaller): S["RunReviewDownloads"] {
   const offered = reviewDownloads(records, caller);
   if (offered.state === "hidden") return null;
-  if (offered.state !== "permitted") return { state: "not_permitted", note: "You don't have permission to download this run's plan or state." };
+  if (offered.state !== "permitted")
+    return { state: "not_permitted", note: "You don't have permission to download this run's plan or state." };
   const items = offered.items.map(({ kind, available }) => {
     const link = DOWNLOAD_LINKS[kind];
-    return { kind, method: link.method, href: `/v1/runs/${records.run.id}/downloads/${link.path}`, requires_reason: link.sensitive, requires_step_up: link.sensitive, available };
+    return {
+      kind,
+      method: link.method,
+      href: `/v1/runs/${records.run.id}/downloads/${link.path}`,
+      requires_reason: link.sensitive,
+      requires_step_up: link.sensitive,
+      available,
+    };
   });
   return { state: "permitted", items };
 }
@@ -215,7 +269,11 @@ export function deriveRunReview(records: ReviewDocumentInput, caller: ReviewCall
         started_at: earliest(records.attempts.map((a) => a.startedAt)),
         finished_at: run.execution.finishedAt,
         run_id: run.id,
-        workspace: { id: run.workspaceId, name: records.workspace?.name ?? run.workspaceId, href: `/v1/workspaces/${run.workspaceId}` },
+        workspace: {
+          id: run.workspaceId,
+          name: records.workspace?.name ?? run.workspaceId,
+          href: `/v1/workspaces/${run.workspaceId}`,
+        },
       },
       available_actions: availableActions(records, caller, now),
       stages: {
@@ -228,7 +286,9 @@ export function deriveRunReview(records: ReviewDocumentInput, caller: ReviewCall
       recovery: run.status === "needs_recovery" ? records.recovery : null,
       evidence: evidence(records),
       downloads: downloads(records, caller),
-      ...(records.truncatedLogs && records.truncatedLogs.length > 0 ? { truncated_logs: [...records.truncatedLogs] } : {}),
+      ...(records.truncatedLogs && records.truncatedLogs.length > 0
+        ? { truncated_logs: [...records.truncatedLogs] }
+        : {}),
     },
     relationships: {
       organization: { data: { type: "organizations", id: run.organizationId } },

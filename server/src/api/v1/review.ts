@@ -23,7 +23,19 @@ type H = Handlers<RequestContext>;
  */
 async function reviewRecords(services: Services, run: Run): Promise<ReviewDocumentInput> {
   const stores = services.stores;
-  const [workspace, attempts, jobs, decision, evaluation, findings, overridePage, stateVersions, artifacts, logs, attestations] = await Promise.all([
+  const [
+    workspace,
+    attempts,
+    jobs,
+    decision,
+    evaluation,
+    findings,
+    overridePage,
+    stateVersions,
+    artifacts,
+    logs,
+    attestations,
+  ] = await Promise.all([
     stores.workspaces.getById(run.workspaceId),
     stores.attempts.listByRun(run.id),
     stores.jobs.listByRun(run.id),
@@ -37,7 +49,9 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     stores.attestations.forRun(run.id),
   ]);
   const phase = failedPhase(run);
-  const actors = [decision?.actorId ?? null, ...overridePage.overrides.map((o) => o.actorId)].filter((id): id is string => id !== null);
+  const actors = [decision?.actorId ?? null, ...overridePage.overrides.map((o) => o.actorId)].filter(
+    (id): id is string => id !== null,
+  );
   const [displayNames, tail, recovery] = await Promise.all([
     stores.users.displayNames(actors),
     phase === null ? Promise.resolve(null) : stores.logs.tail(run.id, phase, TERMINAL_LOG_TAIL_LINES),
@@ -45,7 +59,9 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
   ]);
   return {
     run,
-    workspace: workspace ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory } : null,
+    workspace: workspace
+      ? { id: workspace.id, name: workspace.name, workingDirectory: workspace.workingDirectory }
+      : null,
     // Recorded by the source that created the run (the GitHub pipeline); not recorded for API and CLI runs.
     commit: run.commit
       ? {
@@ -56,7 +72,9 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
           url: commitWebUrl(services.config.github.apiUrl, run.commit.repository, run.commit.sha),
         }
       : null,
-    attempts: [...attempts].sort((a, b) => (a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber)),
+    attempts: [...attempts].sort((a, b) =>
+      a.startedAt < b.startedAt ? -1 : a.startedAt > b.startedAt ? 1 : a.attemptNumber - b.attemptNumber,
+    ),
     jobs,
     decision: decision ?? null,
     evaluation: evaluation ?? null,
@@ -77,7 +95,9 @@ async function reviewRecords(services: Services, run: Run): Promise<ReviewDocume
     recovery: recovery && presentRecovery(recovery),
     // A log within its cap is at most the cap; a cut one is the cap plus the truncation line.
     attestations,
-    truncatedLogs: (["plan", "policy", "apply"] as const).filter((p) => logs[p].byteLength > services.config.phaseLogMaxBytes),
+    truncatedLogs: (["plan", "policy", "apply"] as const).filter(
+      (p) => logs[p].byteLength > services.config.phaseLogMaxBytes,
+    ),
   };
 }
 

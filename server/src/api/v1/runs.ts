@@ -21,7 +21,10 @@ function runStatusFilter(value: string): RunStatus[] {
   const statuses = [...new Set(value.split(","))];
   const unknown = statuses.filter((status) => !isRunStatus(status));
   if (unknown.length > 0)
-    throw new DomainError("REQUEST_INVALID", `Unknown run status ${unknown.map((s) => `"${s}"`).join(", ")} in status=; the statuses are ${RUN_STATUSES.join(", ")}.`);
+    throw new DomainError(
+      "REQUEST_INVALID",
+      `Unknown run status ${unknown.map((s) => `"${s}"`).join(", ")} in status=; the statuses are ${RUN_STATUSES.join(", ")}.`,
+    );
   return statuses as RunStatus[];
 }
 
@@ -59,14 +62,22 @@ export const runHandlers = {
 
   async getRun({ path, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:read");
-    return { status: 200, body: { data: presentRun(run, await recoveryEvidence(ctx.services, run), await creatorsOf(ctx)(run)) } };
+    return {
+      status: 200,
+      body: { data: presentRun(run, await recoveryEvidence(ctx.services, run), await creatorsOf(ctx)(run)) },
+    };
   },
 
   async resolveRunRecovery({ path, body, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:recover");
     const { resolution, reason } = body.data.attributes;
     const resolved = await resolveRecovery(ctx.services, principalOf(ctx), run, resolution, reason);
-    return { status: 202, body: { data: presentRun(resolved, await recoveryEvidence(ctx.services, resolved), await creatorsOf(ctx)(resolved)) } };
+    return {
+      status: 202,
+      body: {
+        data: presentRun(resolved, await recoveryEvidence(ctx.services, resolved), await creatorsOf(ctx)(resolved)),
+      },
+    };
   },
 
   async listOrganizationRuns({ path, query, ctx }) {
@@ -76,13 +87,18 @@ export const runHandlers = {
     const statuses = query.status === undefined ? undefined : runStatusFilter(query.status);
     const page = await ctx.services.stores.runs.listByOrganization(organization.id, { limit, after, statuses });
     const last = page.runs[page.runs.length - 1];
-    const nextCursor = page.hasMore && last ? encodeRunCursor({ createdAt: last.createdAt, id: last.id }, ctx.services.keys.cursor) : null;
+    const nextCursor =
+      page.hasMore && last
+        ? encodeRunCursor({ createdAt: last.createdAt, id: last.id }, ctx.services.keys.cursor)
+        : null;
     const self = `/v1/organizations/${organization.name}/runs?limit=${limit}${statuses ? `&status=${statuses.join(",")}` : ""}`;
     const creators = creatorsOf(ctx);
     return {
       status: 200,
       body: {
-        data: await Promise.all(page.runs.map(async (run) => presentRun(run, await recoveryEvidence(ctx.services, run), await creators(run)))),
+        data: await Promise.all(
+          page.runs.map(async (run) => presentRun(run, await recoveryEvidence(ctx.services, run), await creators(run))),
+        ),
         meta: { page: { limit, next_cursor: nextCursor } },
         links: { self, next: nextCursor === null ? null : `${self}&cursor=${encodeURIComponent(nextCursor)}` },
       },
@@ -91,7 +107,10 @@ export const runHandlers = {
 
   async approveRun({ path, body, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:approve");
-    const approved = await approveRun(ctx.services, principalOf(ctx), run, { planDigest: body.data.attributes.plan_digest, reason: body.data.attributes.reason });
+    const approved = await approveRun(ctx.services, principalOf(ctx), run, {
+      planDigest: body.data.attributes.plan_digest,
+      reason: body.data.attributes.reason,
+    });
     return { status: 202, body: { data: presentRun(approved, null, await creatorsOf(ctx)(approved)) } };
   },
 
@@ -117,7 +136,13 @@ export const runHandlers = {
         data: {
           type: "run-logs",
           id: `${run.id}/${path.phase}`,
-          attributes: { phase: path.phase, offset, text: window.text, next_offset: window.nextOffset, complete: window.complete },
+          attributes: {
+            phase: path.phase,
+            offset,
+            text: window.text,
+            next_offset: window.nextOffset,
+            complete: window.complete,
+          },
         },
       },
     };

@@ -6,7 +6,13 @@ import type { AuthenticatedPrincipal, SessionScope } from "../../domain/principa
 import type { Membership, User } from "../../store/index.ts";
 import { principalOf } from "../authorize.ts";
 import { addMembership, createUser, signIn, signOut, stepUp } from "../../commands/users.ts";
-import { changeMembershipRole, changePassword, removeMembership, setUserDisabled, signOutEverywhere } from "../../commands/access.ts";
+import {
+  changeMembershipRole,
+  changePassword,
+  removeMembership,
+  setUserDisabled,
+  signOutEverywhere,
+} from "../../commands/access.ts";
 import { loadOrganization } from "../lookup.ts";
 import { DomainError } from "../../domain/errors.ts";
 
@@ -45,7 +51,13 @@ function presentUser(user: User): S["UserDocument"] {
     data: {
       type: "users",
       id: user.id,
-      attributes: { email: user.email, display_name: user.displayName, site_admin: user.siteAdmin, disabled: user.disabledAt !== null, created_at: user.createdAt },
+      attributes: {
+        email: user.email,
+        display_name: user.displayName,
+        site_admin: user.siteAdmin,
+        disabled: user.disabledAt !== null,
+        created_at: user.createdAt,
+      },
     },
   };
 }
@@ -70,7 +82,10 @@ function presentMembership(membership: Membership, user?: User): S["Membership"]
  * `session`, http/operation-access.ts), so this only narrows the type; reaching the throw is a bug.
  */
 function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
-  if (principal.kind !== "user" || !principal.session) throw new Error("a session operation ran without a session: the operation binding did not enforce x-stackship-permission");
+  if (principal.kind !== "user" || !principal.session)
+    throw new Error(
+      "a session operation ran without a session: the operation binding did not enforce x-stackship-permission",
+    );
   return principal.session;
 }
 
@@ -85,7 +100,10 @@ export const sessionHandlers = {
     return {
       status: 201,
       body: presentSession({ ...session, csrfToken }, user),
-      headers: { "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)), "Cache-Control": "no-store" },
+      headers: {
+        "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)),
+        "Cache-Control": "no-store",
+      },
     };
   },
 
@@ -102,21 +120,35 @@ export const sessionHandlers = {
 
   async stepUp({ body, ctx }) {
     const session = sessionOf(principalOf(ctx));
-    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password, { clientAddress: ctx.clientAddress ?? "unknown" });
+    await stepUp(ctx.services, session.id, session.user, body.data.attributes.password, {
+      clientAddress: ctx.clientAddress ?? "unknown",
+    });
     const steppedUpAt = ctx.services.clock().toISOString();
-    return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
+    return {
+      status: 200,
+      body: presentSession({ ...session, steppedUpAt }, session.user),
+      headers: { "Cache-Control": "no-store" },
+    };
   },
 
   // site:admin is enforced by the operation binding (x-stackship-permission); no object to check.
   async createUser({ body, ctx }) {
     const { email, display_name, password, site_admin } = body.data.attributes;
-    const user = await createUser(ctx.services, principalOf(ctx), { email, displayName: display_name ?? null, password, siteAdmin: site_admin ?? false });
+    const user = await createUser(ctx.services, principalOf(ctx), {
+      email,
+      displayName: display_name ?? null,
+      password,
+      siteAdmin: site_admin ?? false,
+    });
     return { status: 201, body: presentUser(user) };
   },
 
   async updateUser({ path, body, ctx }) {
     const { disabled } = body.data.attributes;
-    const user = disabled === undefined ? await ctx.services.stores.users.getById(path.user_id) : await setUserDisabled(ctx.services, principalOf(ctx), path.user_id, disabled);
+    const user =
+      disabled === undefined
+        ? await ctx.services.stores.users.getById(path.user_id)
+        : await setUserDisabled(ctx.services, principalOf(ctx), path.user_id, disabled);
     if (!user) throw new DomainError("NOT_FOUND", `User ${path.user_id} does not exist.`);
     return { status: 200, body: presentUser(user) };
   },
@@ -135,9 +167,18 @@ export const sessionHandlers = {
   async changePassword({ body, ctx }) {
     const session = sessionOf(principalOf(ctx));
     const { current_password, new_password } = body.data.attributes;
-    await changePassword(ctx.services, session, { currentPassword: current_password, newPassword: new_password }, { clientAddress: ctx.clientAddress ?? "unknown" });
+    await changePassword(
+      ctx.services,
+      session,
+      { currentPassword: current_password, newPassword: new_password },
+      { clientAddress: ctx.clientAddress ?? "unknown" },
+    );
     const steppedUpAt = ctx.services.clock().toISOString();
-    return { status: 200, body: presentSession({ ...session, steppedUpAt }, session.user), headers: { "Cache-Control": "no-store" } };
+    return {
+      status: 200,
+      body: presentSession({ ...session, steppedUpAt }, session.user),
+      headers: { "Cache-Control": "no-store" },
+    };
   },
 
   async listMemberships({ path, ctx }) {
@@ -154,14 +195,28 @@ export const sessionHandlers = {
   async createMembership({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
     const { email, role, project_id, workspace_id } = body.data.attributes;
-    const { membership, user } = await addMembership(ctx.services, principalOf(ctx), organization, { email, role, projectId: project_id, workspaceId: workspace_id });
+    const { membership, user } = await addMembership(ctx.services, principalOf(ctx), organization, {
+      email,
+      role,
+      projectId: project_id,
+      workspaceId: workspace_id,
+    });
     return { status: 201, body: { data: presentMembership(membership, user) } };
   },
 
   async updateMembership({ path, body, ctx }) {
     const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const membership = await changeMembershipRole(ctx.services, principalOf(ctx), organization, path.membership_id, body.data.attributes.role);
-    return { status: 200, body: { data: presentMembership(membership, await ctx.services.stores.users.getById(membership.userId)) } };
+    const membership = await changeMembershipRole(
+      ctx.services,
+      principalOf(ctx),
+      organization,
+      path.membership_id,
+      body.data.attributes.role,
+    );
+    return {
+      status: 200,
+      body: { data: presentMembership(membership, await ctx.services.stores.users.getById(membership.userId)) },
+    };
   },
 
   async deleteMembership({ path, ctx }) {

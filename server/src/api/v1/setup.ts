@@ -9,7 +9,11 @@ type H = Handlers<RequestContext>;
 /** The first run: the one-time setup link's check and its use (no principal: the token is the credential). */
 export const setupHandlers = {
   async checkSetupToken({ body, ctx }) {
-    const { expiresAt } = await checkSetupToken(ctx.services, body.data.attributes.token, ctx.clientAddress ?? "unknown");
+    const { expiresAt } = await checkSetupToken(
+      ctx.services,
+      body.data.attributes.token,
+      ctx.clientAddress ?? "unknown",
+    );
     return {
       status: 200,
       body: { data: { type: "setup-token-checks", attributes: { valid: true, expires_at: expiresAt.toISOString() } } },
@@ -27,7 +31,10 @@ export const setupHandlers = {
     return {
       status: 201,
       body: presentSession({ ...session, csrfToken }, user),
-      headers: { "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)), "Cache-Control": "no-store" },
+      headers: {
+        "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)),
+        "Cache-Control": "no-store",
+      },
     };
   },
 } satisfies Pick<H, "checkSetupToken" | "completeSetup">;

@@ -6,7 +6,13 @@ import { loadWorkspace } from "../lookup.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { isVerified, type FederationProfile } from "../../domain/workload-identity.ts";
-import { createFederationProfile, deleteFederationProfile, updateFederationProfile, verifyFederationProfile, type Actor } from "../../commands/federation-profiles.ts";
+import {
+  createFederationProfile,
+  deleteFederationProfile,
+  updateFederationProfile,
+  verifyFederationProfile,
+  type Actor,
+} from "../../commands/federation-profiles.ts";
 import { jsonWebKeySet, openIdConfiguration } from "../../commands/signing-keys.ts";
 
 type H = Handlers<RequestContext>;
@@ -77,14 +83,19 @@ export const workloadIdentityHandlers = {
 
   async getFederationProfile({ path, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
-    return { status: 200, body: { data: presentFederationProfile(await loadProfile(ctx, workspace.id, path.profile_id)) } };
+    return {
+      status: 200,
+      body: { data: presentFederationProfile(await loadProfile(ctx, workspace.id, path.profile_id)) },
+    };
   },
 
   async updateFederationProfile({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     const profile = await loadProfile(ctx, workspace.id, path.profile_id);
     if (body.data.id !== undefined && body.data.id !== profile.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the federation profile in the path.", { source: { pointer: "/data/id" } });
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the federation profile in the path.", {
+        source: { pointer: "/data/id" },
+      });
     }
     const updated = await updateFederationProfile(ctx.services, actorOf(ctx), profile, body.data.attributes);
     return { status: 200, body: { data: presentFederationProfile(updated) } };
@@ -105,9 +116,17 @@ export const workloadIdentityHandlers = {
     // Verification vouches for the profile on the organization's behalf: organization admins
     // only (an admin role on a project or workspace is not enough); others who see it get 403.
     if (!isAllowed(principalOf(ctx), "org:admin", { organizationId: workspace.organizationId })) {
-      authorize(ctx, "workspace:read", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, what);
+      authorize(
+        ctx,
+        "workspace:read",
+        { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
+        what,
+      );
       throw new DomainError("FORBIDDEN", `Only an organization admin may verify ${what}.`);
     }
-    return { status: 200, body: { data: presentFederationProfile(await verifyFederationProfile(ctx.services, actorOf(ctx), profile)) } };
+    return {
+      status: 200,
+      body: { data: presentFederationProfile(await verifyFederationProfile(ctx.services, actorOf(ctx), profile)) },
+    };
   },
 } satisfies Partial<H>;

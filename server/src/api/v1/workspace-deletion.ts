@@ -13,7 +13,9 @@ export const workspaceDeletionHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "org:admin");
     const { name, force } = body.data.attributes;
     if (name !== workspace.name) {
-      throw new DomainError("DOCUMENT_INVALID", `Type the workspace's name exactly (${workspace.name}) to delete it.`, { source: { pointer: "/data/attributes/name" } });
+      throw new DomainError("DOCUMENT_INVALID", `Type the workspace's name exactly (${workspace.name}) to delete it.`, {
+        source: { pointer: "/data/attributes/name" },
+      });
     }
     await deleteWorkspace(ctx.services, principalOf(ctx), workspace, force === true ? "force" : "safe");
     return { status: 204, body: undefined };

@@ -13,7 +13,13 @@ function presentLock(lock: WorkspaceLock): components["schemas"]["WorkspaceLockD
     data: {
       type: "workspace-locks",
       id: lock.workspaceId,
-      attributes: { holder_kind: lock.holder.kind, holder_id: lock.holder.id, reason: lock.reason, locked_at: lock.lockedAt, fence: lock.fence },
+      attributes: {
+        holder_kind: lock.holder.kind,
+        holder_id: lock.holder.id,
+        reason: lock.reason,
+        locked_at: lock.lockedAt,
+        fence: lock.fence,
+      },
     },
   };
 }
@@ -22,7 +28,12 @@ function presentLock(lock: WorkspaceLock): components["schemas"]["WorkspaceLockD
 export const workspaceLockHandlers = {
   async lockWorkspace({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const lock = await lockWorkspaceForUser(ctx.services, principalOf(ctx), workspace, body.data.attributes.reason.trim());
+    const lock = await lockWorkspaceForUser(
+      ctx.services,
+      principalOf(ctx),
+      workspace,
+      body.data.attributes.reason.trim(),
+    );
     return { status: 200, body: presentLock(lock) };
   },
 

@@ -41,11 +41,18 @@ export const workspaceHandlers = {
     // A project or workspace member sees the organization and, below, only its own workspaces.
     const organization = await loadOrganizationToList(ctx, path.organization_name, "workspace:read");
     const principal = principalOf(ctx);
-    const after = query.cursor === undefined ? undefined : decodeWorkspaceCursor(query.cursor, ctx.services.keys.cursor, organization.id);
+    const after =
+      query.cursor === undefined
+        ? undefined
+        : decodeWorkspaceCursor(query.cursor, ctx.services.keys.cursor, organization.id);
     const needle = query.name?.toLowerCase();
     const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter(
       (w) =>
-        isAllowed(principal, "workspace:read", { organizationId: w.organizationId, projectId: w.projectId, workspaceId: w.id }) &&
+        isAllowed(principal, "workspace:read", {
+          organizationId: w.organizationId,
+          projectId: w.projectId,
+          workspaceId: w.id,
+        }) &&
         (needle === undefined || w.name.toLowerCase().includes(needle)) &&
         (after === undefined || w.name > after),
     );
@@ -54,8 +61,14 @@ export const workspaceHandlers = {
     if (query.limit === undefined) return { status: 200, body: { data: workspaces.map(presentWorkspace) } };
     const page = workspaces.slice(0, query.limit);
     const last = page.at(-1);
-    const nextCursor = workspaces.length > query.limit && last ? encodeWorkspaceCursor({ organizationId: organization.id, name: last.name }, ctx.services.keys.cursor) : null;
-    return { status: 200, body: { data: page.map(presentWorkspace), meta: { page: { limit: query.limit, next_cursor: nextCursor } } } };
+    const nextCursor =
+      workspaces.length > query.limit && last
+        ? encodeWorkspaceCursor({ organizationId: organization.id, name: last.name }, ctx.services.keys.cursor)
+        : null;
+    return {
+      status: 200,
+      body: { data: page.map(presentWorkspace), meta: { page: { limit: query.limit, next_cursor: nextCursor } } },
+    };
   },
 
   async getWorkspace({ path, ctx }) {
@@ -66,12 +79,19 @@ export const workspaceHandlers = {
   async updateWorkspace({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     if (body.data.id !== undefined && body.data.id !== workspace.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the workspace in the path.", { source: { pointer: "/data/id" } });
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the workspace in the path.", {
+        source: { pointer: "/data/id" },
+      });
     }
     const { name, description, working_directory: workingDirectory, project_id: projectId } = body.data.attributes;
     if (projectId !== undefined) {
       // A move changes who reaches the workspace through project-scoped roles: the organization's administrators decide it.
-      authorize(ctx, "org:admin", { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id }, `Workspace ${workspace.name}`);
+      authorize(
+        ctx,
+        "org:admin",
+        { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
+        `Workspace ${workspace.name}`,
+      );
       const project = await ctx.services.stores.projects.getById(projectId);
       if (!project || project.organizationId !== workspace.organizationId) throw notFound(`Project ${projectId}`);
     }
@@ -79,9 +99,15 @@ export const workspaceHandlers = {
     const value = body.data.attributes.plan_requires_credential;
     if (value !== undefined) updated = await setPlanRequiresCredential(ctx.services, actorOf(ctx), workspace, value);
     const structured = body.data.attributes.structured_run_output_enabled;
-    if (structured !== undefined) updated = await setStructuredRunOutput(ctx.services, actorOf(ctx), updated, structured);
+    if (structured !== undefined)
+      updated = await setStructuredRunOutput(ctx.services, actorOf(ctx), updated, structured);
     if (name !== undefined || description !== undefined || workingDirectory !== undefined || projectId !== undefined) {
-      updated = await updateWorkspaceSettings(ctx.services, principalOf(ctx), updated, { name, description, workingDirectory, projectId });
+      updated = await updateWorkspaceSettings(ctx.services, principalOf(ctx), updated, {
+        name,
+        description,
+        workingDirectory,
+        projectId,
+      });
     }
     return { status: 200, body: { data: presentWorkspace(updated), meta: workspaceMeta(ctx, updated) } };
   },
@@ -90,7 +116,9 @@ export const workspaceHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
     const stores = ctx.services.stores;
     // Published versions only (pending and discarded uploads never became state), newest serial first.
-    const published = (await stores.stateVersions.listByWorkspace(workspace.id)).filter((v) => v.status === "finalized" && v.publishedAt !== null && v.sha256 !== null);
+    const published = (await stores.stateVersions.listByWorkspace(workspace.id)).filter(
+      (v) => v.status === "finalized" && v.publishedAt !== null && v.sha256 !== null,
+    );
     const lock = await stores.workspaceLocks.current(workspace.id);
     return {
       status: 200,
@@ -102,9 +130,23 @@ export const workspaceHandlers = {
             current_state_version_id: published[0]?.id ?? null,
             state_versions: published
               .slice(0, STATE_SUMMARY_LIMIT)
-              .map((v) => ({ id: v.id, serial: v.serial, run_id: v.runId, published_at: v.publishedAt!, digest: v.sha256!, size_bytes: v.sizeBytes ?? 0 })),
+              .map((v) => ({
+                id: v.id,
+                serial: v.serial,
+                run_id: v.runId,
+                published_at: v.publishedAt!,
+                digest: v.sha256!,
+                size_bytes: v.sizeBytes ?? 0,
+              })),
             truncated: published.length > STATE_SUMMARY_LIMIT,
-            lock: lock ? { holder_kind: lock.holder.kind, holder_id: lock.holder.id, reason: lock.reason, locked_at: lock.lockedAt } : null,
+            lock: lock
+              ? {
+                  holder_kind: lock.holder.kind,
+                  holder_id: lock.holder.id,
+                  reason: lock.reason,
+                  locked_at: lock.lockedAt,
+                }
+              : null,
           },
         },
       },
@@ -135,9 +177,17 @@ export const workspaceHandlers = {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     const variable = await loadVariable(ctx, workspace.id, path.variable_id);
     if (body.data.id !== undefined && body.data.id !== variable.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", { source: { pointer: "/data/id" } });
+      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", {
+        source: { pointer: "/data/id" },
+      });
     }
-    const updated = await updateVariable(ctx.services, principalOf(ctx), workspace, variable, body.data.attributes ?? {});
+    const updated = await updateVariable(
+      ctx.services,
+      principalOf(ctx),
+      workspace,
+      variable,
+      body.data.attributes ?? {},
+    );
     return { status: 200, body: { data: presentVariable(updated) } };
   },
 
@@ -152,7 +202,11 @@ export const workspaceHandlers = {
 /** What the caller may do with the workspace (the dashboard shows only those controls). */
 function workspaceMeta(ctx: RequestContext, workspace: Workspace) {
   const principal = principalOf(ctx);
-  const target = { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id };
+  const target = {
+    organizationId: workspace.organizationId,
+    projectId: workspace.projectId,
+    workspaceId: workspace.id,
+  };
   return {
     permissions: {
       write: isAllowed(principal, "workspace:write", target),

@@ -69,7 +69,10 @@ if (process.env[TEST_PG_URL_ENV]) {
       )
       .catch(() => undefined);
     assert.is(await rows(), before, "chunks of an aborted write");
-    assert.is(Number((await db.knex("artifact_objects").where({ object_key: "rows/aborted.bin" }).count({ n: "*" }))[0].n), 0);
+    assert.is(
+      Number((await db.knex("artifact_objects").where({ object_key: "rows/aborted.bin" }).count({ n: "*" }))[0].n),
+      0,
+    );
     await backend.write(
       "rows/replaced.bin",
       (async function* () {
@@ -103,14 +106,24 @@ if (process.env[TEST_PG_URL_ENV]) {
     );
     const size = await backend.size("rows/raced.bin");
     assert.ok(size !== null && sizes.includes(size));
-    const head = await db.knex("artifact_objects").where({ object_key: "rows/raced.bin" }).first<{ object_id: string } | undefined>("object_id");
+    const head = await db
+      .knex("artifact_objects")
+      .where({ object_key: "rows/raced.bin" })
+      .first<{ object_id: string } | undefined>("object_id");
     const orphans = await db
       .knex("artifact_object_chunks")
       .whereNotIn("object_id", db.knex("artifact_objects").select("object_id"))
       .count<Array<{ n: number | string }>>({ n: "*" });
     assert.is(Number(orphans[0].n), 0, "no chunks without an object");
     assert.is(
-      Number((await db.knex("artifact_object_chunks").where({ object_id: head?.object_id }).count<Array<{ n: number | string }>>({ n: "*" }))[0].n),
+      Number(
+        (
+          await db
+            .knex("artifact_object_chunks")
+            .where({ object_id: head?.object_id })
+            .count<Array<{ n: number | string }>>({ n: "*" })
+        )[0].n,
+      ),
       Math.max(1, Math.ceil(size / (256 * 1024))),
     );
   });

@@ -82,7 +82,8 @@ interface Context {
 export function runObjectBackendConformance(name: string, make: () => Promise<ObjectBackend>): void {
   const test = suite<Context>(`object backend conformance: ${name}`);
   let counter = 0;
-  const key = (label: string) => `conformance/${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}/${process.pid}-${Date.now()}-${counter++}/${label}.bin`;
+  const key = (label: string) =>
+    `conformance/${name.toLowerCase().replace(/[^a-z0-9]+/g, "-")}/${process.pid}-${Date.now()}-${counter++}/${label}.bin`;
 
   test.before.each(async (context) => {
     context.backend = await make();
@@ -120,13 +121,16 @@ export function runObjectBackendConformance(name: string, make: () => Promise<Ob
     }
   });
 
-  test("ranges are byte-exact at every boundary (0, chunk-1, chunk, chunk+1, size-1, size, beyond)", async ({ backend }) => {
+  test("ranges are byte-exact at every boundary (0, chunk-1, chunk, chunk+1, size-1, size, beyond)", async ({
+    backend,
+  }) => {
     const size = 16 * (64 * KiB + 16) + 256 * KiB + 7;
     const bytes = patterned(size, 2);
     const k = key("ranges");
     await backend.write(k, chunked(bytes, 48 * KiB));
     const points = new Set([0, 1, size - 1, size, size + 1, size + 5 * MiB]);
-    for (const boundary of BOUNDARIES) for (const p of [boundary - 1, boundary, boundary + 1, 2 * boundary]) if (p >= 0 && p <= size + 1) points.add(p);
+    for (const boundary of BOUNDARIES)
+      for (const p of [boundary - 1, boundary, boundary + 1, 2 * boundary]) if (p >= 0 && p <= size + 1) points.add(p);
     const sorted = [...points].sort((a, b) => a - b);
     for (const start of sorted) {
       for (const end of sorted) {
@@ -250,7 +254,10 @@ export function runObjectBackendConformance(name: string, make: () => Promise<Ob
     }
     assert.is(length, LARGE_BYTES);
     assert.is(actual.digest("hex"), expected.digest("hex"));
-    assert.ok(peak < LARGE_GROWTH_LIMIT, `buffers grew by ${(peak / MiB).toFixed(1)} MiB while streaming ${LARGE_BYTES / MiB} MiB`);
+    assert.ok(
+      peak < LARGE_GROWTH_LIMIT,
+      `buffers grew by ${(peak / MiB).toFixed(1)} MiB while streaming ${LARGE_BYTES / MiB} MiB`,
+    );
     await backend.delete(k);
   });
 

@@ -8,12 +8,16 @@ import { PostgresObjectBackend } from "./postgres.ts";
  * The object backend the configuration selects (config.ts `artifactStoreSetting`): a local
  * directory, PostgreSQL (the database the services opened), or an S3-compatible store.
  */
-export async function objectBackendFromConfig(setting: ArtifactStoreSetting, database: { knex: Knex; dialect: string }): Promise<ObjectBackend> {
+export async function objectBackendFromConfig(
+  setting: ArtifactStoreSetting,
+  database: { knex: Knex; dialect: string },
+): Promise<ObjectBackend> {
   switch (setting.kind) {
     case "local":
       return new LocalObjectBackend(setting.directory);
     case "postgres":
-      if (database.dialect !== "postgres") throw new Error("the PostgreSQL artifact backend needs a PostgreSQL database (STACKSHIP_DATABASE_URL)");
+      if (database.dialect !== "postgres")
+        throw new Error("the PostgreSQL artifact backend needs a PostgreSQL database (STACKSHIP_DATABASE_URL)");
       return new PostgresObjectBackend(database.knex);
     case "s3": {
       // Loaded only when selected (@aws-sdk/client-s3 is large).

@@ -45,7 +45,10 @@ export class LocalObjectBackend implements ObjectBackend {
       }
     };
     try {
-      await pipeline(Readable.from(counted()), createWriteStream(temporary, { mode: 0o600, highWaterMark: LOCAL_READ_BYTES }));
+      await pipeline(
+        Readable.from(counted()),
+        createWriteStream(temporary, { mode: 0o600, highWaterMark: LOCAL_READ_BYTES }),
+      );
       await rename(temporary, path);
     } catch (error) {
       await rm(temporary, { force: true });

@@ -36,7 +36,11 @@ export class PostgresObjectBackend implements ObjectBackend {
       let buffer = Buffer.allocUnsafe(POSTGRES_CHUNK_BYTES);
       let filled = 0;
       const flush = async () => {
-        await trx("artifact_object_chunks").insert({ object_id: objectId, seq: seq++, data: buffer.subarray(0, filled) });
+        await trx("artifact_object_chunks").insert({
+          object_id: objectId,
+          seq: seq++,
+          data: buffer.subarray(0, filled),
+        });
         buffer = Buffer.allocUnsafe(POSTGRES_CHUNK_BYTES);
         filled = 0;
       };
@@ -55,7 +59,10 @@ export class PostgresObjectBackend implements ObjectBackend {
       // Writers of one key take turns from here on, so a replaced object's chunks are always found.
       await trx.raw("select pg_advisory_xact_lock(hashtextextended(?, 0))", [`stackship/artifact/${key}`]);
       const previous = await trx<ObjectRow>("artifact_objects").where({ object_key: key }).first("object_id");
-      await trx("artifact_objects").insert({ object_key: key, object_id: objectId, size_bytes: length, chunk_bytes: POSTGRES_CHUNK_BYTES }).onConflict("object_key").merge();
+      await trx("artifact_objects")
+        .insert({ object_key: key, object_id: objectId, size_bytes: length, chunk_bytes: POSTGRES_CHUNK_BYTES })
+        .onConflict("object_key")
+        .merge();
       if (previous) await trx("artifact_object_chunks").where({ object_id: previous.object_id }).delete();
       return length;
     });
@@ -65,7 +72,9 @@ export class PostgresObjectBackend implements ObjectBackend {
     const knex = this.knex;
     return (async function* () {
       assertObjectKey(key);
-      const head = await knex<ObjectRow>("artifact_objects").where({ object_key: key }).first("object_id", "size_bytes", "chunk_bytes");
+      const head = await knex<ObjectRow>("artifact_objects")
+        .where({ object_key: key })
+        .first("object_id", "size_bytes", "chunk_bytes");
       if (!head) throw new ObjectNotFoundError(key);
       const size = Number(head.size_bytes);
       const chunkBytes = Number(head.chunk_bytes);

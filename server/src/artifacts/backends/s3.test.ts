@@ -6,7 +6,13 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { AbortMultipartUploadCommand, CreateMultipartUploadCommand, HeadObjectCommand, ListMultipartUploadsCommand, ListObjectsV2Command } from "@aws-sdk/client-s3";
+import {
+  AbortMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListObjectsV2Command,
+} from "@aws-sdk/client-s3";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { startSeaweedS3, WEED, type SeaweedS3 } from "../../../test/support/seaweedfs.ts";
@@ -31,7 +37,11 @@ function parseError(text: string): string {
 }
 
 urls("bucket, prefix, endpoint, region, path style and credentials come from the URL", () => {
-  const parsed = parseS3Url(new URL(`s3://my-bucket/a/b/?endpoint=http://127.0.0.1:8333&region=eu-west-3&force_path_style=true&access_key_id=AK&secret_access_key=${CANARY}`));
+  const parsed = parseS3Url(
+    new URL(
+      `s3://my-bucket/a/b/?endpoint=http://127.0.0.1:8333&region=eu-west-3&force_path_style=true&access_key_id=AK&secret_access_key=${CANARY}`,
+    ),
+  );
   assert.is(parsed.bucket, "my-bucket");
   assert.is(parsed.prefix, "a/b");
   assert.is(parsed.client.endpoint, "http://127.0.0.1:8333/");
@@ -77,7 +87,11 @@ urls.run();
 // Against SeaweedFS.
 if (!existsSync(WEED)) {
   const skipped = suite("s3 backend against SeaweedFS");
-  skipTest(skipped, "the S3 backend against SeaweedFS", `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`);
+  skipTest(
+    skipped,
+    "the S3 backend against SeaweedFS",
+    `${WEED} is absent (bash scripts/bootstrap-tools --with-test-tools, which npm test runs, builds it)`,
+  );
   skipped.run();
 } else {
   let started: Promise<SeaweedS3 | null> | undefined;
@@ -87,7 +101,8 @@ if (!existsSync(WEED)) {
     if (!s3) throw new Error("SeaweedFS did not start");
     return s3;
   };
-  const open = async (prefix = `t${++prefixes}-${process.pid}`): Promise<ObjectBackend> => createS3Backend((await server()).url(prefix));
+  const open = async (prefix = `t${++prefixes}-${process.pid}`): Promise<ObjectBackend> =>
+    createS3Backend((await server()).url(prefix));
 
   runObjectBackendConformance("s3 (SeaweedFS)", () => open());
 
@@ -143,13 +158,16 @@ if (!existsSync(WEED)) {
     assert.is((await readAll(backend.read("empty/a", { start: 5 }))).length, 0);
   });
 
-  s3("an absent key: read throws ObjectNotFoundError (also for an empty range), size is null, delete is fine", async () => {
-    await notFound(readAll(backend.read("absent/a")), "absent/a");
-    await notFound(readAll(backend.read("absent/a", { start: 3, end: 9 })), "absent/a");
-    await notFound(readAll(backend.read("absent/a", { start: 4, end: 4 })), "absent/a");
-    assert.is(await backend.size("absent/a"), null);
-    await backend.delete("absent/a");
-  });
+  s3(
+    "an absent key: read throws ObjectNotFoundError (also for an empty range), size is null, delete is fine",
+    async () => {
+      await notFound(readAll(backend.read("absent/a")), "absent/a");
+      await notFound(readAll(backend.read("absent/a", { start: 3, end: 9 })), "absent/a");
+      await notFound(readAll(backend.read("absent/a", { start: 4, end: 4 })), "absent/a");
+      assert.is(await backend.size("absent/a"), null);
+      await backend.delete("absent/a");
+    },
+  );
 
   s3("ranges are byte-exact at part boundaries, at the end and past it", async () => {
     const size = 2 * PART_SIZE + 1234;
@@ -215,26 +233,33 @@ if (!existsSync(WEED)) {
     throw new Error("source aborted");
   }
 
-  s3("an aborted source leaves nothing: before the first part, and after parts were uploaded (the multipart upload is aborted)", async () => {
-    // The listing below can see a pending upload: one made by hand shows, then goes.
-    const { client, bucket } = await server();
-    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "own-checks/aborted/by-hand" }));
-    assert.is(await pendingUploads(), 1);
-    await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: "own-checks/aborted/by-hand", UploadId }));
-    assert.is(await pendingUploads(), 0);
-    for (const bytes of [0, 1000, PART_SIZE - 1, PART_SIZE, PART_SIZE + 1, 2 * PART_SIZE + 5]) {
-      const key = `aborted/a${bytes}`;
-      try {
-        await backend.write(key, failing(bytes));
-        assert.unreachable(`${bytes}: the write resolved`);
-      } catch (error) {
-        assert.is((error as Error).message, "source aborted", `${bytes}`);
+  s3(
+    "an aborted source leaves nothing: before the first part, and after parts were uploaded (the multipart upload is aborted)",
+    async () => {
+      // The listing below can see a pending upload: one made by hand shows, then goes.
+      const { client, bucket } = await server();
+      const { UploadId } = await client.send(
+        new CreateMultipartUploadCommand({ Bucket: bucket, Key: "own-checks/aborted/by-hand" }),
+      );
+      assert.is(await pendingUploads(), 1);
+      await client.send(
+        new AbortMultipartUploadCommand({ Bucket: bucket, Key: "own-checks/aborted/by-hand", UploadId }),
+      );
+      assert.is(await pendingUploads(), 0);
+      for (const bytes of [0, 1000, PART_SIZE - 1, PART_SIZE, PART_SIZE + 1, 2 * PART_SIZE + 5]) {
+        const key = `aborted/a${bytes}`;
+        try {
+          await backend.write(key, failing(bytes));
+          assert.unreachable(`${bytes}: the write resolved`);
+        } catch (error) {
+          assert.is((error as Error).message, "source aborted", `${bytes}`);
+        }
+        assert.is(await backend.size(key), null, `${bytes}`);
+        await notFound(readAll(backend.read(key)), key);
       }
-      assert.is(await backend.size(key), null, `${bytes}`);
-      await notFound(readAll(backend.read(key)), key);
-    }
-    assert.is(await pendingUploads(), 0, "no multipart upload is left pending");
-  });
+      assert.is(await pendingUploads(), 0, "no multipart upload is left pending");
+    },
+  );
 
   s3("an aborted replace keeps the previous object whole", async () => {
     const first = pattern(PART_SIZE + 99, 5);
@@ -294,40 +319,52 @@ if (!existsSync(WEED)) {
     }
   });
 
-  s3("credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY when the URL has none; wrong ones fail at open without showing the secret", async () => {
-    const { endpoint, bucket, accessKeyId, secretAccessKey } = await server();
-    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-    const bare = new URL(`s3://${bucket}/env-creds?endpoint=${endpoint}&force_path_style=true`);
-    try {
-      process.env.AWS_ACCESS_KEY_ID = accessKeyId;
-      process.env.AWS_SECRET_ACCESS_KEY = secretAccessKey;
-      const fromEnv = await createS3Backend(bare);
-      await fromEnv.write("x", chunks(pattern(3)));
-      assert.is(await fromEnv.size("x"), 3);
-      await fromEnv.close();
-      process.env.AWS_SECRET_ACCESS_KEY = CANARY;
+  s3(
+    "credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY when the URL has none; wrong ones fail at open without showing the secret",
+    async () => {
+      const { endpoint, bucket, accessKeyId, secretAccessKey } = await server();
+      const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+      const bare = new URL(`s3://${bucket}/env-creds?endpoint=${endpoint}&force_path_style=true`);
       try {
-        await createS3Backend(bare);
-        assert.unreachable("wrong credentials were accepted");
-      } catch (error) {
-        assert.match((error as Error).message, /access denied|InvalidAccessKeyId|SignatureDoesNotMatch/);
-        assert.not.ok(JSON.stringify({ message: (error as Error).message, stack: (error as Error).stack }).includes(CANARY));
+        process.env.AWS_ACCESS_KEY_ID = accessKeyId;
+        process.env.AWS_SECRET_ACCESS_KEY = secretAccessKey;
+        const fromEnv = await createS3Backend(bare);
+        await fromEnv.write("x", chunks(pattern(3)));
+        assert.is(await fromEnv.size("x"), 3);
+        await fromEnv.close();
+        process.env.AWS_SECRET_ACCESS_KEY = CANARY;
+        try {
+          await createS3Backend(bare);
+          assert.unreachable("wrong credentials were accepted");
+        } catch (error) {
+          assert.match((error as Error).message, /access denied|InvalidAccessKeyId|SignatureDoesNotMatch/);
+          assert.not.ok(
+            JSON.stringify({ message: (error as Error).message, stack: (error as Error).stack }).includes(CANARY),
+          );
+        }
+      } finally {
+        if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+        else process.env.AWS_ACCESS_KEY_ID = saved.id;
+        if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+        else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
       }
-    } finally {
-      if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-      else process.env.AWS_ACCESS_KEY_ID = saved.id;
-      if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
-      else process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-    }
-  });
+    },
+  );
 
   s3("a missing bucket fails at open with a clear message", async () => {
     const { endpoint, accessKeyId, secretAccessKey } = await server();
     try {
-      await createS3Backend(new URL(`s3://no-such-bucket-here/x?endpoint=${endpoint}&force_path_style=true&access_key_id=${accessKeyId}&secret_access_key=${secretAccessKey}`));
+      await createS3Backend(
+        new URL(
+          `s3://no-such-bucket-here/x?endpoint=${endpoint}&force_path_style=true&access_key_id=${accessKeyId}&secret_access_key=${secretAccessKey}`,
+        ),
+      );
       assert.unreachable("opened");
     } catch (error) {
-      assert.match((error as Error).message, /s3:\/\/no-such-bucket-here\/x at http:\/\/127\.0\.0\.1:\d+: the bucket does not exist/);
+      assert.match(
+        (error as Error).message,
+        /s3:\/\/no-such-bucket-here\/x at http:\/\/127\.0\.0\.1:\d+: the bucket does not exist/,
+      );
       assert.not.ok((error as Error).message.includes(secretAccessKey));
     }
   });
@@ -369,7 +406,9 @@ if (!existsSync(WEED)) {
     assert.is(length, SIZE);
     assert.is(read.digest("hex"), written.digest("hex"));
     assert.ok(count > 64, `read in ${count} chunks`);
-    process.stdout.write(`[s3.test] 64 MiB: peak extra buffer memory ${(writePeak / 2 ** 20).toFixed(1)} MiB writing, ${(peak / 2 ** 20).toFixed(1)} MiB reading\n`);
+    process.stdout.write(
+      `[s3.test] 64 MiB: peak extra buffer memory ${(writePeak / 2 ** 20).toFixed(1)} MiB writing, ${(peak / 2 ** 20).toFixed(1)} MiB reading\n`,
+    );
     // Parts in flight bound a write (about (QUEUE_SIZE + 1) × PART_SIZE, ~15 MiB) and a read holds a
     // few chunks; measured peaks include garbage not yet collected (13–33 MiB on a loaded machine).
     // Three quarters of the object is still below what holding it whole would take.
@@ -382,7 +421,9 @@ if (!existsSync(WEED)) {
     // Last suite of this file: leave nothing behind.
     const s3server = await started;
     if (s3server) {
-      const left = await s3server.client.send(new ListObjectsV2Command({ Bucket: s3server.bucket, Prefix: "own-checks/aborted/" }));
+      const left = await s3server.client.send(
+        new ListObjectsV2Command({ Bucket: s3server.bucket, Prefix: "own-checks/aborted/" }),
+      );
       assert.ok(
         (left.Contents ?? []).every((o) => o.Key === "own-checks/aborted/replace"),
         "only the replaced object is under aborted/",

@@ -12,7 +12,14 @@
  * No message this module makes contains a credential or the full URL.
  */
 import { Readable } from "node:stream";
-import { DeleteObjectCommand, GetObjectCommand, HeadBucketCommand, HeadObjectCommand, S3Client, type S3ClientConfig } from "@aws-sdk/client-s3";
+import {
+  DeleteObjectCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  S3Client,
+  type S3ClientConfig,
+} from "@aws-sdk/client-s3";
 import { Upload } from "@aws-sdk/lib-storage";
 import { assertObjectKey, ObjectNotFoundError, type ObjectBackend } from "../object-backend.ts";
 
@@ -38,17 +45,26 @@ const BUCKET_NAME = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 export function parseS3Url(url: URL): S3BackendOptions {
   if (url.protocol !== "s3:") throw new Error(`artifact URL: expected the s3: scheme, got '${url.protocol}'`);
   if (url.username || url.password) {
-    throw new Error("artifact URL: put S3 credentials in access_key_id/secret_access_key or the AWS_* environment, not in the URL's user part");
+    throw new Error(
+      "artifact URL: put S3 credentials in access_key_id/secret_access_key or the AWS_* environment, not in the URL's user part",
+    );
   }
   const bucket = url.hostname;
   if (!BUCKET_NAME.test(bucket)) throw new Error(`artifact URL: '${bucket}' is not a valid S3 bucket name`);
   const prefix = decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, "");
-  if (prefix !== "" && (!/^[A-Za-z0-9._/-]+$/.test(prefix) || prefix.split("/").some((part) => part === "" || part === "." || part === ".."))) {
-    throw new Error(`artifact URL: the key prefix '${prefix}' may use only letters, digits, '.', '_', '-' and single '/'`);
+  if (
+    prefix !== "" &&
+    (!/^[A-Za-z0-9._/-]+$/.test(prefix) ||
+      prefix.split("/").some((part) => part === "" || part === "." || part === ".."))
+  ) {
+    throw new Error(
+      `artifact URL: the key prefix '${prefix}' may use only letters, digits, '.', '_', '-' and single '/'`,
+    );
   }
   const params = url.searchParams;
   for (const name of params.keys()) {
-    if (!QUERY_PARAMS.has(name)) throw new Error(`artifact URL: unknown parameter '${name}' (known: ${[...QUERY_PARAMS].join(", ")})`);
+    if (!QUERY_PARAMS.has(name))
+      throw new Error(`artifact URL: unknown parameter '${name}' (known: ${[...QUERY_PARAMS].join(", ")})`);
   }
   for (const name of QUERY_PARAMS) {
     if (params.getAll(name).length > 1) throw new Error(`artifact URL: parameter '${name}' is given more than once`);
@@ -69,23 +85,28 @@ export function parseS3Url(url: URL): S3BackendOptions {
     } catch {
       throw new Error("artifact URL: 'endpoint' is not a URL");
     }
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") throw new Error("artifact URL: 'endpoint' must be an http: or https: URL");
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+      throw new Error("artifact URL: 'endpoint' must be an http: or https: URL");
     if (parsed.username || parsed.password) throw new Error("artifact URL: 'endpoint' must not carry credentials");
     client.endpoint = parsed.toString();
     describe += ` at ${parsed.origin}`;
   }
   const pathStyle = params.get("force_path_style");
   if (pathStyle !== null) {
-    if (pathStyle !== "true" && pathStyle !== "false") throw new Error("artifact URL: 'force_path_style' must be true or false");
+    if (pathStyle !== "true" && pathStyle !== "false")
+      throw new Error("artifact URL: 'force_path_style' must be true or false");
     client.forcePathStyle = pathStyle === "true";
   }
   const accessKeyId = params.get("access_key_id");
   const secretAccessKey = params.get("secret_access_key");
   if ((accessKeyId === null) !== (secretAccessKey === null)) {
-    throw new Error("artifact URL: give both access_key_id and secret_access_key, or neither (then the AWS_* environment is used)");
+    throw new Error(
+      "artifact URL: give both access_key_id and secret_access_key, or neither (then the AWS_* environment is used)",
+    );
   }
   if (accessKeyId !== null && secretAccessKey !== null) {
-    if (accessKeyId === "" || secretAccessKey === "") throw new Error("artifact URL: access_key_id and secret_access_key must not be empty");
+    if (accessKeyId === "" || secretAccessKey === "")
+      throw new Error("artifact URL: access_key_id and secret_access_key must not be empty");
     client.credentials = { accessKeyId, secretAccessKey };
   }
   return { bucket, prefix, client, describe };
@@ -107,7 +128,11 @@ export async function createS3Backend(url: URL): Promise<ObjectBackend> {
 function isNotFound(error: unknown): boolean {
   const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
   // NOTE: HeadObject's 404 has no body, so the SDK names it NotFound; GetObject's says NoSuchKey.
-  return e?.name === "NoSuchKey" || e?.name === "NotFound" || (e?.$metadata?.httpStatusCode === 404 && e?.name !== "NoSuchBucket");
+  return (
+    e?.name === "NoSuchKey" ||
+    e?.name === "NotFound" ||
+    (e?.$metadata?.httpStatusCode === 404 && e?.name !== "NoSuchBucket")
+  );
 }
 
 function isUnsatisfiableRange(error: unknown): boolean {
@@ -118,8 +143,10 @@ function isUnsatisfiableRange(error: unknown): boolean {
 function checkRange(range?: { start?: number; end?: number }): { start: number; end: number | undefined } {
   const start = range?.start ?? 0;
   const end = range?.end;
-  if (!Number.isSafeInteger(start) || start < 0) throw new RangeError(`read: start must be a non-negative integer, got ${start}`);
-  if (end !== undefined && (!Number.isSafeInteger(end) || end < 0)) throw new RangeError(`read: end must be a non-negative integer, got ${end}`);
+  if (!Number.isSafeInteger(start) || start < 0)
+    throw new RangeError(`read: start must be a non-negative integer, got ${start}`);
+  if (end !== undefined && (!Number.isSafeInteger(end) || end < 0))
+    throw new RangeError(`read: end must be a non-negative integer, got ${end}`);
   return { start, end };
 }
 
@@ -149,7 +176,11 @@ export class S3Backend implements ObjectBackend {
       const e = error as { name?: string; $metadata?: { httpStatusCode?: number } };
       const status = e?.$metadata?.httpStatusCode;
       const reason =
-        status === 404 ? "the bucket does not exist" : status === 403 ? "access denied (check the credentials)" : `${e?.name ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
+        status === 404
+          ? "the bucket does not exist"
+          : status === 403
+            ? "access denied (check the credentials)"
+            : `${e?.name ?? "error"}${status ? ` (HTTP ${status})` : ""}`;
       throw new Error(`S3 artifact store ${this.#describe}: ${reason}`);
     }
   }
@@ -193,7 +224,8 @@ export class S3Backend implements ObjectBackend {
         if ((await size(key)) === null) throw new ObjectNotFoundError(key);
         return;
       }
-      const header = start === 0 && end === undefined ? undefined : `bytes=${start}-${end === undefined ? "" : end - 1}`;
+      const header =
+        start === 0 && end === undefined ? undefined : `bytes=${start}-${end === undefined ? "" : end - 1}`;
       let response;
       try {
         response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey, Range: header }));

@@ -14,13 +14,22 @@ setting("unset: a local directory under the data directory on SQLite, PostgreSQL
   assert.equal(artifactStoreSetting(undefined, "/data", SQLITE), { kind: "local", directory: "/data/artifacts" });
   assert.equal(artifactStoreSetting("", "/data", SQLITE), { kind: "local", directory: "/data/artifacts" });
   assert.equal(artifactStoreSetting(undefined, "/data", PG), { kind: "postgres" });
-  assert.equal(loadConfig({ STACKSHIP_DATA_DIR: "/srv/ss" }).artifactStore, { kind: "local", directory: "/srv/ss/artifacts" });
+  assert.equal(loadConfig({ STACKSHIP_DATA_DIR: "/srv/ss" }).artifactStore, {
+    kind: "local",
+    directory: "/srv/ss/artifacts",
+  });
   assert.equal(loadConfig({ STACKSHIP_DATABASE_URL: PG }).artifactStore, { kind: "postgres" });
 });
 
 setting("file:///abs/dir is a local directory on either database; postgres or the database URL is PostgreSQL", () => {
-  assert.equal(artifactStoreSetting("file:///mnt/artifacts", "/data", PG), { kind: "local", directory: "/mnt/artifacts" });
-  assert.equal(artifactStoreSetting("file:///mnt/my%20artifacts/", "/data", SQLITE), { kind: "local", directory: "/mnt/my artifacts" });
+  assert.equal(artifactStoreSetting("file:///mnt/artifacts", "/data", PG), {
+    kind: "local",
+    directory: "/mnt/artifacts",
+  });
+  assert.equal(artifactStoreSetting("file:///mnt/my%20artifacts/", "/data", SQLITE), {
+    kind: "local",
+    directory: "/mnt/my artifacts",
+  });
   assert.equal(artifactStoreSetting("postgres", "/data", PG), { kind: "postgres" });
   assert.equal(artifactStoreSetting(PG, "/data", PG), { kind: "postgres" });
 });
@@ -57,7 +66,10 @@ setting("bad values are clear startup errors naming the variable", () => {
 const selection = suite("object backend selection");
 
 selection("local and postgres build their backends; postgres on SQLite is refused", async () => {
-  const local = await objectBackendFromConfig({ kind: "local", directory: "/tmp/ss-selection" }, { knex: undefined as never, dialect: "sqlite" });
+  const local = await objectBackendFromConfig(
+    { kind: "local", directory: "/tmp/ss-selection" },
+    { knex: undefined as never, dialect: "sqlite" },
+  );
   assert.instance(local, LocalObjectBackend);
   assert.is(local.kind, "local");
   await objectBackendFromConfig({ kind: "postgres" }, { knex: undefined as never, dialect: "sqlite" }).then(

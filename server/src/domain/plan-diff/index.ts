@@ -1,7 +1,22 @@
 // The stackship.plan-diff/v1 artifact: the builder (plan-diff.mjs, plain JavaScript so the plan
 // sandbox can run it) and what the host checks before it stores one.
-export { buildPlanDiff, classifyActions, MAX_BYTES, MAX_RESOURCES, PLAN_DIFF_FORMAT, PlanDiffInputError } from "./plan-diff.mjs";
-export type { BuildOptions, BuildResult, PlanDiff, PlanDiffAction, PlanDiffResource, PlanDiffValue, WithheldReason } from "./plan-diff.mjs";
+export {
+  buildPlanDiff,
+  classifyActions,
+  MAX_BYTES,
+  MAX_RESOURCES,
+  PLAN_DIFF_FORMAT,
+  PlanDiffInputError,
+} from "./plan-diff.mjs";
+export type {
+  BuildOptions,
+  BuildResult,
+  PlanDiff,
+  PlanDiffAction,
+  PlanDiffResource,
+  PlanDiffValue,
+  WithheldReason,
+} from "./plan-diff.mjs";
 import { MAX_BYTES, PLAN_DIFF_FORMAT } from "./plan-diff.mjs";
 import { ValueMatcher } from "../redaction/index.ts";
 
@@ -17,14 +32,16 @@ const FIXED = new Set(["format", "run_id", "action", "actions", "withheld_reason
  */
 function leaks(document: Record<string, unknown>, matcher: ValueMatcher): boolean {
   const stack: Array<{ value: unknown; keys: boolean }> = [];
-  for (const key of Object.keys(document)) if (!FIXED.has(key) && key !== "resources") stack.push({ value: document[key], keys: false });
+  for (const key of Object.keys(document))
+    if (!FIXED.has(key) && key !== "resources") stack.push({ value: document[key], keys: false });
   const resources: unknown[] = Array.isArray(document.resources) ? document.resources : [];
   for (const resource of resources) {
     if (resource === null || typeof resource !== "object" || Array.isArray(resource)) {
       stack.push({ value: resource, keys: true });
       continue;
     }
-    for (const [key, value] of Object.entries(resource)) if (!FIXED.has(key)) stack.push({ value, keys: key === "before" || key === "after" });
+    for (const [key, value] of Object.entries(resource))
+      if (!FIXED.has(key)) stack.push({ value, keys: key === "before" || key === "after" });
   }
   while (stack.length > 0) {
     const { value, keys } = stack.pop()!;
@@ -55,7 +72,11 @@ function leaks(document: Record<string, unknown>, matcher: ValueMatcher): boolea
  * one in an address. Anything else is not stored: the run's plan changes are then unavailable,
  * never something else in their place.
  */
-export function isPlanDiffArtifactOf(bytes: Uint8Array, runId: string, secrets: readonly string[] | ValueMatcher = []): boolean {
+export function isPlanDiffArtifactOf(
+  bytes: Uint8Array,
+  runId: string,
+  secrets: readonly string[] | ValueMatcher = [],
+): boolean {
   if (bytes.byteLength === 0 || bytes.byteLength > MAX_BYTES) return false;
   let document: unknown;
   try {
@@ -65,7 +86,13 @@ export function isPlanDiffArtifactOf(bytes: Uint8Array, runId: string, secrets: 
   }
   if (document === null || typeof document !== "object" || Array.isArray(document)) return false;
   const artifact = document as Record<string, unknown>;
-  if (!(artifact.format === PLAN_DIFF_FORMAT && artifact.run_id === runId && typeof artifact.truncated === "boolean" && Array.isArray(artifact.resources))) return false;
+  if (!(
+    artifact.format === PLAN_DIFF_FORMAT &&
+    artifact.run_id === runId &&
+    typeof artifact.truncated === "boolean" &&
+    Array.isArray(artifact.resources)
+  ))
+    return false;
   const matcher = secrets instanceof ValueMatcher ? secrets : new ValueMatcher(secrets);
   return matcher.empty || !leaks(artifact, matcher);
 }

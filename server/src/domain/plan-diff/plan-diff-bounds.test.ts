@@ -19,7 +19,14 @@ function small(i: number, actions = ["create"]) {
     name: "r",
     index: i,
     provider_name: "terraform.io/builtin/terraform",
-    change: { actions, before: null, after: { input: `v${i}` }, after_unknown: { id: true, output: true }, before_sensitive: false, after_sensitive: {} },
+    change: {
+      actions,
+      before: null,
+      after: { input: `v${i}` },
+      after_unknown: { id: true, output: true },
+      before_sensitive: false,
+      after_sensitive: {},
+    },
   };
 }
 
@@ -33,7 +40,14 @@ bounds("5,000 changed resources: all kept, not truncated (no-ops do not count)",
   const { artifact } = buildPlanDiff(plan(entries));
   assert.is(artifact.resources.length, 5000);
   assert.is(artifact.truncated, false);
-  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 5000, cut: 0, withheld: 0, dropped: 0 });
+  assert.equal(artifact.truncation, {
+    max_resources: 5000,
+    max_bytes: MAX_BYTES,
+    changed_resources: 5000,
+    cut: 0,
+    withheld: 0,
+    dropped: 0,
+  });
 });
 
 bounds("5,001 changed resources: the last is cut before redaction, the first 5,000 in plan order kept", () => {
@@ -45,7 +59,14 @@ bounds("5,001 changed resources: the last is cut before redaction, the first 5,0
   assert.is(artifact.resources.length, 5000);
   assert.is(artifact.resources[4999].address, "terraform_data.r[4999]");
   assert.is(artifact.truncated, true);
-  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 5001, cut: 1, withheld: 0, dropped: 0 });
+  assert.equal(artifact.truncation, {
+    max_resources: 5000,
+    max_bytes: MAX_BYTES,
+    changed_resources: 5001,
+    cut: 1,
+    withheld: 0,
+    dropped: 0,
+  });
   assert.ok(artifact.resources.every((r) => r.detail_withheld !== true));
 });
 
@@ -68,8 +89,18 @@ bounds("one byte over 4 MiB: the largest resource's detail is withheld, the rest
   assert.ok(bytes <= MAX_BYTES);
   assert.is(bytes, Buffer.byteLength(json));
   assert.is(artifact.truncated, true);
-  assert.equal(artifact.truncation, { max_resources: 5000, max_bytes: MAX_BYTES, changed_resources: 2, cut: 0, withheld: 1, dropped: 0 });
-  assert.equal([artifact.resources[0].detail_withheld, artifact.resources[0].withheld_reason, artifact.resources[0].after], [true, "size_limit", undefined]);
+  assert.equal(artifact.truncation, {
+    max_resources: 5000,
+    max_bytes: MAX_BYTES,
+    changed_resources: 2,
+    cut: 0,
+    withheld: 1,
+    dropped: 0,
+  });
+  assert.equal(
+    [artifact.resources[0].detail_withheld, artifact.resources[0].withheld_reason, artifact.resources[0].after],
+    [true, "size_limit", undefined],
+  );
   assert.equal(
     [artifact.resources[0].address, artifact.resources[0].provider, artifact.resources[0].actions],
     ["terraform_data.r[0]", "terraform.io/builtin/terraform", ["create"]],
@@ -78,7 +109,12 @@ bounds("one byte over 4 MiB: the largest resource's detail is withheld, the rest
 });
 
 bounds("withholding goes largest first and stops as soon as the artifact fits", () => {
-  const entries = [withPadding(small(0), "blob", 1_500_000), withPadding(small(1), "blob", 2_000_000), withPadding(small(2), "blob", 1_000_000), small(3)];
+  const entries = [
+    withPadding(small(0), "blob", 1_500_000),
+    withPadding(small(1), "blob", 2_000_000),
+    withPadding(small(2), "blob", 1_000_000),
+    small(3),
+  ];
   const { artifact, bytes } = buildPlanDiff(plan(entries));
   assert.ok(bytes <= MAX_BYTES);
   assert.equal(
@@ -110,42 +146,54 @@ bounds("withholding every detail is still too big: trailing resources are droppe
   assert.ok(bytes + 1 + Buffer.byteLength(next) > MAX_BYTES);
 });
 
-bounds("every bound from all-withheld to whole: the fewest details withheld, counters' digits included (9 → 10)", () => {
-  // Twelve resources of the same size (two-digit indices), so withholding goes in plan order.
-  const entries = Array.from({ length: 12 }, (_, i) => withPadding(small(10 + i), "blob", 200));
-  const whole = buildPlanDiff(plan(entries));
-  const allWithheld =
-    12 * Buffer.byteLength(JSON.stringify({ ...whole.artifact.resources[0], before: undefined, after: undefined, detail_withheld: true, withheld_reason: "size_limit" }));
-  let sawTenWithheld = false;
-  for (let maxBytes = allWithheld; maxBytes <= whole.bytes; maxBytes++) {
-    const { artifact, bytes, json } = buildPlanDiff(plan(entries), { maxBytes });
-    assert.is(bytes, Buffer.byteLength(json));
-    assert.ok(bytes <= maxBytes);
-    const { withheld, dropped } = artifact.truncation;
-    if (!artifact.truncated) {
-      // Whole (a few bytes below `whole.bytes`: the header's max_bytes has fewer digits here).
-      assert.ok(maxBytes > whole.bytes - 7);
-      assert.equal(artifact.resources, whole.artifact.resources);
-      continue;
+bounds(
+  "every bound from all-withheld to whole: the fewest details withheld, counters' digits included (9 → 10)",
+  () => {
+    // Twelve resources of the same size (two-digit indices), so withholding goes in plan order.
+    const entries = Array.from({ length: 12 }, (_, i) => withPadding(small(10 + i), "blob", 200));
+    const whole = buildPlanDiff(plan(entries));
+    const allWithheld =
+      12 *
+      Buffer.byteLength(
+        JSON.stringify({
+          ...whole.artifact.resources[0],
+          before: undefined,
+          after: undefined,
+          detail_withheld: true,
+          withheld_reason: "size_limit",
+        }),
+      );
+    let sawTenWithheld = false;
+    for (let maxBytes = allWithheld; maxBytes <= whole.bytes; maxBytes++) {
+      const { artifact, bytes, json } = buildPlanDiff(plan(entries), { maxBytes });
+      assert.is(bytes, Buffer.byteLength(json));
+      assert.ok(bytes <= maxBytes);
+      const { withheld, dropped } = artifact.truncation;
+      if (!artifact.truncated) {
+        // Whole (a few bytes below `whole.bytes`: the header's max_bytes has fewer digits here).
+        assert.ok(maxBytes > whole.bytes - 7);
+        assert.equal(artifact.resources, whole.artifact.resources);
+        continue;
+      }
+      if (dropped > 0) {
+        // Below what twelve withheld resources need: all withheld, the fewest dropped.
+        assert.is(withheld, artifact.resources.length);
+        continue;
+      }
+      assert.ok(withheld >= 1);
+      if (withheld >= 10) sawTenWithheld = true;
+      assert.ok(artifact.resources.every((r, i) => (r.withheld_reason === "size_limit") === i < withheld));
+      if (withheld === 1) continue;
+      // One detail fewer withheld (the header's counter one smaller too) would not have fitted.
+      const fewer = {
+        ...artifact,
+        truncation: { ...artifact.truncation, withheld: withheld - 1 },
+        resources: artifact.resources.map((r, i) => (i === withheld - 1 ? whole.artifact.resources[i] : r)),
+      };
+      assert.ok(Buffer.byteLength(JSON.stringify(fewer)) > maxBytes, `at ${maxBytes}`);
     }
-    if (dropped > 0) {
-      // Below what twelve withheld resources need: all withheld, the fewest dropped.
-      assert.is(withheld, artifact.resources.length);
-      continue;
-    }
-    assert.ok(withheld >= 1);
-    if (withheld >= 10) sawTenWithheld = true;
-    assert.ok(artifact.resources.every((r, i) => (r.withheld_reason === "size_limit") === i < withheld));
-    if (withheld === 1) continue;
-    // One detail fewer withheld (the header's counter one smaller too) would not have fitted.
-    const fewer = {
-      ...artifact,
-      truncation: { ...artifact.truncation, withheld: withheld - 1 },
-      resources: artifact.resources.map((r, i) => (i === withheld - 1 ? whole.artifact.resources[i] : r)),
-    };
-    assert.ok(Buffer.byteLength(JSON.stringify(fewer)) > maxBytes, `at ${maxBytes}`);
-  }
-  assert.ok(sawTenWithheld);
-});
+    assert.ok(sawTenWithheld);
+  },
+);
 
 bounds.run();

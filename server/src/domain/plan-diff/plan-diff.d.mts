@@ -9,7 +9,8 @@ export declare const MARKER_KEY: "$stackship";
 export declare class PlanDiffInputError extends Error {}
 
 export type PlanDiffAction = "create" | "update" | "delete" | "replace" | "forget" | "forget_replace" | "unknown";
-export type WithheldReason = "unresolvable_masks" | "unrecognized_actions" | "unsupported_format_version" | "size_limit";
+export type WithheldReason =
+  "unresolvable_masks" | "unrecognized_actions" | "unsupported_format_version" | "size_limit";
 
 /** A redacted value: JSON, where objects may be markers (`{"$stackship": "sensitive" | "unknown" | "imprecise_number", …}`). */
 export type PlanDiffValue = null | boolean | number | string | PlanDiffValue[] | { [key: string]: PlanDiffValue };

@@ -185,8 +185,12 @@ export function buildPlanDiff(plan, options = {}) {
   const maxBytes = options.maxBytes ?? MAX_BYTES;
   const changed = changedEntries(plan);
   // Redacted by value: what the caller knows is secret (any length) and what the plan marks sensitive anywhere.
-  const given = Array.isArray(options.knownSecrets) ? options.knownSecrets.filter((k) => typeof k === "string" && k.length > 0) : [];
-  const known = new ValueMatcher(options.planSensitiveValues === false ? given : given.concat(sensitiveValuesOfPlan(plan)));
+  const given = Array.isArray(options.knownSecrets)
+    ? options.knownSecrets.filter((k) => typeof k === "string" && k.length > 0)
+    : [];
+  const known = new ValueMatcher(
+    options.planSensitiveValues === false ? given : given.concat(sensitiveValuesOfPlan(plan)),
+  );
   // Values are redacted in place: a private copy unless the caller hands the plan over.
   const consume = options.consume === true;
   if (consume) release(plan);
@@ -228,7 +232,14 @@ export function buildPlanDiff(plan, options = {}) {
     plan_timestamp: stringOrNull(plan.timestamp),
     plan_errored: plan.errored === true,
     truncated: cut > 0,
-    truncation: { max_resources: maxResources, max_bytes: maxBytes, changed_resources: changed.length, cut, withheld: 0, dropped: 0 },
+    truncation: {
+      max_resources: maxResources,
+      max_bytes: maxBytes,
+      changed_resources: changed.length,
+      cut,
+      withheld: 0,
+      dropped: 0,
+    },
   };
   // The usual case: everything fits; one native serialization of the whole.
   const whole = JSON.stringify({ ...header, resources });
@@ -248,7 +259,12 @@ export function buildPlanDiff(plan, options = {}) {
   header.truncated = true;
   // The header's size changes only with the decimal digits of its two counters (both 0 here).
   const headerBase = utf8Length(headerJson()) - 2;
-  const total = () => headerBase + decimalDigits(header.truncation.withheld) + decimalDigits(header.truncation.dropped) + sum + Math.max(0, count - 1);
+  const total = () =>
+    headerBase +
+    decimalDigits(header.truncation.withheld) +
+    decimalDigits(header.truncation.dropped) +
+    sum +
+    Math.max(0, count - 1);
   const sizeLimited = new Array(texts.length).fill(false);
   const order = [];
   for (let i = 0; i < texts.length; i++) if (resources[i].detail_withheld !== true) order.push(i);

@@ -11,7 +11,19 @@ type Shape =
   | { s: boolean; u: boolean; kind: "arr"; items: Shape[] }
   | { s: boolean; u: boolean; kind: "obj"; entries: Array<[string, Shape]> };
 
-const KEYS = ["a", "b", "id", "tags", "$x", "$stackship", "constructor", "__proto__", "toString", "password", "DB_PASSWORD"];
+const KEYS = [
+  "a",
+  "b",
+  "id",
+  "tags",
+  "$x",
+  "$stackship",
+  "constructor",
+  "__proto__",
+  "toString",
+  "password",
+  "DB_PASSWORD",
+];
 
 const { node } = fc.letrec<{ node: Shape; leaf: Shape; arr: Shape; obj: Shape }>((tie) => ({
   node: fc.oneof({ maxDepth: 4, depthSize: "small", withCrossShrink: true }, tie("leaf"), tie("arr"), tie("obj")),
@@ -21,7 +33,12 @@ const { node } = fc.letrec<{ node: Shape; leaf: Shape; arr: Shape; obj: Shape }>
     kind: fc.constant("leaf" as const),
     leaf: fc.oneof(fc.string({ maxLength: 6 }), fc.integer(), fc.boolean(), fc.constant(null)),
   }),
-  arr: fc.record({ s: fc.boolean(), u: fc.boolean(), kind: fc.constant("arr" as const), items: fc.array(tie("node"), { maxLength: 4 }) }),
+  arr: fc.record({
+    s: fc.boolean(),
+    u: fc.boolean(),
+    kind: fc.constant("arr" as const),
+    items: fc.array(tie("node"), { maxLength: 4 }),
+  }),
   obj: fc.record({
     s: fc.boolean(),
     u: fc.boolean(),
@@ -31,8 +48,14 @@ const { node } = fc.letrec<{ node: Shape; leaf: Shape; arr: Shape; obj: Shape }>
 }));
 // Flags are rare enough that most trees have visible parts.
 const root = fc
-  .tuple(fc.uniqueArray(fc.tuple(fc.constantFrom(...KEYS), node), { minLength: 1, maxLength: 6, selector: ([k]) => k }), fc.integer({ min: 0, max: 2 ** 30 }))
-  .map(([entries, seed]): { shape: Shape; seed: number } => ({ shape: { s: false, u: false, kind: "obj", entries }, seed }));
+  .tuple(
+    fc.uniqueArray(fc.tuple(fc.constantFrom(...KEYS), node), { minLength: 1, maxLength: 6, selector: ([k]) => k }),
+    fc.integer({ min: 0, max: 2 ** 30 }),
+  )
+  .map(([entries, seed]): { shape: Shape; seed: number } => ({
+    shape: { s: false, u: false, kind: "obj", entries },
+    seed,
+  }));
 
 function set(o: Record<string, unknown>, key: string, value: unknown) {
   Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
@@ -45,7 +68,8 @@ function thin(shape: Shape, seed: number, path = "r"): Shape {
   const s = shape.s && h % 6 === 0;
   const u = shape.u && (h >>> 3) % 6 === 0;
   if (shape.kind === "arr") return { ...shape, s, u, items: shape.items.map((n, i) => thin(n, seed, `${path}[${i}]`)) };
-  if (shape.kind === "obj") return { ...shape, s, u, entries: shape.entries.map(([k, n]) => [k, thin(n, seed, `${path}.${k}`)]) };
+  if (shape.kind === "obj")
+    return { ...shape, s, u, entries: shape.entries.map(([k, n]) => [k, thin(n, seed, `${path}.${k}`)]) };
   return { ...shape, s, u };
 }
 
@@ -134,7 +158,14 @@ function encode(shape: Shape): Encoded {
 interface PlanJson {
   format_version: string;
   terraform_version: string;
-  resource_changes: Array<{ address: string; mode: string; type: string; name: string; provider_name: string; change: Record<string, unknown> }>;
+  resource_changes: Array<{
+    address: string;
+    mode: string;
+    type: string;
+    name: string;
+    provider_name: string;
+    change: Record<string, unknown>;
+  }>;
 }
 
 /** Through JSON text, as the builder really receives it. */
@@ -160,7 +191,8 @@ function planOf(e: Encoded, overrides: Record<string, unknown> = {}): PlanJson {
 const escape = (k: string | number) => (typeof k === "string" && k.startsWith("$") ? `$${k}` : k);
 
 /** The `$stackship` member of a value (a marker's kind), or undefined. */
-const markerOf = (value: unknown): unknown => (value !== null && typeof value === "object" ? (value as { $stackship?: unknown }).$stackship : undefined);
+const markerOf = (value: unknown): unknown =>
+  value !== null && typeof value === "object" ? (value as { $stackship?: unknown }).$stackship : undefined;
 
 const properties = suite("plan-diff: properties over random values and masks");
 
@@ -200,10 +232,14 @@ properties("every unknown position is marked (or covered by a sensitive ancestor
 });
 
 /** Every position in a value (a path and the value there). */
-function positions(v: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; value: unknown }> {
+function positions(
+  v: unknown,
+  path: Array<string | number> = [],
+): Array<{ path: Array<string | number>; value: unknown }> {
   const out = [{ path, value: v }];
   if (Array.isArray(v)) v.forEach((c, i) => out.push(...positions(c, [...path, i])));
-  else if (v !== null && typeof v === "object") for (const k of Object.keys(v)) out.push(...positions((v as Record<string, unknown>)[k], [...path, k]));
+  else if (v !== null && typeof v === "object")
+    for (const k of Object.keys(v)) out.push(...positions((v as Record<string, unknown>)[k], [...path, k]));
   return out;
 }
 
@@ -220,11 +256,20 @@ function corrupt(mask: unknown, path: Array<string | number>, replacement: unkno
     copy[step] = inner;
     return copy;
   }
-  const base = mask !== null && typeof mask === "object" && !Array.isArray(mask) ? mask : mask === false || mask === undefined ? {} : undefined;
+  const base =
+    mask !== null && typeof mask === "object" && !Array.isArray(mask)
+      ? mask
+      : mask === false || mask === undefined
+        ? {}
+        : undefined;
   if (base === undefined) return undefined;
   const copy: Record<string, unknown> = {};
   for (const k of Object.keys(base)) set(copy, k, (base as Record<string, unknown>)[k]);
-  const inner = corrupt(Object.prototype.hasOwnProperty.call(base, step) ? (base as Record<string, unknown>)[step] : undefined, rest, replacement);
+  const inner = corrupt(
+    Object.prototype.hasOwnProperty.call(base, step) ? (base as Record<string, unknown>)[step] : undefined,
+    rest,
+    replacement,
+  );
   if (inner === undefined) return undefined;
   set(copy, step, inner);
   return copy;
@@ -232,36 +277,49 @@ function corrupt(mask: unknown, path: Array<string | number>, replacement: unkno
 
 properties("every unresolvable mask withholds the resource (and leaks nothing)", () => {
   fc.assert(
-    fc.property(root, fc.nat(), fc.constantFrom("B1", "B2", "B3", "B4"), fc.constantFrom("before", "after"), ({ shape, seed }, pick, defect, side) => {
-      const e = encode(thin(shape, seed));
-      const value = side === "before" ? e.before : e.after;
-      const mask = side === "before" ? e.beforeSensitive : e.afterSensitive;
-      // Positions the walk reaches: a non-null value with no sensitive mask on or above it.
-      const candidates = positions(value).filter(({ path, value: v }) => {
-        if (v === null) return false;
-        let m: unknown = mask;
-        for (const step of path) {
-          if (m === true) return false;
-          m = m !== null && typeof m === "object" ? (m as Record<string | number, unknown>)[step] : undefined;
-        }
-        return m !== true;
-      });
-      const target = candidates[pick % candidates.length];
-      let replacement: unknown;
-      if (defect === "B4") replacement = fc.sample(fc.constantFrom("yes", 1, null, "true"), { numRuns: 1, seed: pick })[0];
-      else if (defect === "B1") replacement = Array.isArray(target.value) || typeof target.value !== "object" ? {} : undefined;
-      else if (defect === "B2") replacement = !Array.isArray(target.value) ? [] : undefined;
-      else replacement = Array.isArray(target.value) ? new Array(target.value.length + 1).fill(false) : undefined;
-      if (replacement === undefined) return true; // this defect does not apply to this position
-      const broken = corrupt(mask, target.path, replacement);
-      if (broken === undefined) return true;
-      const { json, artifact } = buildPlanDiff(planOf(e, { [side === "before" ? "before_sensitive" : "after_sensitive"]: broken }));
-      const r = artifact.resources[0];
-      assert.equal([r.detail_withheld, r.withheld_reason, r.before, r.after], [true, "unresolvable_masks", undefined, undefined]);
-      assert.not.match(json, "CANARY");
-      assert.not.match(json, "v:");
-      return true;
-    }),
+    fc.property(
+      root,
+      fc.nat(),
+      fc.constantFrom("B1", "B2", "B3", "B4"),
+      fc.constantFrom("before", "after"),
+      ({ shape, seed }, pick, defect, side) => {
+        const e = encode(thin(shape, seed));
+        const value = side === "before" ? e.before : e.after;
+        const mask = side === "before" ? e.beforeSensitive : e.afterSensitive;
+        // Positions the walk reaches: a non-null value with no sensitive mask on or above it.
+        const candidates = positions(value).filter(({ path, value: v }) => {
+          if (v === null) return false;
+          let m: unknown = mask;
+          for (const step of path) {
+            if (m === true) return false;
+            m = m !== null && typeof m === "object" ? (m as Record<string | number, unknown>)[step] : undefined;
+          }
+          return m !== true;
+        });
+        const target = candidates[pick % candidates.length];
+        let replacement: unknown;
+        if (defect === "B4")
+          replacement = fc.sample(fc.constantFrom("yes", 1, null, "true"), { numRuns: 1, seed: pick })[0];
+        else if (defect === "B1")
+          replacement = Array.isArray(target.value) || typeof target.value !== "object" ? {} : undefined;
+        else if (defect === "B2") replacement = !Array.isArray(target.value) ? [] : undefined;
+        else replacement = Array.isArray(target.value) ? new Array(target.value.length + 1).fill(false) : undefined;
+        if (replacement === undefined) return true; // this defect does not apply to this position
+        const broken = corrupt(mask, target.path, replacement);
+        if (broken === undefined) return true;
+        const { json, artifact } = buildPlanDiff(
+          planOf(e, { [side === "before" ? "before_sensitive" : "after_sensitive"]: broken }),
+        );
+        const r = artifact.resources[0];
+        assert.equal(
+          [r.detail_withheld, r.withheld_reason, r.before, r.after],
+          [true, "unresolvable_masks", undefined, undefined],
+        );
+        assert.not.match(json, "CANARY");
+        assert.not.match(json, "v:");
+        return true;
+      },
+    ),
     { numRuns: 400 },
   );
 });
@@ -295,13 +353,17 @@ properties("an unknown mask that contradicts the value, or has a non-boolean lea
 
 properties("a missing mask beside a non-null value withholds (B5)", () => {
   fc.assert(
-    fc.property(root, fc.constantFrom("before_sensitive", "after_sensitive", "after_unknown"), ({ shape, seed }, which) => {
-      const e = encode(thin(shape, seed));
-      const plan = planOf(e);
-      delete plan.resource_changes[0].change[which];
-      const r = buildPlanDiff(plan).artifact.resources[0];
-      assert.is(r.withheld_reason, "unresolvable_masks");
-    }),
+    fc.property(
+      root,
+      fc.constantFrom("before_sensitive", "after_sensitive", "after_unknown"),
+      ({ shape, seed }, which) => {
+        const e = encode(thin(shape, seed));
+        const plan = planOf(e);
+        delete plan.resource_changes[0].change[which];
+        const r = buildPlanDiff(plan).artifact.resources[0];
+        assert.is(r.withheld_reason, "unresolvable_masks");
+      },
+    ),
     { numRuns: 100 },
   );
 });

@@ -32,7 +32,8 @@ function own(o, key) {
 
 /** Sets a member, also when it is named `__proto__`. */
 function put(o, key, value) {
-  if (key === "__proto__") Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -88,7 +89,13 @@ function walk(v, s, o, u, hasUnknown, known) {
   if (v === null || v === undefined) return null;
   const type = typeof v;
   // No mask anywhere below (the common case): the same walk without the mask bookkeeping.
-  if (type === "object" && (s === undefined || s === false) && (o === undefined || o === false) && (!hasUnknown || u === undefined || u === false)) return plain(v, known);
+  if (
+    type === "object" &&
+    (s === undefined || s === false) &&
+    (o === undefined || o === false) &&
+    (!hasUnknown || u === undefined || u === false)
+  )
+    return plain(v, known);
   if (type !== "object") {
     if (s !== undefined && s !== false) throw new Unresolvable("container mask on a primitive");
     if (hasUnknown && u !== undefined && u !== false) throw new Unresolvable("container unknown mask on a primitive");
@@ -104,8 +111,10 @@ function walk(v, s, o, u, hasUnknown, known) {
     return v;
   }
   if (Array.isArray(v)) {
-    if (s !== undefined && s !== false && !(Array.isArray(s) && s.length === v.length)) throw new Unresolvable("array mask shape");
-    if (hasUnknown && u !== undefined && u !== false && !(Array.isArray(u) && u.length === v.length)) throw new Unresolvable("array unknown shape");
+    if (s !== undefined && s !== false && !(Array.isArray(s) && s.length === v.length))
+      throw new Unresolvable("array mask shape");
+    if (hasUnknown && u !== undefined && u !== false && !(Array.isArray(u) && u.length === v.length))
+      throw new Unresolvable("array unknown shape");
     const sa = Array.isArray(s) ? s : undefined;
     const ua = Array.isArray(u) ? u : undefined;
     const oa = Array.isArray(o) ? o : undefined;
@@ -231,7 +240,9 @@ export function redactChange(change, before, after, known, r) {
   const paths = safeReplacePaths(change.replace_paths, bs, as);
   if (paths === null) throw new Unresolvable("replace_paths");
   if (paths !== undefined) {
-    for (const path of paths) for (const step of path) if (typeof step === "string" && known.contains(step)) throw new Unresolvable("a known secret in a path");
+    for (const path of paths)
+      for (const step of path)
+        if (typeof step === "string" && known.contains(step)) throw new Unresolvable("a known secret in a path");
   }
   const beforeOut = walk(before, bs, as, undefined, false, known);
   const afterOut = walk(after, as, bs, au, true, known);

@@ -14,7 +14,11 @@ export interface TextMatcher {
 }
 
 /** The redacted plan of a parsed `tofu show -json` with a parsed `tofu providers schema -json`, as JSON text. */
-export declare function buildRedactedPlan(plan: unknown, schemas: unknown, options?: { knownSecrets?: readonly string[] }): string;
+export declare function buildRedactedPlan(
+  plan: unknown,
+  schemas: unknown,
+  options?: { knownSecrets?: readonly string[] },
+): string;
 
 /** Every string, key, number and boolean of `value` holding a value `matcher` finds, redacted (a copy). */
 export declare function redactByValue<T>(value: T, matcher: TextMatcher): T;

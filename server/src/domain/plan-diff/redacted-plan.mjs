@@ -38,7 +38,8 @@ function own(o, key) {
 }
 
 function put(o, key, value) {
-  if (key === "__proto__") Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === "__proto__")
+    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
   else o[key] = value;
 }
 
@@ -126,7 +127,12 @@ function walk(before, after, bs, as) {
     const b = Array.isArray(before) ? [...before] : before;
     const a = Array.isArray(after) ? [...after] : after;
     for (let i = 0; i < Math.max(Array.isArray(b) ? b.length : 0, Array.isArray(a) ? a.length : 0); i++) {
-      const [x, y] = walk(Array.isArray(b) ? b[i] : undefined, Array.isArray(a) ? a[i] : undefined, childMask(bs, i), childMask(as, i));
+      const [x, y] = walk(
+        Array.isArray(b) ? b[i] : undefined,
+        Array.isArray(a) ? a[i] : undefined,
+        childMask(bs, i),
+        childMask(as, i),
+      );
       if (Array.isArray(b) && i < b.length) b[i] = x === undefined ? null : x;
       if (Array.isArray(a) && i < a.length) a[i] = y === undefined ? null : y;
     }
@@ -167,7 +173,12 @@ function byValue(v, matcher) {
 /** One change (resource change or output change) with its before and after redacted by its masks. */
 function redactChange(change) {
   if (!isPlainObject(change)) return change;
-  const [before, after] = walk(own(change, "before"), own(change, "after"), own(change, "before_sensitive"), own(change, "after_sensitive"));
+  const [before, after] = walk(
+    own(change, "before"),
+    own(change, "after"),
+    own(change, "before_sensitive"),
+    own(change, "after_sensitive"),
+  );
   const out = { ...change };
   if (hasOwn.call(change, "before")) out.before = before === undefined ? null : before;
   if (hasOwn.call(change, "after")) out.after = after === undefined ? null : after;
@@ -183,7 +194,8 @@ function redactResourceChanges(list) {
 /** The provider addresses the changes name (the CLI needs each one's schema, and no other). */
 function providersOf(...lists) {
   const names = new Set();
-  for (const list of lists) for (const entry of list ?? []) if (typeof own(entry, "provider_name") === "string") names.add(entry.provider_name);
+  for (const list of lists)
+    for (const entry of list ?? []) if (typeof own(entry, "provider_name") === "string") names.add(entry.provider_name);
   return names;
 }
 
@@ -193,8 +205,10 @@ function providersOf(...lists) {
  * snapshot's). Throws RedactedPlanInputError when the inputs are not those documents.
  */
 export function buildRedactedPlan(plan, schemas, { knownSecrets = [] } = {}) {
-  if (!isPlainObject(plan) || typeof own(plan, "format_version") !== "string") throw new RedactedPlanInputError("the plan JSON has no format_version");
-  if (!isPlainObject(schemas) || typeof own(schemas, "format_version") !== "string") throw new RedactedPlanInputError("the provider schemas have no format_version");
+  if (!isPlainObject(plan) || typeof own(plan, "format_version") !== "string")
+    throw new RedactedPlanInputError("the plan JSON has no format_version");
+  if (!isPlainObject(schemas) || typeof own(schemas, "format_version") !== "string")
+    throw new RedactedPlanInputError("the provider schemas have no format_version");
   const matcher = new ValueMatcher([...knownSecrets, ...sensitiveValuesOfPlan(plan)]);
   const resourceChanges = redactResourceChanges(own(plan, "resource_changes"));
   const resourceDrift = redactResourceChanges(own(plan, "resource_drift"));
@@ -217,6 +231,11 @@ export function buildRedactedPlan(plan, schemas, { knownSecrets = [] } = {}) {
   const wanted = providersOf(resourceChanges, resourceDrift);
   const providerSchemas = {};
   const all = own(schemas, "provider_schemas");
-  if (isPlainObject(all)) for (const name of Object.keys(all)) if (wanted.has(name)) put(providerSchemas, name, all[name]);
-  return JSON.stringify({ ...changes, provider_format_version: schemas.format_version, provider_schemas: providerSchemas });
+  if (isPlainObject(all))
+    for (const name of Object.keys(all)) if (wanted.has(name)) put(providerSchemas, name, all[name]);
+  return JSON.stringify({
+    ...changes,
+    provider_format_version: schemas.format_version,
+    provider_schemas: providerSchemas,
+  });
 }

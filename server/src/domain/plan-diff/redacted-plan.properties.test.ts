@@ -18,18 +18,27 @@ import { renderLocal, renderPlanUnavailable, renderRedacted } from "../../../tes
 
 const test = suite("redacted plan");
 
-type Tree = { kind: "leaf"; change: boolean } | { kind: "arr"; items: Node[] } | { kind: "obj"; entries: Array<[string, Node]> };
+type Tree =
+  { kind: "leaf"; change: boolean } | { kind: "arr"; items: Node[] } | { kind: "obj"; entries: Array<[string, Node]> };
 type Node = { bs: boolean; as: boolean; tree: Tree };
 
 const { node } = fc.letrec<{ node: Node; tree: Tree }>((tie) => ({
-  node: fc.record({ bs: fc.integer({ min: 0, max: 4 }).map((n) => n === 0), as: fc.integer({ min: 0, max: 4 }).map((n) => n === 0), tree: tie("tree") }),
+  node: fc.record({
+    bs: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    as: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
+    tree: tie("tree"),
+  }),
   tree: fc.oneof(
     { maxDepth: 3, depthSize: "small" },
     fc.record({ kind: fc.constant("leaf" as const), change: fc.boolean() }),
     fc.record({ kind: fc.constant("arr" as const), items: fc.array(tie("node"), { minLength: 1, maxLength: 3 }) }),
     fc.record({
       kind: fc.constant("obj" as const),
-      entries: fc.uniqueArray(fc.tuple(fc.constantFrom("a", "b", "token", "name"), tie("node")), { minLength: 1, maxLength: 3, selector: ([k]) => k }),
+      entries: fc.uniqueArray(fc.tuple(fc.constantFrom("a", "b", "token", "name"), tie("node")), {
+        minLength: 1,
+        maxLength: 3,
+        selector: ([k]) => k,
+      }),
     }),
   ),
 }));
@@ -65,7 +74,12 @@ function build(n: Node, secret: boolean): Omit<Built, "secrets"> {
     for (const [k, p] of parts) if (p[side] !== undefined) m[k] = p[side];
     return m;
   };
-  return { before: Object.fromEntries(parts.map(([k, p]) => [k, p.before])), after: Object.fromEntries(parts.map(([k, p]) => [k, p.after])), bs: mask("bs"), as: mask("as") };
+  return {
+    before: Object.fromEntries(parts.map(([k, p]) => [k, p.before])),
+    after: Object.fromEntries(parts.map(([k, p]) => [k, p.after])),
+    bs: mask("bs"),
+    as: mask("as"),
+  };
 }
 
 const SCHEMAS = {
@@ -156,7 +170,9 @@ test("a changed sensitive value stays changed, an unchanged one unchanged, a nul
       },
     ],
   };
-  const document = JSON.parse(buildRedactedPlan(plan, SCHEMAS)) as { resource_changes: Array<{ change: { before: { input: unknown }; after: { input: unknown } } }> };
+  const document = JSON.parse(buildRedactedPlan(plan, SCHEMAS)) as {
+    resource_changes: Array<{ change: { before: { input: unknown }; after: { input: unknown } } }>;
+  };
   const { before, after } = document.resource_changes[0].change;
   assert.equal(before.input, { same: SENSITIVE_VALUE, changed: SENSITIVE_VALUE, gone: null });
   assert.equal(after.input, { same: SENSITIVE_VALUE, changed: CHANGED_SENSITIVE_VALUE, gone: null });
@@ -202,7 +218,8 @@ else
           // A sensitive value tofu prints where the masks leave it public (a side whose
           // sensitivity changed, equal to the other) prints as `[sensitive value]` (the value rule).
           let local = renderLocal(join(dir, "plan.json"), join(dir, "schemas.json"));
-          for (const secret of secrets) local = local.replace(new RegExp(`"${secret}"|(?<![\\w-])${secret}(?![\\w-])`, "g"), `"${REDACTED}"`);
+          for (const secret of secrets)
+            local = local.replace(new RegExp(`"${secret}"|(?<![\\w-])${secret}(?![\\w-])`, "g"), `"${REDACTED}"`);
           const redacted = renderRedacted(buildRedactedPlan(structuredClone(plan), SCHEMAS));
           assert.fixture(redacted, local);
         }),

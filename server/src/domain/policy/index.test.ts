@@ -2,12 +2,29 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { canonicalize, sha256Hex } from "../canonical-json.ts";
 import { isDomainError } from "../errors.ts";
-import { outcomeOf, overrideCovers, parseViolations, policyResultDigest, policySetVersionDigest, preparePolicies, regoPackage, type PolicyFinding } from "./index.ts";
+import {
+  outcomeOf,
+  overrideCovers,
+  parseViolations,
+  policyResultDigest,
+  policySetVersionDigest,
+  preparePolicies,
+  regoPackage,
+  type PolicyFinding,
+} from "./index.ts";
 
 const policy = suite("policy domain");
 
 function finding(level: PolicyFinding["enforcementLevel"], title = "t", address: string | null = null): PolicyFinding {
-  return { policySetId: "pset-a", policySetVersion: 1, policy: "p", enforcementLevel: level, title, message: "m", address };
+  return {
+    policySetId: "pset-a",
+    policySetVersion: 1,
+    policy: "p",
+    enforcementLevel: level,
+    title,
+    message: "m",
+    address,
+  };
 }
 
 policy("the package is the first statement, dotted identifiers only", () => {
@@ -38,10 +55,24 @@ policy("policy names are unique within a version", () => {
 policy("a version digest covers names, levels and sources", () => {
   const base = preparePolicies([{ name: "a", enforcement_level: "advisory", source: "package a\n" }]);
   const digest = policySetVersionDigest(base);
-  assert.is(policySetVersionDigest(preparePolicies([{ name: "a", enforcement_level: "advisory", source: "package a\n" }])), digest);
-  assert.is.not(policySetVersionDigest(preparePolicies([{ name: "a", enforcement_level: "soft_mandatory", source: "package a\n" }])), digest);
-  assert.is.not(policySetVersionDigest(preparePolicies([{ name: "b", enforcement_level: "advisory", source: "package a\n" }])), digest);
-  assert.is.not(policySetVersionDigest(preparePolicies([{ name: "a", enforcement_level: "advisory", source: "package a\n\n" }])), digest);
+  assert.is(
+    policySetVersionDigest(preparePolicies([{ name: "a", enforcement_level: "advisory", source: "package a\n" }])),
+    digest,
+  );
+  assert.is.not(
+    policySetVersionDigest(
+      preparePolicies([{ name: "a", enforcement_level: "soft_mandatory", source: "package a\n" }]),
+    ),
+    digest,
+  );
+  assert.is.not(
+    policySetVersionDigest(preparePolicies([{ name: "b", enforcement_level: "advisory", source: "package a\n" }])),
+    digest,
+  );
+  assert.is.not(
+    policySetVersionDigest(preparePolicies([{ name: "a", enforcement_level: "advisory", source: "package a\n\n" }])),
+    digest,
+  );
 });
 
 policy("outcome: hard beats soft beats advisory; errored is never a pass", () => {
@@ -75,15 +106,44 @@ policy("the result digest is order-independent and covers versions, findings, ou
   const versions = [{ policySetId: "pset-a", version: 1, digest: "a".repeat(64) }];
   const a = finding("advisory", "one", "x.a");
   const b = finding("soft_mandatory", "two", "x.b");
-  const digest = policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [a, b], opaVersion: "1.22.4" });
-  assert.is(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.4" }), digest);
-  assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.5" }), digest);
-  assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: [{ ...versions[0], version: 2 }], findings: [a, b], opaVersion: "1.22.4" }), digest);
-  assert.is.not(policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [a, { ...b, message: "other" }], opaVersion: "1.22.4" }), digest);
+  const digest = policyResultDigest({
+    outcome: "soft_failed",
+    policySetVersions: versions,
+    findings: [a, b],
+    opaVersion: "1.22.4",
+  });
+  assert.is(
+    policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.4" }),
+    digest,
+  );
+  assert.is.not(
+    policyResultDigest({ outcome: "soft_failed", policySetVersions: versions, findings: [b, a], opaVersion: "1.22.5" }),
+    digest,
+  );
+  assert.is.not(
+    policyResultDigest({
+      outcome: "soft_failed",
+      policySetVersions: [{ ...versions[0], version: 2 }],
+      findings: [a, b],
+      opaVersion: "1.22.4",
+    }),
+    digest,
+  );
+  assert.is.not(
+    policyResultDigest({
+      outcome: "soft_failed",
+      policySetVersions: versions,
+      findings: [a, { ...b, message: "other" }],
+      opaVersion: "1.22.4",
+    }),
+    digest,
+  );
   // The skipped stage's digest is the one it always was.
   assert.is(
     policyResultDigest({ outcome: "skipped", policySetVersions: [], findings: [], opaVersion: null }),
-    sha256Hex(canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] })),
+    sha256Hex(
+      canonicalize({ format: "stackship.policy-result/v1", outcome: "skipped", policy_set_versions: [], findings: [] }),
+    ),
   );
 });
 

@@ -71,20 +71,30 @@ export function regoPackage(source: string): string {
     const line = rawLine.replace(/#.*$/, "").trim();
     if (line === "") continue;
     const match = /^package\s+(\S+)\s*$/.exec(line);
-    if (match && PACKAGE_PATTERN.test(match[1]) && match[1] !== "data" && !match[1].startsWith("data.")) return match[1];
+    if (match && PACKAGE_PATTERN.test(match[1]) && match[1] !== "data" && !match[1].startsWith("data."))
+      return match[1];
     break;
   }
-  throw new DomainError("POLICY_SOURCE_INVALID", "A policy module must start with a `package` clause naming a dotted identifier path (for example `package stackship.tags`).");
+  throw new DomainError(
+    "POLICY_SOURCE_INVALID",
+    "A policy module must start with a `package` clause naming a dotted identifier path (for example `package stackship.tags`).",
+  );
 }
 
 /** The policies of a new version, validated, with their packages and source digests. */
-export function preparePolicies(policies: ReadonlyArray<{ name: string; enforcement_level: EnforcementLevel; source: string }>): PolicyModule[] {
+export function preparePolicies(
+  policies: ReadonlyArray<{ name: string; enforcement_level: EnforcementLevel; source: string }>,
+): PolicyModule[] {
   const seen = new Set<string>();
   return policies.map((policy, index) => {
     if (seen.has(policy.name)) {
-      throw new DomainError("POLICY_SOURCE_INVALID", `Two policies are named '${policy.name}'; names are unique within a policy set.`, {
-        source: { pointer: `/data/attributes/policies/${index}/name` },
-      });
+      throw new DomainError(
+        "POLICY_SOURCE_INVALID",
+        `Two policies are named '${policy.name}'; names are unique within a policy set.`,
+        {
+          source: { pointer: `/data/attributes/policies/${index}/name` },
+        },
+      );
     }
     seen.add(policy.name);
     let pkg: string;
@@ -92,10 +102,18 @@ export function preparePolicies(policies: ReadonlyArray<{ name: string; enforcem
       pkg = regoPackage(policy.source);
     } catch (error) {
       if (error instanceof DomainError)
-        throw new DomainError(error.code, `Policy '${policy.name}': ${error.message}`, { source: { pointer: `/data/attributes/policies/${index}/source` } });
+        throw new DomainError(error.code, `Policy '${policy.name}': ${error.message}`, {
+          source: { pointer: `/data/attributes/policies/${index}/source` },
+        });
       throw error;
     }
-    return { name: policy.name, enforcementLevel: policy.enforcement_level, package: pkg, source: policy.source, sourceDigest: sha256Hex(policy.source) };
+    return {
+      name: policy.name,
+      enforcementLevel: policy.enforcement_level,
+      package: pkg,
+      source: policy.source,
+      sourceDigest: sha256Hex(policy.source),
+    };
   });
 }
 
@@ -104,7 +122,12 @@ export function policySetVersionDigest(policies: readonly PolicyModule[]): strin
   return sha256Hex(
     canonicalize({
       format: "stackship.policy-set-version/v1",
-      policies: policies.map((p) => ({ name: p.name, enforcement_level: p.enforcementLevel, package: p.package, source_sha256: p.sourceDigest })),
+      policies: policies.map((p) => ({
+        name: p.name,
+        enforcement_level: p.enforcementLevel,
+        package: p.package,
+        source_sha256: p.sourceDigest,
+      })),
     }),
   );
 }
@@ -121,18 +144,29 @@ function clip(text: string): string {
  */
 export function parseViolations(value: unknown, redact: (text: string) => string = (text) => text): RawViolation[] {
   if (!Array.isArray(value)) throw new Error("the `violations` rule is not a set");
-  if (value.length > MAX_FINDINGS_PER_POLICY) throw new Error(`the policy reported ${value.length} violations (at most ${MAX_FINDINGS_PER_POLICY})`);
+  if (value.length > MAX_FINDINGS_PER_POLICY)
+    throw new Error(`the policy reported ${value.length} violations (at most ${MAX_FINDINGS_PER_POLICY})`);
   return value.map((item, index) => {
-    if (typeof item !== "object" || item === null || Array.isArray(item)) throw new Error(`violation ${index} is not an object`);
+    if (typeof item !== "object" || item === null || Array.isArray(item))
+      throw new Error(`violation ${index} is not an object`);
     const { title, message, address } = item as Record<string, unknown>;
-    if (typeof title !== "string" || typeof message !== "string") throw new Error(`violation ${index} needs string \`title\` and \`message\``);
-    if (address !== undefined && address !== null && typeof address !== "string") throw new Error(`violation ${index} has a non-string \`address\``);
-    return { title: clip(redact(title)), message: clip(redact(message)), address: typeof address === "string" ? clip(redact(address)) : null };
+    if (typeof title !== "string" || typeof message !== "string")
+      throw new Error(`violation ${index} needs string \`title\` and \`message\``);
+    if (address !== undefined && address !== null && typeof address !== "string")
+      throw new Error(`violation ${index} has a non-string \`address\``);
+    return {
+      title: clip(redact(title)),
+      message: clip(redact(message)),
+      address: typeof address === "string" ? clip(redact(address)) : null,
+    };
   });
 }
 
 /** The outcome from the findings: any hard-mandatory finding fails hard, any soft-mandatory fails soft; advisory never blocks. */
-export function outcomeOf(findings: readonly Pick<PolicyFinding, "enforcementLevel">[], errored: boolean): PolicyOutcome {
+export function outcomeOf(
+  findings: readonly Pick<PolicyFinding, "enforcementLevel">[],
+  errored: boolean,
+): PolicyOutcome {
   if (errored) return "errored";
   if (findings.some((f) => f.enforcementLevel === "hard_mandatory")) return "hard_failed";
   if (findings.some((f) => f.enforcementLevel === "soft_mandatory")) return "soft_failed";
@@ -155,7 +189,11 @@ export interface PolicyResult {
 }
 
 /** A pinned policy set version as the result digest and the API write it. */
-export function pinnedVersionDocument(v: PinnedPolicySetVersion): { policy_set_id: string; version: number; digest: string } {
+export function pinnedVersionDocument(v: PinnedPolicySetVersion): {
+  policy_set_id: string;
+  version: number;
+  digest: string;
+} {
   return { policy_set_id: v.policySetId, version: v.version, digest: v.digest };
 }
 
@@ -177,7 +215,9 @@ export function policyResultDigest(result: PolicyResult): string {
   const document: Record<string, unknown> = {
     format: POLICY_RESULT_FORMAT,
     outcome: result.outcome,
-    policy_set_versions: [...result.policySetVersions].sort((a, b) => (a.policySetId < b.policySetId ? -1 : a.policySetId > b.policySetId ? 1 : 0)).map(pinnedVersionDocument),
+    policy_set_versions: [...result.policySetVersions]
+      .sort((a, b) => (a.policySetId < b.policySetId ? -1 : a.policySetId > b.policySetId ? 1 : 0))
+      .map(pinnedVersionDocument),
     findings: sortFindings(result.findings).map(findingDocument),
   };
   // A skipped stage ran no OPA; its digest keeps the shape it always had.
@@ -186,6 +226,10 @@ export function policyResultDigest(result: PolicyResult): string {
 }
 
 /** Whether an override record still covers `digest` at `now`. */
-export function overrideCovers(override: { resultDigest: string; expiresAt: string }, digest: string | null, now: Date): boolean {
+export function overrideCovers(
+  override: { resultDigest: string; expiresAt: string },
+  digest: string | null,
+  now: Date,
+): boolean {
   return digest !== null && override.resultDigest === digest && new Date(override.expiresAt).getTime() > now.getTime();
 }

@@ -33,10 +33,17 @@ const secretNumber = fc.integer({ min: 10_000_000, max: 99_999_999 });
 const secret: fc.Arbitrary<Secret> = fc.record({
   value: fc.oneof(secretText, secretNumber),
   source: fc.constantFrom<Source>("mask", "output", "variable", "prior_values", "state", "snapshot"),
-  places: fc.array(fc.record({ place: fc.constantFrom<Place>("attr", "other", "nested", "key", "output", "state"), embed: fc.boolean(), target: fc.nat(5) }), {
-    minLength: 1,
-    maxLength: 4,
-  }),
+  places: fc.array(
+    fc.record({
+      place: fc.constantFrom<Place>("attr", "other", "nested", "key", "output", "state"),
+      embed: fc.boolean(),
+      target: fc.nat(5),
+    }),
+    {
+      minLength: 1,
+      maxLength: 4,
+    },
+  ),
 });
 
 interface Scenario {
@@ -108,7 +115,14 @@ function build(s: Scenario) {
         first.after_sensitive[`m${i}`] = i % 2 === 0 ? { deep: [true] } : true;
         break;
       case "output":
-        outputChanges[`s${i}`] = { actions: ["create"], before: null, after: value, after_unknown: false, before_sensitive: false, after_sensitive: true };
+        outputChanges[`s${i}`] = {
+          actions: ["create"],
+          before: null,
+          after: value,
+          after_unknown: false,
+          before_sensitive: false,
+          after_sensitive: true,
+        };
         break;
       case "variable":
         variables[`v${i}`] = { value };
@@ -147,7 +161,14 @@ function build(s: Scenario) {
           r.after[`k${i}_${j}`] = { [String(mirrored)]: "v" };
           break;
         case "output":
-          outputChanges[`u${i}_${j}`] = { actions: ["create"], before: null, after: mirrored, after_unknown: false, before_sensitive: false, after_sensitive: false };
+          outputChanges[`u${i}_${j}`] = {
+            actions: ["create"],
+            before: null,
+            after: mirrored,
+            after_unknown: false,
+            before_sensitive: false,
+            after_sensitive: false,
+          };
           break;
         case "state":
           stateInstance.attributes[`sm${i}_${j}`] = mirrored;
@@ -162,12 +183,22 @@ function build(s: Scenario) {
     variables,
     resource_changes: resources,
     output_changes: outputChanges,
-    prior_state: { format_version: "1.0", values: { root_module: { resources: [{ address: "res.a", ...priorValues }] } } },
+    prior_state: {
+      format_version: "1.0",
+      values: { root_module: { resources: [{ address: "res.a", ...priorValues }] } },
+    },
     configuration: { root_module: { variables: declared } },
   };
-  const priorState = { version: 4, resources: [{ mode: "managed", type: "res", name: "a", instances: [stateInstance] }] };
+  const priorState = {
+    version: 4,
+    resources: [{ mode: "managed", type: "res", name: "a", instances: [stateInstance] }],
+  };
   // Through JSON text, as the runner and the command really receive them.
-  return { plan: JSON.parse(JSON.stringify(plan)) as typeof plan, priorState: JSON.parse(JSON.stringify(priorState)) as typeof priorState, snapshot };
+  return {
+    plan: JSON.parse(JSON.stringify(plan)) as typeof plan,
+    priorState: JSON.parse(JSON.stringify(priorState)) as typeof priorState,
+    snapshot,
+  };
 }
 
 /** The spellings a leak could take in stored text: as is and JSON-escaped. */
@@ -206,7 +237,9 @@ properties("the standalone command (what the plan itself marks) never shows a va
     fc.property(scenario, (s) => {
       const { plan } = build(s);
       const { json } = buildPlanDiff(plan, { knownSecrets: [] });
-      const marked = s.secrets.filter((x) => x.source === "mask" || x.source === "output" || x.source === "variable" || x.source === "prior_values");
+      const marked = s.secrets.filter(
+        (x) => x.source === "mask" || x.source === "output" || x.source === "variable" || x.source === "prior_values",
+      );
       assert.is(leaked(json, marked), undefined, json);
     }),
     { numRuns: 300 },
@@ -250,10 +283,14 @@ properties("policy findings: a value is redacted before the text is clipped, so 
       const matcher = new ValueMatcher(sensitiveValueSet({ variables: snapshot, priorState, plan }));
       const values = s.secrets.map((x) => String(x.value));
       const message = `${"m".repeat(offset)}${values.join(" and ")}`;
-      const [finding] = parseViolations([{ title: `title ${values[0]}`, message, address: `res.a["${values[0]}"]` }], (text) => matcher.redact(text));
+      const [finding] = parseViolations(
+        [{ title: `title ${values[0]}`, message, address: `res.a["${values[0]}"]` }],
+        (text) => matcher.redact(text),
+      );
       const text = JSON.stringify(finding);
       assert.is(leaked(text, s.secrets), undefined, text);
-      for (const v of values) assert.not.ok(finding.message.includes(v.slice(0, 5)), `a clipped part of ${JSON.stringify(v)} is left`);
+      for (const v of values)
+        assert.not.ok(finding.message.includes(v.slice(0, 5)), `a clipped part of ${JSON.stringify(v)} is left`);
     }),
     { numRuns: 200 },
   );

@@ -1,6 +1,13 @@
 // Types of sensitive-values.mjs (plain JavaScript so the plan sandbox can run it through the plan-diff builder).
 
-export { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, spellingsOf, StreamRedactor, ValueMatcher } from "./value-matcher.mjs";
+export {
+  isSpecific,
+  MIN_SENSITIVE_VALUE_LENGTH,
+  REDACTED,
+  spellingsOf,
+  StreamRedactor,
+  ValueMatcher,
+} from "./value-matcher.mjs";
 
 /** Every specific value the plan JSON marks sensitive anywhere (never throws). */
 export declare function sensitiveValuesOfPlan(plan: unknown): string[];

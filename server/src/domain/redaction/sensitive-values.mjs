@@ -20,7 +20,14 @@
 // its lines of that length (OpenTofu prints such strings as heredocs, one line at a time).
 // Values a person declared secret (sensitive workspace variables) are passed in by the caller and
 // are redacted at any length.
-import { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, spellingsOf, StreamRedactor, ValueMatcher } from "./value-matcher.mjs";
+import {
+  isSpecific,
+  MIN_SENSITIVE_VALUE_LENGTH,
+  REDACTED,
+  spellingsOf,
+  StreamRedactor,
+  ValueMatcher,
+} from "./value-matcher.mjs";
 
 export { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, spellingsOf, StreamRedactor, ValueMatcher };
 
@@ -97,13 +104,17 @@ class Collector {
   stateValues(values) {
     if (!isPlainObject(values)) return;
     const outputs = own(values, "outputs");
-    if (isPlainObject(outputs)) for (const name in outputs) if (hasOwn.call(outputs, name) && own(outputs[name], "sensitive") === true) this.all(own(outputs[name], "value"));
+    if (isPlainObject(outputs))
+      for (const name in outputs)
+        if (hasOwn.call(outputs, name) && own(outputs[name], "sensitive") === true)
+          this.all(own(outputs[name], "value"));
     const modules = [own(values, "root_module")];
     while (modules.length > 0) {
       const module = modules.pop();
       if (!isPlainObject(module)) continue;
       const resources = own(module, "resources");
-      if (Array.isArray(resources)) for (const r of resources) if (isPlainObject(r)) this.masked(own(r, "values"), own(r, "sensitive_values"));
+      if (Array.isArray(resources))
+        for (const r of resources) if (isPlainObject(r)) this.masked(own(r, "values"), own(r, "sensitive_values"));
       const children = own(module, "child_modules");
       if (Array.isArray(children)) modules.push(...children);
     }
@@ -114,9 +125,13 @@ class Collector {
     if (!isPlainObject(module) || depth > 64) return;
     const variables = own(module, "variables");
     if (isPlainObject(variables))
-      for (const name in variables) if (hasOwn.call(variables, name) && own(variables[name], "sensitive") === true) this.all(own(variables[name], "default"));
+      for (const name in variables)
+        if (hasOwn.call(variables, name) && own(variables[name], "sensitive") === true)
+          this.all(own(variables[name], "default"));
     const calls = own(module, "module_calls");
-    if (isPlainObject(calls)) for (const name in calls) if (hasOwn.call(calls, name)) this.configurationDefaults(own(calls[name], "module"), depth + 1);
+    if (isPlainObject(calls))
+      for (const name in calls)
+        if (hasOwn.call(calls, name)) this.configurationDefaults(own(calls[name], "module"), depth + 1);
   }
 }
 
@@ -136,14 +151,17 @@ export function sensitiveValuesOfPlan(plan) {
   const deferred = own(plan, "deferred_changes");
   if (Array.isArray(deferred)) for (const d of deferred) c.change(own(own(d, "resource_change"), "change"));
   const outputChanges = own(plan, "output_changes");
-  if (isPlainObject(outputChanges)) for (const name in outputChanges) if (hasOwn.call(outputChanges, name)) c.change(outputChanges[name]);
+  if (isPlainObject(outputChanges))
+    for (const name in outputChanges) if (hasOwn.call(outputChanges, name)) c.change(outputChanges[name]);
   c.stateValues(own(own(plan, "prior_state"), "values"));
   c.stateValues(own(plan, "planned_values"));
   const root = own(own(plan, "configuration"), "root_module");
   const declared = own(root, "variables");
   const variables = own(plan, "variables");
   if (isPlainObject(declared) && isPlainObject(variables)) {
-    for (const name in declared) if (hasOwn.call(declared, name) && own(declared[name], "sensitive") === true) c.all(own(own(variables, name), "value"));
+    for (const name in declared)
+      if (hasOwn.call(declared, name) && own(declared[name], "sensitive") === true)
+        c.all(own(own(variables, name), "value"));
   }
   c.configurationDefaults(root);
   return [...c.values];
@@ -162,10 +180,16 @@ function stepInto(node, step) {
   if (!isPlainObject(step)) return undefined;
   let key;
   if (step.type === "get_attr" && typeof step.value === "string") key = step.value;
-  else if (step.type === "index" && isPlainObject(step.value) && (typeof step.value.value === "string" || typeof step.value.value === "number")) key = step.value.value;
+  else if (
+    step.type === "index" &&
+    isPlainObject(step.value) &&
+    (typeof step.value.value === "string" || typeof step.value.value === "number")
+  )
+    key = step.value.value;
   else return undefined;
   for (let unwrapped = 0; unwrapped < 2; unwrapped++) {
-    if (typeof key === "number" && Array.isArray(node)) return Number.isInteger(key) && key >= 0 && key < node.length ? { node: node[key] } : { node: null };
+    if (typeof key === "number" && Array.isArray(node))
+      return Number.isInteger(key) && key >= 0 && key < node.length ? { node: node[key] } : { node: null };
     if (typeof key === "string" && isPlainObject(node) && hasOwn.call(node, key)) return { node: node[key] };
     if (!isDynamicWrapper(node)) break;
     node = node.value;
@@ -184,7 +208,9 @@ export function sensitiveValuesOfState(state) {
   const c = new Collector();
   if (!isPlainObject(state)) return [];
   const outputs = own(state, "outputs");
-  if (isPlainObject(outputs)) for (const name in outputs) if (hasOwn.call(outputs, name) && own(outputs[name], "sensitive") === true) c.all(own(outputs[name], "value"));
+  if (isPlainObject(outputs))
+    for (const name in outputs)
+      if (hasOwn.call(outputs, name) && own(outputs[name], "sensitive") === true) c.all(own(outputs[name], "value"));
   const resources = own(state, "resources");
   if (!Array.isArray(resources)) return [...c.values];
   for (const resource of resources) {

@@ -42,7 +42,17 @@ rule("strings, numbers and booleans by their text; shorter ones stay redacted by
         address: "x.y",
         change: {
           actions: ["update"],
-          before: { s5: "abcde", s6: "abcdef", n5: 12345, n6: 123456, neg: -12345, f: 1234.5, t: true, f2: false, nul: null },
+          before: {
+            s5: "abcde",
+            s6: "abcdef",
+            n5: 12345,
+            n6: 123456,
+            neg: -12345,
+            f: 1234.5,
+            t: true,
+            f2: false,
+            nul: null,
+          },
           before_sensitive: true,
           after: null,
           after_sensitive: false,
@@ -61,7 +71,10 @@ const issuePlan = {
   terraform_version: "1.12.6",
   variables: { gen: { value: "g2" }, pw: { value: "default-secret-xyz" }, plain: { value: "plain-value-1" } },
   planned_values: {
-    outputs: { o: { sensitive: false, type: "string", value: "default-secret-xyz" }, s: { sensitive: true, type: "string", value: "default-secret-xyz" } },
+    outputs: {
+      o: { sensitive: false, type: "string", value: "default-secret-xyz" },
+      s: { sensitive: true, type: "string", value: "default-secret-xyz" },
+    },
     root_module: {
       resources: [
         {
@@ -77,7 +90,11 @@ const issuePlan = {
       address: "terraform_data.copy",
       change: {
         actions: ["update"],
-        before: { id: "03cd6be9", input: { gen: "g1", pass: "s3cret-value", user: "u" }, output: { gen: "g1", pass: "s3cret-value", user: "u" } },
+        before: {
+          id: "03cd6be9",
+          input: { gen: "g1", pass: "s3cret-value", user: "u" },
+          output: { gen: "g1", pass: "s3cret-value", user: "u" },
+        },
         after: { id: "03cd6be9", input: { gen: "g2", pass: "s3cret-value", user: "u" } },
         after_unknown: { input: {}, output: true },
         before_sensitive: { input: { pass: true }, output: {} },
@@ -85,12 +102,27 @@ const issuePlan = {
       },
     },
   ],
-  output_changes: { tok: { actions: ["create"], before: null, after: "output-token-77", after_unknown: false, before_sensitive: false, after_sensitive: true } },
+  output_changes: {
+    tok: {
+      actions: ["create"],
+      before: null,
+      after: "output-token-77",
+      after_unknown: false,
+      before_sensitive: false,
+      after_sensitive: true,
+    },
+  },
   prior_state: {
     values: {
       outputs: { old: { sensitive: true, value: { nested: ["prior-output-secret"] } } },
       root_module: {
-        child_modules: [{ resources: [{ values: { password: "module-password-1", name: "visible-name" }, sensitive_values: { password: true } }] }],
+        child_modules: [
+          {
+            resources: [
+              { values: { password: "module-password-1", name: "visible-name" }, sensitive_values: { password: true } },
+            ],
+          },
+        ],
       },
     },
   },
@@ -102,12 +134,22 @@ const issuePlan = {
   },
 };
 
-plans("masks of resource changes, planned and prior values, sensitive outputs, declared-sensitive variables and their defaults", () => {
-  assert.equal(
-    sorted(sensitiveValuesOfPlan(issuePlan)),
-    sorted(["s3cret-value", "default-secret-xyz", "output-token-77", "prior-output-secret", "module-password-1", "module-default-secret"]),
-  );
-});
+plans(
+  "masks of resource changes, planned and prior values, sensitive outputs, declared-sensitive variables and their defaults",
+  () => {
+    assert.equal(
+      sorted(sensitiveValuesOfPlan(issuePlan)),
+      sorted([
+        "s3cret-value",
+        "default-secret-xyz",
+        "output-token-77",
+        "prior-output-secret",
+        "module-password-1",
+        "module-default-secret",
+      ]),
+    );
+  },
+);
 
 plans("a mask that does not fit its value fails closed: everything below it", () => {
   const change = {
@@ -117,7 +159,10 @@ plans("a mask that does not fit its value fails closed: everything below it", ()
     after: { c: "after-value" },
     after_sensitive: { c: [true] },
   };
-  assert.equal(sorted(sensitiveValuesOfPlan({ format_version: "1.2", resource_changes: [{ change }] })), sorted(["one-value", "two-value", "after-value"]));
+  assert.equal(
+    sorted(sensitiveValuesOfPlan({ format_version: "1.2", resource_changes: [{ change }] })),
+    sorted(["one-value", "two-value", "after-value"]),
+  );
 });
 
 plans("anything that is not plan JSON gives nothing and never throws", () => {
@@ -140,7 +185,10 @@ const states = suite("redaction by value: sensitive paths of the prior state");
 // terraform_data after `tofu apply` (OpenTofu 1.12.6): a dynamic attribute is stored as {value, type}.
 const issueState = {
   version: 4,
-  outputs: { o: { value: "default-secret-xyz", type: "string" }, s: { value: "sensitive-output-1", type: "string", sensitive: true } },
+  outputs: {
+    o: { value: "default-secret-xyz", type: "string" },
+    s: { value: "sensitive-output-1", type: "string", sensitive: true },
+  },
   resources: [
     {
       mode: "managed",
@@ -150,8 +198,14 @@ const issueState = {
         {
           attributes: {
             id: "03cd6be9-9b3f-e768-7888-fbe1de6cc524",
-            input: { value: { gen: "g1", pass: "s3cret-value", user: "u" }, type: ["object", { gen: "string", pass: "string", user: "string" }] },
-            output: { value: { gen: "g1", pass: "s3cret-value", user: "u" }, type: ["object", { gen: "string", pass: "string", user: "string" }] },
+            input: {
+              value: { gen: "g1", pass: "s3cret-value", user: "u" },
+              type: ["object", { gen: "string", pass: "string", user: "string" }],
+            },
+            output: {
+              value: { gen: "g1", pass: "s3cret-value", user: "u" },
+              type: ["object", { gen: "string", pass: "string", user: "string" }],
+            },
           },
           sensitive_attributes: [
             [
@@ -166,7 +220,11 @@ const issueState = {
       type: "x",
       instances: [
         {
-          attributes: { tags: { "secret-tag": "tag-secret-1", other: "tag-visible-1" }, list: ["first-item", "second-item"], pw: null },
+          attributes: {
+            tags: { "secret-tag": "tag-secret-1", other: "tag-visible-1" },
+            list: ["first-item", "second-item"],
+            pw: null,
+          },
           sensitive_attributes: [
             [
               { type: "get_attr", value: "tags" },
@@ -194,19 +252,32 @@ const issueState = {
 };
 
 states("paths through dynamic attributes, map keys and list indexes; sensitive outputs", () => {
-  assert.equal(sorted(sensitiveValuesOfState(issueState)), sorted(["s3cret-value", "sensitive-output-1", "tag-secret-1", "second-item", "set-member-1"]));
+  assert.equal(
+    sorted(sensitiveValuesOfState(issueState)),
+    sorted(["s3cret-value", "sensitive-output-1", "tag-secret-1", "second-item", "set-member-1"]),
+  );
 });
 
 states("a path that does not resolve fails closed: everything below its last resolved step", () => {
   const state = {
     resources: [
-      { instances: [{ attributes: { a: { b: "below-a-1", c: ["below-a-2"] }, d: "not-below-a" }, sensitive_attributes: [[{ type: "get_attr", value: "a" }, { type: "weird" }]] }] },
+      {
+        instances: [
+          {
+            attributes: { a: { b: "below-a-1", c: ["below-a-2"] }, d: "not-below-a" },
+            sensitive_attributes: [[{ type: "get_attr", value: "a" }, { type: "weird" }]],
+          },
+        ],
+      },
     ],
   };
   assert.equal(sorted(sensitiveValuesOfState(state)), sorted(["below-a-1", "below-a-2"]));
-  const broken = { resources: [{ instances: [{ attributes: { a: "whole-attributes" }, sensitive_attributes: "not a list" }] }] };
+  const broken = {
+    resources: [{ instances: [{ attributes: { a: "whole-attributes" }, sensitive_attributes: "not a list" }] }],
+  };
   assert.equal(sensitiveValuesOfState(broken), ["whole-attributes"]);
-  for (const input of [null, [], { resources: {} }, { resources: [{ instances: [null, { attributes: {} }] }] }]) assert.equal(sensitiveValuesOfState(input), []);
+  for (const input of [null, [], { resources: {} }, { resources: [{ instances: [null, { attributes: {} }] }] }])
+    assert.equal(sensitiveValuesOfState(input), []);
 });
 
 states("the phase's set: snapshot secrets at any length, state and plan values by the rule", () => {
@@ -223,7 +294,10 @@ text("every spelling: as is, JSON-escaped, Go-escaped, HCL template-escaped, eac
   assert.equal(spellings.slice(0, 3), ['a"b<c>&d\\e', 'a\\"b<c>&d\\\\e', 'a\\"b\\u003cc\\u003e\\u0026d\\\\e']);
   // Quoted text inside a JSON log line (`tofu plan -json`: a diagnostic quoting the value) is escaped twice.
   const quotedInJsonLine = JSON.stringify(JSON.stringify('a"b<c>&d\\e')).slice(3, -3);
-  const goQuotedInJsonLine = quotedInJsonLine.replace(/[<>&]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  const goQuotedInJsonLine = quotedInJsonLine.replace(
+    /[<>&]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
   assert.ok(spellings.includes(quotedInJsonLine) && spellings.includes(goQuotedInJsonLine), JSON.stringify(spellings));
   assert.equal(spellingsOf("plain-secret-value"), ["plain-secret-value"]);
   assert.ok(spellingsOf("pre-${x}-%{y}").includes("pre-$${x}-%%{y}"));
@@ -268,7 +342,11 @@ text("a stream's output is the redaction of the whole text, at every split point
   for (let i = 0; i <= whole.length; i++) {
     for (let j = i; j <= whole.length; j += 3) {
       const s = new StreamRedactor(m);
-      assert.is(s.push(whole.slice(0, i)) + s.push(whole.slice(i, j)) + s.push(whole.slice(j)) + s.flush(), expected, `split at ${i}, ${j}`);
+      assert.is(
+        s.push(whole.slice(0, i)) + s.push(whole.slice(i, j)) + s.push(whole.slice(j)) + s.flush(),
+        expected,
+        `split at ${i}, ${j}`,
+      );
     }
   }
 });
@@ -278,7 +356,8 @@ function naive(values: string[], text: string): string {
   const covered = new Array<boolean>(text.length).fill(false);
   for (const v of values) {
     for (const needle of spellingsOf(v)) {
-      for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1)) covered.fill(true, at, at + needle.length);
+      for (let at = text.indexOf(needle); at !== -1; at = text.indexOf(needle, at + 1))
+        covered.fill(true, at, at + needle.length);
     }
   }
   let out = "";
@@ -337,7 +416,13 @@ forms("an HCL-typed sensitive collection: every element from 6 code points is a 
   // Objects, escapes, nested collections and numbers; elements under 6 code points are not values of their own.
   assert.equal(
     sorted(formsOfSecret('{ a = "quote\\"d\\u00e9", nested = ["deeper1", "short"], n = 000123456, x = 1 }')),
-    sorted(['{ a = "quote\\"d\\u00e9", nested = ["deeper1", "short"], n = 000123456, x = 1 }', 'quote"dé', "deeper1", "000123456", "123456"]),
+    sorted([
+      '{ a = "quote\\"d\\u00e9", nested = ["deeper1", "short"], n = 000123456, x = 1 }',
+      'quote"dé',
+      "deeper1",
+      "000123456",
+      "123456",
+    ]),
   );
   // 5 code points: too short to be redacted everywhere.
   assert.equal(formsOfSecret('["abcde"]'), ['["abcde"]']);

@@ -32,7 +32,8 @@ export function spellingsOf(value) {
   const json = jsonEscape(value);
   base.add(json);
   base.add(goEscape(json));
-  if (value.includes("${") || value.includes("%{")) base.add(value.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{"));
+  if (value.includes("${") || value.includes("%{"))
+    base.add(value.replace(/\$\{/g, () => "$${").replace(/%\{/g, () => "%%{"));
   if (value.includes("\n")) {
     for (const line of value.split("\n")) {
       const l = line.endsWith("\r") ? line.slice(0, -1) : line;

@@ -14,8 +14,16 @@ export const BOOTSTRAP_PRINCIPAL_ID = "prn-bootstrap0000000";
 const UNSAFE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 /** Whether an `Origin` header names this server or an allow-listed dashboard origin. */
-export function isAllowedOrigin(origin: string, ownOrigin: string, config: { publicUrl: string | null; allowedOrigins: readonly string[] }): boolean {
-  const allowed = [ownOrigin, ...(config.publicUrl ? [new URL(config.publicUrl).origin] : []), ...config.allowedOrigins];
+export function isAllowedOrigin(
+  origin: string,
+  ownOrigin: string,
+  config: { publicUrl: string | null; allowedOrigins: readonly string[] },
+): boolean {
+  const allowed = [
+    ownOrigin,
+    ...(config.publicUrl ? [new URL(config.publicUrl).origin] : []),
+    ...config.allowedOrigins,
+  ];
   return allowed.includes(origin);
 }
 
@@ -33,7 +41,11 @@ async function liveSession(services: Services, secret: string, now: Date): Promi
   return found;
 }
 
-async function principalOfSession(services: Services, secret: string, { session, user }: { session: Session; user: User }): Promise<AuthenticatedPrincipal> {
+async function principalOfSession(
+  services: Services,
+  secret: string,
+  { session, user }: { session: Session; user: User },
+): Promise<AuthenticatedPrincipal> {
   return {
     kind: "user",
     id: user.id,
@@ -41,7 +53,14 @@ async function principalOfSession(services: Services, secret: string, { session,
     grants: grantsOfMemberships(await services.stores.users.membershipsOf(user.id)),
     organizationId: null,
     tokenId: null,
-    session: { id: session.id, steppedUpAt: session.steppedUpAt, createdAt: session.createdAt, expiresAt: session.expiresAt, csrfToken: csrfTokenFor(services, secret), user },
+    session: {
+      id: session.id,
+      steppedUpAt: session.steppedUpAt,
+      createdAt: session.createdAt,
+      expiresAt: session.expiresAt,
+      csrfToken: csrfTokenFor(services, secret),
+      user,
+    },
   };
 }
 
@@ -59,21 +78,32 @@ export async function sessionPrincipal(services: Services, secret: string, now: 
  * PATCH, DELETE) also needs the session's CSRF token in `X-CSRF-Token` and, when the browser
  * sends an `Origin`, an allowed one; SameSite=Strict is the second line, not the only one.
  */
-async function authenticateSession(ctx: Context, services: Services, secret: string, now: Date): Promise<AuthenticatedPrincipal> {
+async function authenticateSession(
+  ctx: Context,
+  services: Services,
+  secret: string,
+  now: Date,
+): Promise<AuthenticatedPrincipal> {
   const found = await liveSession(services, secret, now);
   const { session } = found;
   if (UNSAFE_METHODS.has(ctx.method)) {
     const origin = ctx.get("origin");
     if (origin && !isAllowedOrigin(origin, `${ctx.protocol}://${ctx.host}`, services.config)) {
-      throw new DomainError("SESSION_CSRF_INVALID", `Requests from origin ${origin} may not use this session.`, { source: { header: "Origin" } });
+      throw new DomainError("SESSION_CSRF_INVALID", `Requests from origin ${origin} may not use this session.`, {
+        source: { header: "Origin" },
+      });
     }
     const token = ctx.get(CSRF_HEADER);
     const expected = Buffer.from(session.csrfTokenHash, "hex");
     const given = Buffer.from(hashSessionSecret(token), "hex");
     if (!token || expected.length !== given.length || !timingSafeEqual(expected, given)) {
-      throw new DomainError("SESSION_CSRF_INVALID", "Send the session's CSRF token (from POST /v1/auth/sessions or GET /v1/auth/sessions/current) as X-CSRF-Token.", {
-        source: { header: "X-CSRF-Token" },
-      });
+      throw new DomainError(
+        "SESSION_CSRF_INVALID",
+        "Send the session's CSRF token (from POST /v1/auth/sessions or GET /v1/auth/sessions/current) as X-CSRF-Token.",
+        {
+          source: { header: "X-CSRF-Token" },
+        },
+      );
     }
   }
   return principalOfSession(services, secret, found);
@@ -88,7 +118,11 @@ const LAST_USED_GRANULARITY_MS = 60_000;
  * phase and workspace, refused once expired or revoked). Without that header, where sessions are
  * accepted, the `stackship_session` cookie names a dashboard session. Anything else is 401.
  */
-export async function authenticate(ctx: Context, services: Services, { sessions }: { sessions: boolean }): Promise<AuthenticatedPrincipal> {
+export async function authenticate(
+  ctx: Context,
+  services: Services,
+  { sessions }: { sessions: boolean },
+): Promise<AuthenticatedPrincipal> {
   const { stores } = services;
   const bootstrapToken = services.config.bootstrapToken;
   const now = services.clock();
@@ -99,23 +133,43 @@ export async function authenticate(ctx: Context, services: Services, { sessions 
   }
   const match = /^Bearer\s+([A-Za-z0-9._~+/=-]{16,512})\s*$/i.exec(header);
   if (!match) {
-    throw new DomainError("UNAUTHENTICATED", header ? "The Authorization header is not a valid bearer token." : "Send an API token as 'Authorization: Bearer <token>'.", {
-      source: { header: "Authorization" },
-    });
+    throw new DomainError(
+      "UNAUTHENTICATED",
+      header
+        ? "The Authorization header is not a valid bearer token."
+        : "Send an API token as 'Authorization: Bearer <token>'.",
+      {
+        source: { header: "Authorization" },
+      },
+    );
   }
   const secret = match[1];
   const hash = hashTokenSecret(secret);
-  if (bootstrapToken && timingSafeEqual(Buffer.from(hash, "hex"), Buffer.from(hashTokenSecret(bootstrapToken), "hex"))) {
-    return { kind: "bootstrap", id: BOOTSTRAP_PRINCIPAL_ID, siteAdmin: true, grants: [], organizationId: null, tokenId: null };
+  if (
+    bootstrapToken &&
+    timingSafeEqual(Buffer.from(hash, "hex"), Buffer.from(hashTokenSecret(bootstrapToken), "hex"))
+  ) {
+    return {
+      kind: "bootstrap",
+      id: BOOTSTRAP_PRINCIPAL_ID,
+      siteAdmin: true,
+      grants: [],
+      organizationId: null,
+      tokenId: null,
+    };
   }
   if (secret.startsWith(RUN_TOKEN_SECRET_PREFIX)) return authenticateRunToken(stores, hash, now);
   const found = await stores.tokens.findByTokenHash(hash);
-  if (!found || found.token.revokedAt !== null) throw new DomainError("UNAUTHENTICATED", UNKNOWN_TOKEN, { source: { header: "Authorization" } });
+  if (!found || found.token.revokedAt !== null)
+    throw new DomainError("UNAUTHENTICATED", UNKNOWN_TOKEN, { source: { header: "Authorization" } });
   if (found.token.expiresAt !== null && Date.parse(found.token.expiresAt) <= now.getTime()) {
     throw new DomainError("UNAUTHENTICATED", "The API token has expired.", { source: { header: "Authorization" } });
   }
   // `last_used_at` in the token list (so an admin sees what to revoke), written at most once a minute per token.
-  if (found.token.lastUsedAt === null || now.getTime() - Date.parse(found.token.lastUsedAt) >= LAST_USED_GRANULARITY_MS) {
+  if (
+    found.token.lastUsedAt === null ||
+    now.getTime() - Date.parse(found.token.lastUsedAt) >= LAST_USED_GRANULARITY_MS
+  ) {
     await stores.tokens.touchLastUsed(found.token.id, now);
   }
   return {
@@ -135,7 +189,8 @@ export async function authenticate(ctx: Context, services: Services, { sessions 
  */
 async function authenticateRunToken(stores: Stores, hash: string, now: Date): Promise<AuthenticatedPrincipal> {
   const found = await stores.runTokens.findByTokenHash(hash);
-  const refuse = (detail: string) => new DomainError("UNAUTHENTICATED", detail, { source: { header: "Authorization" } });
+  const refuse = (detail: string) =>
+    new DomainError("UNAUTHENTICATED", detail, { source: { header: "Authorization" } });
   if (!found) throw refuse(UNKNOWN_TOKEN);
   const { token, workspaceId, organizationId } = found;
   if (token.revokedAt !== null) throw refuse("This run token has been revoked: its run's phase is over.");
@@ -144,7 +199,11 @@ async function authenticateRunToken(stores: Stores, hash: string, now: Date): Pr
     kind: "run",
     id: token.runId,
     siteAdmin: false,
-    grants: RUN_TOKEN_PERMISSIONS.map((permission) => ({ scopeKind: "workspace" as const, scopeId: workspaceId, permission })),
+    grants: RUN_TOKEN_PERMISSIONS.map((permission) => ({
+      scopeKind: "workspace" as const,
+      scopeId: workspaceId,
+      permission,
+    })),
     organizationId,
     tokenId: token.id,
     run: { runId: token.runId, phase: token.phase, workspaceId, fence: token.fence },

@@ -14,7 +14,14 @@ const COMPRESSIBLE = /^(application\/(vnd\.api\+json|json|problem\+json)|text\/p
 /** The text of a body the server serialized itself (a string, or a document Koa would stringify); null for bytes and streams. */
 function serialized(body: unknown): string | null {
   if (typeof body === "string") return body;
-  if (body === null || typeof body !== "object" || Buffer.isBuffer(body) || body instanceof Uint8Array || typeof (body as { pipe?: unknown }).pipe === "function") return null;
+  if (
+    body === null ||
+    typeof body !== "object" ||
+    Buffer.isBuffer(body) ||
+    body instanceof Uint8Array ||
+    typeof (body as { pipe?: unknown }).pipe === "function"
+  )
+    return null;
   return JSON.stringify(body);
 }
 
@@ -61,7 +68,9 @@ export function compress(): Middleware {
     if (!encoding) return;
     const compressed =
       encoding === "br"
-        ? await brotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } })
+        ? await brotli(body, {
+            params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+          })
         : await gzipAsync(body, { level: 6 });
     const type = header(ctx, "Content-Type");
     ctx.body = compressed;

@@ -38,7 +38,8 @@ export interface ErrorsOptions {
 function contractViolation(operation: OperationDescriptor, status: number, body: unknown): string | null {
   const declared = operation.responses[status];
   if (!declared) return `${operation.operationId} answered undeclared status ${status}`;
-  if (declared.validate && !declared.validate(body)) return `${operation.operationId} ${status} response violates the spec: ${JSON.stringify(declared.validate.errors)}`;
+  if (declared.validate && !declared.validate(body))
+    return `${operation.operationId} ${status} response violates the spec: ${JSON.stringify(declared.validate.errors)}`;
   return null;
 }
 
@@ -53,7 +54,11 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
     try {
       await next();
     } catch (caught) {
-      const internal = () => new DomainError("INTERNAL", `An unexpected error occurred. Quote request id ${ctx.state.requestId} when reporting it.`);
+      const internal = () =>
+        new DomainError(
+          "INTERNAL",
+          `An unexpected error occurred. Quote request id ${ctx.state.requestId} when reporting it.`,
+        );
       const error = isDomainError(caught) ? caught : internal();
       if (!isDomainError(caught)) ctx.state.log.error({ err: caught }, "unhandled error");
       const render: ErrorRenderer = ctx.state.renderError ?? renderV1Error;
@@ -62,7 +67,10 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
       if (options.validateResponses && operation && error.code !== "INTERNAL") {
         const violation = contractViolation(operation, status, body);
         if (violation) {
-          ctx.state.log.error({ operationId: operation.operationId, code: error.code, status }, `error response violates the spec: ${violation}`);
+          ctx.state.log.error(
+            { operationId: operation.operationId, code: error.code, status },
+            `error response violates the spec: ${violation}`,
+          );
           ({ status, body } = render(internal(), ctx.state.requestId));
         }
       }

@@ -10,15 +10,19 @@ function escapePointer(segment: string): string {
 
 /** The JSON Pointer an ajv error is about, including the member a `required` or `additionalProperties` error names. */
 export function pointerOf(error: AjvError): string {
-  const member = (error.params.missingProperty ?? error.params.additionalProperty ?? error.params.unevaluatedProperty) as string | undefined;
+  const member = (error.params.missingProperty ??
+    error.params.additionalProperty ??
+    error.params.unevaluatedProperty) as string | undefined;
   return member === undefined ? error.instancePath : `${error.instancePath}/${escapePointer(member)}`;
 }
 
 function describe(error: AjvError): string {
-  if (error.keyword === "additionalProperties") return `'${String(error.params.additionalProperty)}' is not allowed here`;
+  if (error.keyword === "additionalProperties")
+    return `'${String(error.params.additionalProperty)}' is not allowed here`;
   if (error.keyword === "required") return `'${String(error.params.missingProperty)}' is required`;
   if (error.keyword === "const") return `must be ${JSON.stringify(error.params.allowedValue)}`;
-  if (error.keyword === "enum") return `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+  if (error.keyword === "enum")
+    return `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
   return error.message ?? "is invalid";
 }
 
@@ -33,16 +37,24 @@ export function validateDocument(validate: Validator, body: unknown): void {
   if (validate(body)) return;
   const error = firstError(validate);
   const pointer = pointerOf(error);
-  throw new DomainError("DOCUMENT_INVALID", `${pointer || "The document"} ${describe(error)}.`, { source: { pointer } });
+  throw new DomainError("DOCUMENT_INVALID", `${pointer || "The document"} ${describe(error)}.`, {
+    source: { pointer },
+  });
 }
 
 /** Validates (and coerces, in place) path or query parameters; failure is 400 REQUEST_INVALID. */
-export function validateParameters(validate: Validator, values: Record<string, unknown>, where: "path" | "query"): void {
+export function validateParameters(
+  validate: Validator,
+  values: Record<string, unknown>,
+  where: "path" | "query",
+): void {
   if (validate(values)) return;
   const error = firstError(validate);
   const name = pointerOf(error).replace(/^\//, "").split("/")[0];
   const detail =
-    error.keyword === "additionalProperties" ? `The ${where} parameter '${name}' is not supported by this operation.` : `The ${where} parameter '${name}' ${describe(error)}.`;
+    error.keyword === "additionalProperties"
+      ? `The ${where} parameter '${name}' is not supported by this operation.`
+      : `The ${where} parameter '${name}' ${describe(error)}.`;
   throw new DomainError("REQUEST_INVALID", detail, { source: { parameter: name } });
 }
 
@@ -73,9 +85,13 @@ export function parseJson(raw: Buffer): unknown {
   } catch {
     const offset = firstInvalidUtf8(raw);
     const pointer = pointerAtEnd(UTF8.decode(raw.subarray(0, offset)));
-    throw new DomainError("REQUEST_ENCODING_INVALID", `The request body is not valid UTF-8 (byte ${offset}${pointer ? `, in ${pointer}` : ""}); JSON text must be UTF-8.`, {
-      source: { pointer },
-    });
+    throw new DomainError(
+      "REQUEST_ENCODING_INVALID",
+      `The request body is not valid UTF-8 (byte ${offset}${pointer ? `, in ${pointer}` : ""}); JSON text must be UTF-8.`,
+      {
+        source: { pointer },
+      },
+    );
   }
   try {
     return JSON.parse(text);
@@ -123,7 +139,8 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
 export function pointerAtEnd(prefix: string): string {
   type Frame = { array: boolean; index: number; key: string | null; expectingKey: boolean };
   const stack: Frame[] = [];
-  const path = (frames: Frame[]) => frames.map((f) => "/" + escapePointer(f.array ? String(f.index) : (f.key ?? ""))).join("");
+  const path = (frames: Frame[]) =>
+    frames.map((f) => "/" + escapePointer(f.array ? String(f.index) : (f.key ?? ""))).join("");
   let i = 0;
   while (i < prefix.length) {
     const c = prefix[i];

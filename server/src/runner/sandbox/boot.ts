@@ -7,8 +7,24 @@ import os from "node:os";
 import path from "node:path";
 import { recordSandboxBoot } from "../../metrics/registry.ts";
 import { API_SOCKET_NAME, openApiChannel, type ApiChannel } from "../api-channel.ts";
-import { bwrapArgs, etcFiles, LAUNCHER_HOST_PATH, resolveBinds, SETPRIV, UNPRIVILEGED_INSIDE_ID } from "./bwrap-args.ts";
-import { allocateUid, isRoot, mountSandboxFs, statFields, sweepStaleMounts, uidsInUse, unmountSandboxFs, type Confinement } from "./confinement.ts";
+import {
+  bwrapArgs,
+  etcFiles,
+  LAUNCHER_HOST_PATH,
+  resolveBinds,
+  SETPRIV,
+  UNPRIVILEGED_INSIDE_ID,
+} from "./bwrap-args.ts";
+import {
+  allocateUid,
+  isRoot,
+  mountSandboxFs,
+  statFields,
+  sweepStaleMounts,
+  uidsInUse,
+  unmountSandboxFs,
+  type Confinement,
+} from "./confinement.ts";
 import { PRLIMIT } from "./limits.ts";
 import {
   DEFAULT_SECCOMP_FILTER,
@@ -47,18 +63,26 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
     throw new Error("runInSandbox: give either api or apiSocketPath, not both");
   }
   const readOnlyBinds = resolveBinds(options.readOnlyBinds);
-  if (options.planDiffBuilder !== undefined && !readOnlyBinds.some((bind) => bind.target === options.planDiffBuilder || isUnder(options.planDiffBuilder!, bind.target))) {
+  if (
+    options.planDiffBuilder !== undefined &&
+    !readOnlyBinds.some(
+      (bind) => bind.target === options.planDiffBuilder || isUnder(options.planDiffBuilder!, bind.target),
+    )
+  ) {
     throw new Error(`runInSandbox: the plan-diff builder '${options.planDiffBuilder}' is not under a read-only bind`);
   }
   const nodePath = realpathSync(options.nodePath ?? process.execPath);
   const limits = resolveLimits(options.limits);
   const seccompFilter = options.seccompFilter ?? DEFAULT_SECCOMP_FILTER;
   if (!existsSync(seccompFilter)) {
-    throw new Error(`runInSandbox: the sandbox's seccomp filter ${seccompFilter} is missing; build it with scripts/bootstrap-tools`);
+    throw new Error(
+      `runInSandbox: the sandbox's seccomp filter ${seccompFilter} is missing; build it with scripts/bootstrap-tools`,
+    );
   }
   const root = isRoot();
   if (root) {
-    for (const tool of [SETPRIV, PRLIMIT]) if (!existsSync(tool)) throw new Error(`runInSandbox: ${tool} is missing (Debian package util-linux)`);
+    for (const tool of [SETPRIV, PRLIMIT])
+      if (!existsSync(tool)) throw new Error(`runInSandbox: ${tool} is missing (Debian package util-linux)`);
     await sweepStaleMounts();
   }
 
@@ -94,7 +118,11 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       readOnlyBinds.push(...resolveBinds([{ source: confinement.inputDir, target: options.readOnlyInputDir }]));
     }
     await mkdir(etcDir, { mode: 0o700 });
-    await Promise.all(Object.entries(etcFiles(name, confinement.uid ?? UNPRIVILEGED_INSIDE_ID)).map(([file, contents]) => writeFile(path.join(etcDir, file), contents)));
+    await Promise.all(
+      Object.entries(etcFiles(name, confinement.uid ?? UNPRIVILEGED_INSIDE_ID)).map(([file, contents]) =>
+        writeFile(path.join(etcDir, file), contents),
+      ),
+    );
     if (options.api !== undefined) {
       await mkdir(channelDir, { mode: 0o700 });
       const socketPath = path.join(channelDir, API_SOCKET_NAME);
@@ -120,7 +148,16 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
       tmpDir,
       seccomp: true,
     });
-    return new Sandbox(sandboxId, name, hostDir, workDir, channel, args, options.bwrapPath ?? "/usr/bin/bwrap", confinement);
+    return new Sandbox(
+      sandboxId,
+      name,
+      hostDir,
+      workDir,
+      channel,
+      args,
+      options.bwrapPath ?? "/usr/bin/bwrap",
+      confinement,
+    );
   } catch (error) {
     if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     await channel?.close();
@@ -132,7 +169,9 @@ async function bootSandbox(options: SandboxShape): Promise<Sandbox> {
 }
 
 /** What this host lacks to run sandboxes, each with the exact command that fixes it (empty when ready). */
-export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilter?: string } = {}): { problem: string; fix: string }[] {
+export function sandboxPrerequisites(
+  options: { bwrapPath?: string; seccompFilter?: string } = {},
+): { problem: string; fix: string }[] {
   const problems: { problem: string; fix: string }[] = [];
   const sudo = isRoot() ? "" : "sudo ";
   const missing: string[] = [];
@@ -154,7 +193,10 @@ export function sandboxPrerequisites(options: { bwrapPath?: string; seccompFilte
     });
   }
   if (!existsSync(options.seccompFilter ?? DEFAULT_SECCOMP_FILTER)) {
-    problems.push({ problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`, fix: "npm run tools" });
+    problems.push({
+      problem: `the sandbox's seccomp filter ${options.seccompFilter ?? DEFAULT_SECCOMP_FILTER} has not been built`,
+      fix: "npm run tools",
+    });
   }
   return problems;
 }
@@ -180,7 +222,16 @@ export async function runInSandbox(options: SandboxOptions): Promise<SandboxResu
       limit: null,
       artifacts: {},
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: null },
-      timings: { spawnedAt: at, readyAt: null, handedOverAt: at, startedAt: null, marks: [], exitedAt: null, endedAt: at, collectedAt: at },
+      timings: {
+        spawnedAt: at,
+        readyAt: null,
+        handedOverAt: at,
+        startedAt: null,
+        marks: [],
+        exitedAt: null,
+        endedAt: at,
+        collectedAt: at,
+      },
     };
   }
   // The files are written while bwrap and the launcher boot; the launcher waits for the start message.

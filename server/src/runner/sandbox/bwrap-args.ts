@@ -66,7 +66,12 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   const made = new Set<string>(["/"]);
   const parents = (target: string) => {
     const missing: string[] = [];
-    for (let dir = path.posix.dirname(target); !made.has(dir) && !isUnder(dir, "/usr") && dir !== "/usr"; dir = path.posix.dirname(dir)) missing.unshift(dir);
+    for (
+      let dir = path.posix.dirname(target);
+      !made.has(dir) && !isUnder(dir, "/usr") && dir !== "/usr";
+      dir = path.posix.dirname(dir)
+    )
+      missing.unshift(dir);
     for (const dir of missing) {
       made.add(dir);
       add("--perms", "0755", "--dir", dir);
@@ -127,7 +132,11 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
   add("--bind", layout.workDir, SANDBOX_WORK_DIR); // the private work dir, a host temp dir so results can be read back
   parents(SANDBOX_LAUNCHER_PATH);
   add("--ro-bind", layout.launcherPath, SANDBOX_LAUNCHER_PATH); // the first process (and loopback forwarder)
-  add("--ro-bind", path.join(path.dirname(layout.launcherPath), LAUNCHER_UNPACK_MODULE), path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), LAUNCHER_UNPACK_MODULE)); // the launcher's unpacker
+  add(
+    "--ro-bind",
+    path.join(path.dirname(layout.launcherPath), LAUNCHER_UNPACK_MODULE),
+    path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), LAUNCHER_UNPACK_MODULE),
+  ); // the launcher's unpacker
   for (const module of LAUNCHER_MODULES) {
     const inside = path.posix.join(path.posix.dirname(SANDBOX_LAUNCHER_PATH), module);
     parents(inside);
@@ -158,7 +167,17 @@ export function bwrapArgs(layout: BwrapLayout): string[] {
     // effective gid to the real one first thing, which makes it non-dumpable (fs.suid_dumpable), so
     // the command, although of the same uid, cannot open its /proc/<pid>/mem (plan-evidence.ts).
     // The command it starts has the sandbox's gid for real, effective and saved.
-    add(SETPRIV, `--reuid=${id}`, `--rgid=${id}`, `--egid=${NOGROUP_GID}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--");
+    add(
+      SETPRIV,
+      `--reuid=${id}`,
+      `--rgid=${id}`,
+      `--egid=${NOGROUP_GID}`,
+      "--clear-groups",
+      "--inh-caps=-all",
+      "--bounding-set=-all",
+      "--no-new-privs",
+      "--",
+    );
   }
   add(layout.nodePath, SANDBOX_LAUNCHER_PATH);
   if (layout.apiSocketDir !== undefined || layout.apiSocketPath !== undefined) {

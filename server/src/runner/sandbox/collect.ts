@@ -49,7 +49,12 @@ export async function handOverFiles(
   if (options.copyDir !== undefined) {
     await cp(options.copyDir, workDir, { recursive: true, verbatimSymlinks: true, errorOnExist: false, force: true });
   }
-  const small = files.reduce((total, [, contents]) => total + (typeof contents === "string" ? Buffer.byteLength(contents) : contents.byteLength), 0) <= SYNC_IO_MAX_BYTES;
+  const small =
+    files.reduce(
+      (total, [, contents]) =>
+        total + (typeof contents === "string" ? Buffer.byteLength(contents) : contents.byteLength),
+      0,
+    ) <= SYNC_IO_MAX_BYTES;
   await Promise.all(
     files.map(async ([relative, contents]) => {
       const full = path.join(workDir, relative);
@@ -63,7 +68,8 @@ export async function handOverFiles(
     }),
   );
   // As root the sandbox runs as its own uid: what the runner wrote becomes the sandbox's.
-  if (confinement.uid !== undefined) await chownTree(workDir, confinement.uid, { sync: small && options.copyDir === undefined });
+  if (confinement.uid !== undefined)
+    await chownTree(workDir, confinement.uid, { sync: small && options.copyDir === undefined });
   await writeReadOnlyFiles(confinement.inputDir, options.readOnlyFiles);
 }
 
@@ -73,7 +79,8 @@ async function writeReadOnlyFiles(inputDir: string | undefined, files: SandboxRu
   if (entries.length === 0) return;
   if (inputDir === undefined) throw new Error("readOnlyFiles: this sandbox has no readOnlyInputDir");
   for (const [name, contents] of entries) {
-    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === "." || name === "..") throw new Error(`readOnlyFiles: '${name}' is not a plain file name`);
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name === "." || name === "..")
+      throw new Error(`readOnlyFiles: '${name}' is not a plain file name`);
     await writeFile(path.join(inputDir, name), contents, { mode: 0o444, flag: "wx" });
   }
 }
@@ -92,7 +99,10 @@ export async function readCollected(workDir: string, relative: string, maxBytes:
   if (parent !== workDir && !isUnder(parent, workDir)) return null;
   let fd: number;
   try {
-    fd = openSync(path.join(parent, path.basename(full)), fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    fd = openSync(
+      path.join(parent, path.basename(full)),
+      fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK,
+    );
   } catch {
     return null;
   }
@@ -103,7 +113,8 @@ export async function readCollected(workDir: string, relative: string, maxBytes:
     if (stat.size <= SYNC_IO_MAX_BYTES) {
       const buffer = Buffer.allocUnsafe(stat.size + 1);
       let filled = 0;
-      for (let n; filled < buffer.length && (n = readSync(fd, buffer, filled, buffer.length - filled, filled)) > 0;) filled += n;
+      for (let n; filled < buffer.length && (n = readSync(fd, buffer, filled, buffer.length - filled, filled)) > 0;)
+        filled += n;
       // Still growing (a process left behind writes to it): read to its end like a large file.
       if (filled <= stat.size) return buffer.subarray(0, filled);
     }
@@ -113,7 +124,9 @@ export async function readCollected(workDir: string, relative: string, maxBytes:
   }
 }
 
-const readFileOfFd = promisify((fd: number, callback: (error: NodeJS.ErrnoException | null, data: Buffer) => void) => readFileCallback(fd, callback));
+const readFileOfFd = promisify((fd: number, callback: (error: NodeJS.ErrnoException | null, data: Buffer) => void) =>
+  readFileCallback(fd, callback),
+);
 
 /** Gives the sandbox's uid everything the runner wrote into its work directory (no symlink is followed). */
 async function chownTree(dir: string, uid: number, { sync = false } = {}): Promise<void> {

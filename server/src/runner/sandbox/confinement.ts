@@ -40,7 +40,14 @@ export function allocateUid(): number {
 
 /** Mounts the sandbox's own tmpfs (the disk limit) at `dir`, owned by the sandbox's uid. */
 export async function mountSandboxFs(dir: string, sizeBytes: number, uid: number, sandboxId: string): Promise<void> {
-  await runHostTool("mount", ["-t", "tmpfs", "-o", `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`, `stackship-${sandboxId}`, dir]);
+  await runHostTool("mount", [
+    "-t",
+    "tmpfs",
+    "-o",
+    `size=${sizeBytes},mode=0700,uid=${uid},gid=${uid},nosuid,nodev`,
+    `stackship-${sandboxId}`,
+    dir,
+  ]);
 }
 
 export async function unmountSandboxFs(dir: string): Promise<void> {
@@ -60,8 +67,16 @@ async function sandboxMounts(): Promise<string[]> {
     const [before, after] = line.split(" - ");
     if (after === undefined) continue;
     const [fsType, source] = after.split(" ");
-    const mountPoint = before.split(" ")[4]?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
-    if (fsType === "tmpfs" && /^stackship-sbx-[0-9a-z]{16}$/.test(source ?? "") && mountPoint !== undefined && path.basename(mountPoint) === "fs") points.push(mountPoint);
+    const mountPoint = before
+      .split(" ")[4]
+      ?.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+    if (
+      fsType === "tmpfs" &&
+      /^stackship-sbx-[0-9a-z]{16}$/.test(source ?? "") &&
+      mountPoint !== undefined &&
+      path.basename(mountPoint) === "fs"
+    )
+      points.push(mountPoint);
   }
   return points;
 }

@@ -16,7 +16,8 @@ export async function produceEvidence(evidence, booted, env, wrapper) {
     writeOutput("stderr", `stackship: ${line}\n`);
     return code;
   };
-  if (!killOthers()) return fail("could not end every other process of the sandbox after the plan; the plan is not used.");
+  if (!killOthers())
+    return fail("could not end every other process of the sandbox after the plan; the plan is not used.");
   const planFile = readEvidenceFile(evidence.plan);
   if (planFile === undefined) return fail("the saved plan is missing or not a regular file.");
   const cwd = typeof evidence.cwd === "string" ? evidence.cwd : "/work";
@@ -28,7 +29,8 @@ export async function produceEvidence(evidence, booted, env, wrapper) {
     return fail("could not show the saved plan as JSON.", shown.code === 0 || shown.code === null ? 1 : shown.code);
   // Read again with nothing else alive: it must still be the plan that was shown.
   const again = readEvidenceFile(evidence.plan);
-  if (again === undefined || !again.equals(planFile)) return fail("the saved plan changed while it was shown; the plan is not used.");
+  if (again === undefined || !again.equals(planFile))
+    return fail("the saved plan changed while it was shown; the plan is not used.");
   sendArtifact("plan.tfplan", planFile);
   sendArtifact("plan.json", shown.stdout);
   send({ type: "mark", name: "plan-diff", at: now() });

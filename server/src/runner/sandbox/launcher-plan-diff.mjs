@@ -8,7 +8,8 @@ import { commandOf, runShow } from "./launcher-show.mjs";
 
 /** The plan-diff worker's heap: about what a separate node process would get by default. */
 const PLAN_DIFF_HEAP_MB = 4096;
-const PLAN_DIFF_UNAVAILABLE = "StackShip could not build the redacted plan changes of this plan; they are unavailable for this run.";
+const PLAN_DIFF_UNAVAILABLE =
+  "StackShip could not build the redacted plan changes of this plan; they are unavailable for this run.";
 
 /**
  * The plan-diff builder, imported into this thread at boot (a worker thread costs a second node
@@ -22,7 +23,11 @@ const PLAN_DIFF_INLINE_MAX_BYTES = 8 * 1024 * 1024;
 
 /** Loads the builder at boot; `loaded` resolves (never rejects) once it is loaded or failed to. */
 export function loadPlanDiffBuilder(builder) {
-  const state = { builder, module: import(builder), redactedPlan: import(builder.replace(/plan-diff\.mjs$/, "redacted-plan.mjs")) };
+  const state = {
+    builder,
+    module: import(builder),
+    redactedPlan: import(builder.replace(/plan-diff\.mjs$/, "redacted-plan.mjs")),
+  };
   state.module.catch(() => {});
   state.redactedPlan.catch(() => {});
   state.loaded = state.module.then(
@@ -46,7 +51,13 @@ function warmUp(module) {
     before_sensitive: before ? sensitive : false,
     after_sensitive: after ? sensitive : false,
   });
-  const value = { name: "warm-up", tags: { a: "1", b: "2" }, list: [1, 2], secret: "warm-up-secret", nested: [{ k: "v" }] };
+  const value = {
+    name: "warm-up",
+    tags: { a: "1", b: "2" },
+    list: [1, 2],
+    secret: "warm-up-secret",
+    nested: [{ k: "v" }],
+  };
   const entry = (name, actions, before, after) => ({
     address: `terraform_data.${name}`,
     mode: "managed",
@@ -65,7 +76,16 @@ function warmUp(module) {
       entry("delete", ["delete"], value, null),
       entry("noop", ["no-op"], value, value),
     ],
-    output_changes: { o: { actions: ["update"], before: "a", after: "b", after_unknown: false, before_sensitive: false, after_sensitive: true } },
+    output_changes: {
+      o: {
+        actions: ["update"],
+        before: "a",
+        after: "b",
+        after_unknown: false,
+        before_sensitive: false,
+        after_sensitive: true,
+      },
+    },
   };
   try {
     module.buildPlanDiff(plan, { runId: null, knownSecrets: ["warm-up-known"], consume: true });
@@ -136,14 +156,19 @@ export async function buildPlanDiff(planDiff, request, bytes, env) {
   const build = { bytes, runId: typeof request?.runId === "string" ? request.runId : null, knownSecrets };
   let outcome;
   if (!planDiff) outcome = { error: "this sandbox has no plan-diff builder" };
-  else outcome = bytes.length <= PLAN_DIFF_INLINE_MAX_BYTES ? await buildFromBytes(planDiff.module, build) : await buildInWorker(planDiff.builder, build);
+  else
+    outcome =
+      bytes.length <= PLAN_DIFF_INLINE_MAX_BYTES
+        ? await buildFromBytes(planDiff.module, build)
+        : await buildInWorker(planDiff.builder, build);
   if (typeof outcome?.json === "string") return Buffer.from(outcome.json, "utf8");
   const reason = typeof outcome?.error === "string" ? outcome.error : "could not build the artifact";
   writeOutput("stdout", `stackship-plan-diff: ${reason}\n${PLAN_DIFF_UNAVAILABLE}\n`);
   return undefined;
 }
 
-const REDACTED_PLAN_UNAVAILABLE = "StackShip could not build the redacted plan for the CLI (json-output-redacted); it is unavailable for this run.";
+const REDACTED_PLAN_UNAVAILABLE =
+  "StackShip could not build the redacted plan for the CLI (json-output-redacted); it is unavailable for this run.";
 
 /**
  * The redacted plan the CLI renders itself (redacted-plan.mjs): built from the plan JSON `bytes`
@@ -176,13 +201,16 @@ export async function buildRedactedPlan(planDiff, request, bytes, env, wrapper, 
     return unavailable("the builder could not be loaded");
   }
   const shown = await runShow([...wrapper, ...command], cwd, env, "schemas.json");
-  if (shown.code !== 0 || shown.signal !== null || shown.stdout === undefined) return unavailable("could not read the provider schemas");
+  if (shown.code !== 0 || shown.signal !== null || shown.stdout === undefined)
+    return unavailable("could not read the provider schemas");
   const secretEnv = Array.isArray(request.secretEnv) ? request.secretEnv : [];
   const knownSecrets = secretEnv.map((name) => env[name]).filter((value) => typeof value === "string" && value !== "");
   try {
     const schemas = JSON.parse(shown.stdout.toString("utf8"));
     return Buffer.from(builder.buildRedactedPlan(plan, schemas, { knownSecrets }), "utf8");
   } catch (error) {
-    return unavailable(error instanceof builder.RedactedPlanInputError ? error.message : "could not build the artifact");
+    return unavailable(
+      error instanceof builder.RedactedPlanInputError ? error.message : "could not build the artifact",
+    );
   }
 }

@@ -142,7 +142,13 @@ export function runShow(command, cwd, env, spool = "plan.json") {
       // Whatever show started (its providers) ends before its output counts.
       const killed = killOthers();
       const closed = new Promise((done) => (show.stderr.closed ? done() : show.stderr.once("close", done)));
-      void outputSettled(closed).then(() => resolve({ code: killed ? code : 1, signal, stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/${spool}`) : undefined }));
+      void outputSettled(closed).then(() =>
+        resolve({
+          code: killed ? code : 1,
+          signal,
+          stdout: killed ? readEvidenceFile(`${SHOW_SPOOL_DIR}/${spool}`) : undefined,
+        }),
+      );
     });
   });
 }

@@ -35,7 +35,12 @@ export function limitWrapper(limits: SandboxLimits): string[] {
  * Samples the sandbox's processes (and its tmpfs) every WATCH_INTERVAL_MS while the command runs;
  * calls `onLimit` once with the first limit reached. Returns the stop function.
  */
-export function watch(pid: number | undefined, confinement: Confinement, result: SandboxResult, onLimit: (kind: SandboxLimitKind) => void): () => void {
+export function watch(
+  pid: number | undefined,
+  confinement: Confinement,
+  result: SandboxResult,
+  onLimit: (kind: SandboxLimitKind) => void,
+): () => void {
   const { limits, fsDir } = confinement;
   let stopped = false;
   let busy = false;
@@ -68,7 +73,11 @@ export function watch(pid: number | undefined, confinement: Confinement, result:
 }
 
 /** After a command that did not succeed: which limit it ran into, if its traces say so. */
-export async function limitAfterwards(confinement: Confinement, workDir: string, result: SandboxResult): Promise<SandboxLimitKind | null> {
+export async function limitAfterwards(
+  confinement: Confinement,
+  workDir: string,
+  result: SandboxResult,
+): Promise<SandboxLimitKind | null> {
   const { limits, fsDir } = confinement;
   if (result.signal === "SIGXFSZ") return "file_size";
   if (result.signal === "SIGXCPU") return "cpu";
@@ -78,7 +87,8 @@ export async function limitAfterwards(confinement: Confinement, workDir: string,
   const couldHoldOne = fs === undefined || (fs.blocks - fs.bfree) * fs.bsize >= limits.fileSizeBytes;
   if (couldHoldOne && (await hasFileOfSize(fsDir ?? workDir, limits.fileSizeBytes))) return "file_size";
   if (fs !== undefined && fs.bfree * fs.bsize < DISK_FULL_SLACK_BYTES) return "disk";
-  if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null)) return "processes";
+  if (result.usage.processes >= limits.processes && !(result.exitCode === 0 && result.signal === null))
+    return "processes";
   return null;
 }
 
@@ -145,7 +155,9 @@ function sampleProcesses(bwrapPid: number): { memoryBytes: number; processes: nu
       sample.processes += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
       sample.memoryBytes += Number(/^RssAnon:\s+(\d+) kB/m.exec(status)?.[1] ?? 0) * 1024;
       const fields = statFields(pid);
-      if (fields !== undefined) sample.cpuSeconds += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND;
+      if (fields !== undefined)
+        sample.cpuSeconds +=
+          (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS_PER_SECOND;
     } catch {
       // Exited meanwhile.
     }

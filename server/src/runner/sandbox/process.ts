@@ -14,7 +14,15 @@ import { DEFAULT_COLLECT_MAX_BYTES, now, type OutputStream } from "./profile.ts"
 /** bwrap passes inherited descriptors through; the launcher's control channel is the fourth stdio slot. */
 const CONTROL_FD = 3;
 
-type ControlMessage = { type?: unknown; code?: unknown; signal?: unknown; message?: unknown; name?: unknown; at?: unknown; output?: unknown };
+type ControlMessage = {
+  type?: unknown;
+  code?: unknown;
+  signal?: unknown;
+  message?: unknown;
+  name?: unknown;
+  at?: unknown;
+  output?: unknown;
+};
 
 /**
  * bwrap and its launcher, from the spawn to the removal of the host side; its state is read and
@@ -65,7 +73,10 @@ export class SandboxProcess {
     bwrapPath: string,
     readonly confinement: Confinement,
   ) {
-    this.child = spawn(bwrapPath, args, { stdio: ["ignore", "pipe", "pipe", "pipe", confinement.seccompFd ?? "ignore"], env: {} });
+    this.child = spawn(bwrapPath, args, {
+      stdio: ["ignore", "pipe", "pipe", "pipe", confinement.seccompFd ?? "ignore"],
+      env: {},
+    });
     if (confinement.seccompFd !== undefined) closeSync(confinement.seccompFd);
     this.control = this.child.stdio[CONTROL_FD] as net.Socket;
     const deliver = (stream: OutputStream) => (chunk: Buffer) => {
@@ -119,7 +130,8 @@ export class SandboxProcess {
             signal: typeof message.signal === "string" ? (message.signal as NodeJS.Signals) : null,
           };
           const output = message.output as { stdout?: unknown; stderr?: unknown } | undefined;
-          if (typeof output?.stdout === "number" && typeof output.stderr === "number") this.reportedOutput = { stdout: output.stdout, stderr: output.stderr };
+          if (typeof output?.stdout === "number" && typeof output.stderr === "number")
+            this.reportedOutput = { stdout: output.stdout, stderr: output.stderr };
           this.markExitReported();
           this.checkDrained();
         } else if (message.type === "error") this.launcherError = String(message.message);
@@ -133,7 +145,8 @@ export class SandboxProcess {
   /** Exactly the reported bytes arrived on both streams (more than reported: something else wrote there; only bwrap's end says then). */
   checkDrained(): void {
     const expected = this.reportedOutput;
-    if (expected !== undefined && this.received.stdout === expected.stdout && this.received.stderr === expected.stderr) this.markOutputDrained();
+    if (expected !== undefined && this.received.stdout === expected.stdout && this.received.stderr === expected.stderr)
+      this.markOutputDrained();
   }
 
   /**

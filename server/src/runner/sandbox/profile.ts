@@ -244,9 +244,13 @@ export function isUnder(p: string, dir: string): boolean {
 
 /** The limits with every default filled in; throws on a value that is not a positive whole number. */
 export function resolveLimits(limits: Partial<SandboxLimits> | undefined): SandboxLimits {
-  const resolved = { ...DEFAULT_SANDBOX_LIMITS, ...Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined)) };
+  const resolved = {
+    ...DEFAULT_SANDBOX_LIMITS,
+    ...Object.fromEntries(Object.entries(limits ?? {}).filter(([, v]) => v !== undefined)),
+  };
   for (const [key, value] of Object.entries(resolved)) {
-    if (!Number.isSafeInteger(value) || value <= 0) throw new Error(`sandbox limits: ${key} must be a positive whole number, not ${value}`);
+    if (!Number.isSafeInteger(value) || value <= 0)
+      throw new Error(`sandbox limits: ${key} must be a positive whole number, not ${value}`);
   }
   return resolved;
 }

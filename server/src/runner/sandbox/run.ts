@@ -131,7 +131,16 @@ export class Sandbox {
       limit: null,
       artifacts: {},
       usage: { memoryBytes: 0, processes: 0, cpuSeconds: 0, diskBytes: p.confinement.fsDir !== undefined ? 0 : null },
-      timings: { spawnedAt: p.spawnedAt, readyAt: null, handedOverAt, startedAt: null, marks: p.marks, exitedAt: null, endedAt: handedOverAt, collectedAt: handedOverAt },
+      timings: {
+        spawnedAt: p.spawnedAt,
+        readyAt: null,
+        handedOverAt,
+        startedAt: null,
+        marks: p.marks,
+        exitedAt: null,
+        endedAt: handedOverAt,
+        collectedAt: handedOverAt,
+      },
     };
     if (options.signal?.aborted) {
       result.interrupted = true;
@@ -158,7 +167,8 @@ export class Sandbox {
       for (const [chunk, stream] of p.early.splice(0)) p.onOutput(chunk, stream);
       const onMark = options.onMark;
       if (onMark !== undefined) {
-        const read = async (relative: string) => readCollected(p.workDir, workRelative(relative, "collect"), collectMaxBytes);
+        const read = async (relative: string) =>
+          readCollected(p.workDir, workRelative(relative, "collect"), collectMaxBytes);
         p.onMark = (name) => onMark(name, read);
       }
       p.onArtifact = options.onArtifact;
@@ -218,7 +228,9 @@ export class Sandbox {
       // limit) while bwrap tears the sandbox down. This returns once bwrap ended or, when the
       // caller releases the sandbox later, as soon as all the output the exit report counts has
       // arrived (the rest of the teardown is then part of the release).
-      const afterExit = Promise.race([p.exitReported, p.closed]).then(() => (p.report === undefined ? undefined : inspectAfterExit(p, result, p.report, collect, collectMaxBytes)));
+      const afterExit = Promise.race([p.exitReported, p.closed]).then(() =>
+        p.report === undefined ? undefined : inspectAfterExit(p, result, p.report, collect, collectMaxBytes),
+      );
       afterExit.catch(() => undefined);
       const ended = await Promise.race([p.closed, ...(releaseLater ? [p.outputDrained.then(() => null)] : [])]);
       const [bwrapCode, bwrapSignal] = ended ?? [null, null];
@@ -240,7 +252,8 @@ export class Sandbox {
         result.signal = bwrapSignal;
       } else {
         result.exitCode = bwrapCode;
-        result.error = p.launcherError ?? `the sandbox ended before the command reported an exit (bwrap status ${bwrapCode})`;
+        result.error =
+          p.launcherError ?? `the sandbox ended before the command reported an exit (bwrap status ${bwrapCode})`;
       }
       if (p.launcherError !== undefined) result.error = p.launcherError;
       Object.assign(result.timings, { readyAt: p.readyAt, startedAt: p.startedAt, exitedAt: p.exitedAt });
@@ -248,8 +261,11 @@ export class Sandbox {
       // Even after an exit 0: a program that ignores a failed write (tofu show into a full disk)
       // leaves a truncated file behind, which must not pass for a result.
       const inspected = p.report !== undefined ? await afterExit : undefined;
-      if (result.limit === null && result.started) result.limit = inspected ? inspected.limit : await limitAfterwards(p.confinement, p.workDir, result);
-      const read = inspected ? inspected.files : await Promise.all(collect.map(([, relative]) => readCollected(p.workDir, relative, collectMaxBytes)));
+      if (result.limit === null && result.started)
+        result.limit = inspected ? inspected.limit : await limitAfterwards(p.confinement, p.workDir, result);
+      const read = inspected
+        ? inspected.files
+        : await Promise.all(collect.map(([, relative]) => readCollected(p.workDir, relative, collectMaxBytes)));
       collect.forEach(([original], index) => (result.files[original] = read[index]));
       result.timings.collectedAt = now();
     } finally {

@@ -7,7 +7,8 @@ import { columnsFor, ID, idColumn, reference, type Columns } from "./schema-help
 /** Creates the foundation schema: tenancy, identity, configuration, inputs, runs, audit. */
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
-  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) => knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
+  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) =>
+    knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
 
   await create("organizations", (t, c) => {
     idColumn(t);
@@ -51,7 +52,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text("value_ciphertext").nullable();
     t.text("description").nullable();
     c.timestamp("created_at");
-    t.unique(["workspace_id", "category", "key"], { indexName: "workspace_variables_workspace_id_category_key_unique" });
+    t.unique(["workspace_id", "category", "key"], {
+      indexName: "workspace_variables_workspace_id_category_key_unique",
+    });
     t.check(`?? in ('terraform', 'env')`, ["category"], "workspace_variables_category_check");
     t.check(
       "(?? = true and ?? is null and ?? is not null) or (?? = false and ?? is not null and ?? is null)",
@@ -90,7 +93,9 @@ export async function up(knex: Knex): Promise<void> {
     t.string("scope_id", ID).notNullable();
     t.string("permission", 64).notNullable();
     c.timestamp("created_at");
-    t.unique(["principal_id", "scope_kind", "scope_id", "permission"], { indexName: "permission_grants_principal_scope_permission_unique" });
+    t.unique(["principal_id", "scope_kind", "scope_id", "permission"], {
+      indexName: "permission_grants_principal_scope_permission_unique",
+    });
     t.check(`?? in ('organization', 'project', 'workspace')`, ["scope_kind"], "permission_grants_scope_kind_check");
   });
 

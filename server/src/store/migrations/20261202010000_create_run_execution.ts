@@ -7,9 +7,12 @@ import { columnsFor, ID, idColumn, reference, type Columns } from "./schema-help
 /** Run execution: phase results on runs, attempts, logs, review decisions, the job queue. */
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
-  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) => knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
+  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) =>
+    knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
   const timestamp = (t: Knex.AlterTableBuilder, column: string) =>
-    dialect === "postgres" ? t.timestamp(column, { useTz: true, precision: 3 }).nullable() : t.string(column, 24).nullable();
+    dialect === "postgres"
+      ? t.timestamp(column, { useTz: true, precision: 3 }).nullable()
+      : t.string(column, 24).nullable();
 
   await knex.schema.alterTable("runs", (t) => {
     // NOTE: SQLite cannot add CHECK constraints to an existing table; the closed phase-status

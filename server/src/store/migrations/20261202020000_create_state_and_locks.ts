@@ -11,7 +11,8 @@ import { columnsFor, ID, idColumn, reference, type Columns } from "./schema-help
  */
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
-  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) => knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
+  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) =>
+    knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
 
   // One row per workspace that was ever locked: the last fence handed out. It only grows, so a
   // fence identifies one acquisition of the workspace lock for ever.
@@ -47,7 +48,11 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(["token_hash"], { indexName: "run_tokens_token_hash_unique" });
     t.index(["run_id"], "run_tokens_run_id");
     t.check(`?? in ('plan', 'apply')`, ["phase"], "run_tokens_phase_check");
-    t.check(`(?? = 'plan' and ?? is null) or (?? = 'apply' and ?? is not null)`, ["phase", "fence", "phase", "fence"], "run_tokens_fence_check");
+    t.check(
+      `(?? = 'plan' and ?? is null) or (?? = 'apply' and ?? is not null)`,
+      ["phase", "fence", "phase", "fence"],
+      "run_tokens_fence_check",
+    );
   });
 
   await create("state_versions", (t, c) => {
@@ -70,14 +75,20 @@ export async function up(knex: Knex): Promise<void> {
     t.check(`?? in ('pending', 'finalized', 'discarded')`, ["status"], "state_versions_status_check");
     t.check("?? >= 0", ["serial"], "state_versions_serial_check");
     // A finalized version has its bytes and its publication time.
-    t.check(`?? <> 'finalized' or (?? is not null and ?? is not null and ?? is not null)`, ["status", "sha256", "artifact_key", "published_at"], "state_versions_finalized_check");
+    t.check(
+      `?? <> 'finalized' or (?? is not null and ?? is not null and ?? is not null)`,
+      ["status", "sha256", "artifact_key", "published_at"],
+      "state_versions_finalized_check",
+    );
     // The current state version is the finalized one with the highest serial.
     t.index(["workspace_id", "status", "serial"], "state_versions_ws_status_serial");
     t.index(["run_id"], "state_versions_run_id");
   });
   // Partial unique index (the same SQL on SQLite and PostgreSQL): two published versions of one
   // workspace never share a serial.
-  await knex.raw(`create unique index state_versions_finalized_serial_unique on state_versions (workspace_id, serial) where status = 'finalized'`);
+  await knex.raw(
+    `create unique index state_versions_finalized_serial_unique on state_versions (workspace_id, serial) where status = 'finalized'`,
+  );
 }
 
 /** Drops everything up() created, dependants first. */

@@ -10,7 +10,8 @@ import { columnsFor, ID, idColumn, reference, type Columns } from "./schema-help
  */
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
-  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) => knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
+  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) =>
+    knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
 
   await create("policy_sets", (t, c) => {
     idColumn(t);
@@ -47,7 +48,11 @@ export async function up(knex: Knex): Promise<void> {
     t.text("policy_set_versions").notNullable();
     t.text("error").nullable();
     c.timestamp("evaluated_at");
-    t.check(`?? in ('skipped', 'passed', 'soft_failed', 'hard_failed', 'errored')`, ["outcome"], "run_policy_evaluations_outcome_check");
+    t.check(
+      `?? in ('skipped', 'passed', 'soft_failed', 'hard_failed', 'errored')`,
+      ["outcome"],
+      "run_policy_evaluations_outcome_check",
+    );
   });
 
   await create("run_policy_findings", (t) => {
@@ -62,7 +67,11 @@ export async function up(knex: Knex): Promise<void> {
     t.text("message").notNullable();
     t.text("address").nullable();
     t.unique(["run_id", "seq"], { indexName: "run_policy_findings_run_seq_unique" });
-    t.check(`?? in ('advisory', 'soft_mandatory', 'hard_mandatory')`, ["enforcement_level"], "run_policy_findings_level_check");
+    t.check(
+      `?? in ('advisory', 'soft_mandatory', 'hard_mandatory')`,
+      ["enforcement_level"],
+      "run_policy_findings_level_check",
+    );
   });
 
   await create("policy_overrides", (t, c) => {

@@ -11,7 +11,8 @@ import { columnsFor, idColumn, reference, type Columns } from "./schema-helpers.
  */
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
-  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) => knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
+  const create = (table: string, build: (t: Knex.CreateTableBuilder, c: Columns) => void) =>
+    knex.schema.createTable(table, (t) => build(t, columnsFor(dialect, table, t)));
 
   await create("users", (t, c) => {
     idColumn(t);

@@ -40,7 +40,12 @@ export async function up(knex: Knex): Promise<void> {
       if (rows.length === 0) break;
       for (const row of rows) {
         const text = row.text;
-        const next = { char_start: chars, char_end: chars + text.length, byte_start: bytes, byte_end: bytes + Buffer.byteLength(text, "utf8") };
+        const next = {
+          char_start: chars,
+          char_end: chars + text.length,
+          byte_start: bytes,
+          byte_end: bytes + Buffer.byteLength(text, "utf8"),
+        };
         await knex("run_log_chunks").where({ run_id: runId, phase, seq: row.seq }).update(next);
         chars = next.char_end;
         bytes = next.byte_end;

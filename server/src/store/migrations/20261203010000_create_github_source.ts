@@ -65,7 +65,11 @@ export async function up(knex: Knex): Promise<void> {
     c.timestamp("updated_at");
     t.index(["status", "run_after"], "github_deliveries_status_run_after");
     t.index(["repository_key", "received_at"], "github_deliveries_repository_received");
-    t.check(`?? in ('queued', 'processing', 'processed', 'ignored', 'refused', 'failed')`, ["status"], "github_deliveries_status_check");
+    t.check(
+      `?? in ('queued', 'processing', 'processed', 'ignored', 'refused', 'failed')`,
+      ["status"],
+      "github_deliveries_status_check",
+    );
   });
 
   await knex.schema.createTable("github_installations", (t) => {
@@ -102,7 +106,13 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ["github_check_runs", "github_installation_repositories", "github_installations", "github_deliveries", "source_connections"]) {
+  for (const table of [
+    "github_check_runs",
+    "github_installation_repositories",
+    "github_installations",
+    "github_deliveries",
+    "source_connections",
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
   await knex.schema.alterTable("runs", (t) => {

@@ -44,5 +44,6 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ["github_push_heads", "github_installation_states", "github_installation_bindings"]) await knex.schema.dropTableIfExists(table);
+  for (const table of ["github_push_heads", "github_installation_states", "github_installation_bindings"])
+    await knex.schema.dropTableIfExists(table);
 }

@@ -13,7 +13,9 @@ import { dialectOf } from "../dialect.ts";
 export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
   const timestamp = (t: Knex.AlterTableBuilder, column: string) =>
-    dialect === "postgres" ? t.timestamp(column, { useTz: true, precision: 3 }).nullable() : t.string(column, 24).nullable();
+    dialect === "postgres"
+      ? t.timestamp(column, { useTz: true, precision: 3 }).nullable()
+      : t.string(column, 24).nullable();
   await knex.schema.alterTable("users", (t) => timestamp(t, "disabled_at"));
   await knex.schema.alterTable("api_tokens", (t) => {
     timestamp(t, "expires_at");

@@ -83,12 +83,15 @@ export async function up(knex: Knex): Promise<void> {
         data: JSON.parse(row.data as string) as Record<string, unknown>,
         createdAt: isoFromRow(row.created_at as string | Date),
       });
-      await knex("audit_events").where({ id: row.id }).update({ chain, sequence: head.size, previous_digest: head.digest, digest });
+      await knex("audit_events")
+        .where({ id: row.id })
+        .update({ chain, sequence: head.size, previous_digest: head.digest, digest });
       heads.set(chain, { size: head.size + 1, digest });
     }
     if (rows.length < MIGRATION_PAGE) break;
   }
-  for (const [chain, head] of heads) await knex("audit_chain_heads").insert({ chain, size: head.size, head_digest: head.digest });
+  for (const [chain, head] of heads)
+    await knex("audit_chain_heads").insert({ chain, size: head.size, head_digest: head.digest });
 }
 
 /** Drops what `up` added. */

@@ -13,7 +13,9 @@ const KINDS_AFTER = "'configuration','state','plan','plan_json','plan_diff','pla
  * plan the CLI renders). Existing workspaces and runs keep today's behaviour (false).
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.schema.alterTable("workspaces", (t) => t.boolean("structured_run_output_enabled").notNullable().defaultTo(false));
+  await knex.schema.alterTable("workspaces", (t) =>
+    t.boolean("structured_run_output_enabled").notNullable().defaultTo(false),
+  );
   await knex.schema.alterTable("runs", (t) => t.boolean("structured_run_output").notNullable().defaultTo(false));
   await setArtifactKinds(knex, KINDS_BEFORE, KINDS_AFTER);
 }
@@ -41,15 +43,20 @@ async function setArtifactKinds(knex: Knex, from: string, to: string): Promise<v
     await knex.raw(`alter table artifacts add constraint artifacts_kind_check check (kind in (${to}))`);
     return;
   }
-  const [table] = await knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where type = 'table' and name = 'artifacts'");
+  const [table] = await knex.raw<Array<{ sql: string }>>(
+    "select sql from sqlite_master where type = 'table' and name = 'artifacts'",
+  );
   const indexes = await knex.raw<
     Array<{
       name: string;
       sql: string;
     }>
   >("select name, sql from sqlite_master where type = 'index' and tbl_name = 'artifacts' and sql is not null");
-  if (!table || !table.sql.includes(`in (${from})`)) throw new Error("artifacts: the kind check is not the expected one");
-  const next = table.sql.replace(`in (${from})`, `in (${to})`).replace(/^create table [`"]?artifacts[`"]?/i, "create table `artifacts_next`");
+  if (!table || !table.sql.includes(`in (${from})`))
+    throw new Error("artifacts: the kind check is not the expected one");
+  const next = table.sql
+    .replace(`in (${from})`, `in (${to})`)
+    .replace(/^create table [`"]?artifacts[`"]?/i, "create table `artifacts_next`");
   await knex.raw(next);
   await knex.raw("insert into artifacts_next select * from artifacts");
   await knex.raw("drop table artifacts");

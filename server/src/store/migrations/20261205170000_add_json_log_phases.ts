@@ -42,7 +42,9 @@ async function setLogPhases(knex: Knex, from: string, to: string): Promise<void>
     await knex.raw(`alter table run_log_chunks add constraint run_log_chunks_phase_check check (phase in (${to}))`);
     return;
   }
-  const [table] = await knex.raw<Array<{ sql: string }>>("select sql from sqlite_master where type = 'table' and name = 'run_log_chunks'");
+  const [table] = await knex.raw<Array<{ sql: string }>>(
+    "select sql from sqlite_master where type = 'table' and name = 'run_log_chunks'",
+  );
   const indexes = await knex.raw<
     Array<{
       name: string;
@@ -52,7 +54,9 @@ async function setLogPhases(knex: Knex, from: string, to: string): Promise<void>
   // The set as written, whatever the spacing (a table knex rebuilt to drop a column spells it its own way).
   const pattern = new RegExp(`in\\s*\\(\\s*${from.split(",").join("\\s*,\\s*")}\\s*\\)`, "i");
   if (!table || !pattern.test(table.sql)) throw new Error("run_log_chunks: the phase check is not the expected one");
-  const next = table.sql.replace(pattern, `in (${to})`).replace(/^create table [`"]?run_log_chunks[`"]?/i, "create table `run_log_chunks_next`");
+  const next = table.sql
+    .replace(pattern, `in (${to})`)
+    .replace(/^create table [`"]?run_log_chunks[`"]?/i, "create table `run_log_chunks_next`");
   await knex.raw(next);
   await knex.raw("insert into run_log_chunks_next select * from run_log_chunks");
   await knex.raw("drop table run_log_chunks");

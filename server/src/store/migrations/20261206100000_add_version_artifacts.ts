@@ -25,7 +25,9 @@ export async function up(knex: Knex): Promise<void> {
   const dialect = dialectOf(knex);
   if (dialect === "sqlite") await knex.raw("drop index artifacts_run_kind_unique");
   else await knex.raw("alter table artifacts drop constraint artifacts_run_kind_unique");
-  await knex.raw(`create unique index artifacts_run_kind_unique on artifacts (run_id, kind) where kind not in (${VERSION_KINDS})`);
+  await knex.raw(
+    `create unique index artifacts_run_kind_unique on artifacts (run_id, kind) where kind not in (${VERSION_KINDS})`,
+  );
   await knex.raw(
     `insert into artifacts (artifact_key, workspace_id, run_id, kind, format, size_bytes, sha256, created_at)
      select v.artifact_key, v.workspace_id, null, 'configuration', 'framed-aes256gcm-v1', v.size_bytes, v.config_digest, coalesce(v.uploaded_at, v.created_at)
@@ -46,6 +48,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw(`delete from artifacts where kind in (${VERSION_KINDS})`);
   await knex.raw("drop index artifacts_run_kind_unique");
-  if (dialectOf(knex) === "sqlite") await knex.raw("create unique index `artifacts_run_kind_unique` on `artifacts` (`run_id`, `kind`)");
+  if (dialectOf(knex) === "sqlite")
+    await knex.raw("create unique index `artifacts_run_kind_unique` on `artifacts` (`run_id`, `kind`)");
   else await knex.raw("alter table artifacts add constraint artifacts_run_kind_unique unique (run_id, kind)");
 }

@@ -20,7 +20,8 @@ export interface Columns {
 export function columnsFor(dialect: Dialect, table: string, t: Knex.CreateTableBuilder): Columns {
   return {
     timestamp(column, { nullable = false } = {}) {
-      const builder = dialect === "postgres" ? t.timestamp(column, { useTz: true, precision: 3 }) : t.string(column, 24);
+      const builder =
+        dialect === "postgres" ? t.timestamp(column, { useTz: true, precision: 3 }) : t.string(column, 24);
       if (!nullable) builder.notNullable();
       if (dialect === "sqlite") t.check(`?? GLOB '${ISO_GLOB}'`, [column], `${table}_${column}_iso`);
     },
