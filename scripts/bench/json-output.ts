@@ -6,16 +6,13 @@
  * Targets from issue 4: throughput ≥ 0.5× the unencrypted stream; peak RSS growth ≤ 64 MiB.
  * The server runs in a child process so its memory is measured alone. Prints; asserts nothing.
  */
-import { execFileSync, fork, type ChildProcess } from "node:child_process";
+import { fork, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import {
   createReadStream,
   createWriteStream,
-  mkdirSync,
   mkdtempSync,
-  readFileSync,
   rmSync,
-  writeFileSync,
 } from "node:fs";
 import { createServer, get } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -25,7 +22,15 @@ import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
 import type { V1 } from "../../server/test/support/documents.ts";
-import { api, uploadUrlOf } from "./support.ts";
+import {
+  api,
+  benchAdminToken,
+  benchConfig,
+  configurationTarball,
+  createBenchOrganization,
+  createBenchWorkspace,
+  uploadConfiguration,
+} from "./support.ts";
 
 const SIZE = Number(process.env.BENCH_PLAN_JSON_BYTES ?? 100 * 1024 * 1024);
 const REPEATS = Number(process.env.BENCH_JSON_OUTPUT_REPEATS ?? 5);
@@ -84,7 +89,6 @@ function* planJsonChunks(size: number): Generator<Buffer> {
 }
 
 async function serve(): Promise<void> {
-  const { loadConfig } = await import("../../server/src/config.ts");
   const { createStackShip } = await import("../../server/src/server.ts");
   const { storePlanJson } = await import("../../server/src/runner/plan-json.ts");
   const { moveRun } = await import("../../server/src/commands/run-transitions.ts");
@@ -94,15 +98,7 @@ async function serve(): Promise<void> {
   process.once("disconnect", () => process.exit(0));
   process.once("SIGTERM", () => process.exit(0));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = {
-    ...loadConfig({}),
-    dataDir,
-    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
-    bootstrapToken,
-    validateResponses: false,
-    logLevel: "silent",
-  };
-  const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  const stackship = await createStackShip(benchConfig(dataDir, bootstrapToken), { logger: pino({ level: "silent" }) });
 
   // The baseline: the same plaintext from disk, unencrypted, through the same Koa app.
   const rawFile = join(dataDir, "plan.json");
@@ -123,39 +119,11 @@ async function serve(): Promise<void> {
 
   const call = <T>(token: string, method: string, path: string, body?: unknown) =>
     api<T>(base, token, method, path, body);
-  await call(bootstrapToken, "POST", "/v1/organizations", {
-    data: { type: "organizations", attributes: { name: "bench" } },
-  });
   // json-output needs artifact:read_sensitive (an admin token).
-  const token = (
-    await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
-      data: { type: "tokens", attributes: { role: "admin" } },
-    })
-  ).data.attributes.secret;
-  const admin = (
-    await call<V1["TokenDocument"]>(bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
-      data: { type: "tokens", attributes: { role: "admin" } },
-    })
-  ).data.attributes.secret;
-  const workspace = (
-    await call<V1["WorkspaceDocument"]>(admin, "POST", "/v1/organizations/bench/workspaces", {
-      data: { type: "workspaces", attributes: { name: "w" } },
-    })
-  ).data;
-  const cv = (
-    await call<V1["ConfigurationVersionDocument"]>(
-      admin,
-      "POST",
-      `/v1/workspaces/${workspace.id}/configuration-versions`,
-      { data: { type: "configuration-versions" } },
-    )
-  ).data;
-  const src = join(dataDir, "src");
-  mkdirSync(join(src, "c"), { recursive: true });
-  writeFileSync(join(src, "c", "main.tf"), "\n");
-  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-  const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
-  if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+  const token = await createBenchOrganization(base, bootstrapToken);
+  const admin = await benchAdminToken(base, bootstrapToken);
+  const workspace = await createBenchWorkspace(base, admin, "w");
+  const cv = await uploadConfiguration(base, admin, workspace.id, configurationTarball("\n"));
   const created = (
     await call<V1["RunDocument"]>(admin, "POST", `/v1/workspaces/${workspace.id}/runs`, {
       data: {

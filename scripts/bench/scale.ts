@@ -18,8 +18,7 @@ import pino from "pino";
 import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
 import { createStackShip } from "../../server/src/server.ts";
 import { configTarball } from "./stackship-harness.ts";
-import type { V1 } from "../../server/test/support/documents.ts";
-import { api, uploadUrlOf } from "./support.ts";
+import { api, createBenchOrganization, createBenchWorkspace, uploadConfiguration } from "./support.ts";
 
 const PLANS = Number(process.env.BENCH_SCALE_PLANS ?? 40);
 const WORKSPACES = Math.max(1, Math.floor(PLANS / 2));
@@ -79,33 +78,12 @@ async function round(
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const children: ChildProcess[] = [];
   try {
-    await api(base, bootstrapToken, "POST", "/v1/organizations", {
-      data: { type: "organizations", attributes: { name: "bench" } },
-    });
-    const token = (
-      await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
-        data: { type: "tokens", attributes: { role: "admin" } },
-      })
-    ).data.attributes.secret;
+    const token = await createBenchOrganization(base, bootstrapToken);
     const tarball = configTarball();
     const workspaces: string[] = [];
     for (let i = 0; i < WORKSPACES; i++) {
-      const workspace = (
-        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
-          data: { type: "workspaces", attributes: { name: `w${i}` } },
-        })
-      ).data;
-      const cv = (
-        await api<V1["ConfigurationVersionDocument"]>(
-          base,
-          token,
-          "POST",
-          `/v1/workspaces/${workspace.id}/configuration-versions`,
-          { data: { type: "configuration-versions" } },
-        )
-      ).data;
-      const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
-      if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+      const workspace = await createBenchWorkspace(base, token, `w${i}`);
+      await uploadConfiguration(base, token, workspace.id, tarball);
       workspaces.push(workspace.id);
     }
     const env = {

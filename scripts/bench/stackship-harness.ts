@@ -3,8 +3,8 @@
  * plan -out, show -json in a fresh directory), and a StackShip on the embedded default with its
  * in-process runner and real bubblewrap sandboxes, with workspaces holding that configuration.
  */
-import { execFile, execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -14,7 +14,14 @@ import { isTerminalRunStatus } from "../../server/src/domain/run.ts";
 import { openRunChangeFeed } from "../../server/src/store/run-events.ts";
 import type { AttemptTimings } from "../../server/src/runner/execution.ts";
 import type { V1 } from "../../server/test/support/documents.ts";
-import { api, startBenchServer, uploadUrlOf } from "./support.ts";
+import {
+  api,
+  configurationTarball,
+  createBenchOrganization,
+  createBenchWorkspace,
+  startBenchServer,
+  uploadConfiguration,
+} from "./support.ts";
 
 export const CONFIG =
   'resource "terraform_data" "a" {\n  input = "one"\n}\nresource "terraform_data" "b" {\n  input = terraform_data.a.output\n}\n';
@@ -83,15 +90,7 @@ export async function localDrain(n: number, concurrency: number): Promise<number
 
 /** The benchmark configuration as the .tar.gz a configuration version uploads. */
 export function configTarball() {
-  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
-  try {
-    mkdirSync(join(src, "c"));
-    writeFileSync(join(src, "c", "main.tf"), CONFIG);
-    execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-    return readFileSync(join(src, "c.tgz"));
-  } finally {
-    rmSync(src, { recursive: true, force: true });
-  }
+  return configurationTarball(CONFIG);
 }
 
 /** A StackShip with its runner, an organization and an admin token. */
@@ -110,14 +109,7 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     { warmSandboxes: process.env.BENCH_WARM !== "0", ...runnerOptions },
   );
   await runner.start();
-  await api(base, bootstrapToken, "POST", "/v1/organizations", {
-    data: { type: "organizations", attributes: { name: "bench" } },
-  });
-  const token = (
-    await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
-      data: { type: "tokens", attributes: { role: "admin" } },
-    })
-  ).data.attributes.secret;
+  const token = await createBenchOrganization(base, bootstrapToken);
   const tarball = configTarball();
   const feed = openRunChangeFeed(stackship.services.db);
   return {
@@ -128,22 +120,8 @@ export async function startBenchStackShip(runnerOptions: Partial<RunnerOptions>)
     timings,
     /** A workspace whose current configuration version is CONFIG. */
     async workspace(name: string, attributes: Record<string, unknown> = {}): Promise<string> {
-      const workspace = (
-        await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
-          data: { type: "workspaces", attributes: { name, ...attributes } },
-        })
-      ).data;
-      const cv = (
-        await api<V1["ConfigurationVersionDocument"]>(
-          base,
-          token,
-          "POST",
-          `/v1/workspaces/${workspace.id}/configuration-versions`,
-          { data: { type: "configuration-versions" } },
-        )
-      ).data;
-      const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: tarball });
-      if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+      const workspace = await createBenchWorkspace(base, token, name, attributes);
+      await uploadConfiguration(base, token, workspace.id, tarball);
       return workspace.id;
     },
     /** Queues a speculative run on the workspace's current configuration. */

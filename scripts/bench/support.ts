@@ -1,7 +1,8 @@
 // What several benchmarks share: a JSON:API call with a bearer token, and a StackShip on SQLite in
 // a fresh data directory listening on loopback.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent, createServer, request as httpRequest, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -74,6 +75,79 @@ export function uploadUrlOf(cv: V1["ConfigurationVersion"]): string {
   return url;
 }
 
+/** A benchmark's StackShip configuration: SQLite in `dataDir`, silent, responses not validated. */
+export function benchConfig(dataDir: string, bootstrapToken: string) {
+  return {
+    ...loadConfig({}),
+    dataDir,
+    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
+    bootstrapToken,
+    validateResponses: false,
+    logLevel: "silent",
+  };
+}
+
+/** A new admin token of the organization `bench`; its secret. */
+export async function benchAdminToken(base: string, bootstrapToken: string): Promise<string> {
+  const token = await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
+    data: { type: "tokens", attributes: { role: "admin" } },
+  });
+  return token.data.attributes.secret;
+}
+
+/** Creates the organization `bench`; the secret of an admin token of it. */
+export async function createBenchOrganization(base: string, bootstrapToken: string): Promise<string> {
+  await api(base, bootstrapToken, "POST", "/v1/organizations", {
+    data: { type: "organizations", attributes: { name: "bench" } },
+  });
+  return benchAdminToken(base, bootstrapToken);
+}
+
+/** A new workspace of the organization `bench`. */
+export async function createBenchWorkspace(
+  base: string,
+  token: string,
+  name: string,
+  attributes: Record<string, unknown> = {},
+): Promise<V1["Workspace"]> {
+  const workspace = await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
+    data: { type: "workspaces", attributes: { name, ...attributes } },
+  });
+  return workspace.data;
+}
+
+/** A configuration of one `main.tf` as a `.tar.gz`. */
+export function configurationTarball(mainTf: string): Buffer<ArrayBuffer> {
+  const src = mkdtempSync(join(tmpdir(), "ss-bench-src-"));
+  try {
+    mkdirSync(join(src, "c"));
+    writeFileSync(join(src, "c", "main.tf"), mainTf);
+    execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
+    return readFileSync(join(src, "c.tgz"));
+  } finally {
+    rmSync(src, { recursive: true, force: true });
+  }
+}
+
+/** A new configuration version of the workspace, with `tarball` (a `.tar.gz`) uploaded to it. */
+export async function uploadConfiguration(
+  base: string,
+  token: string,
+  workspaceId: string,
+  tarball: Buffer<ArrayBuffer>,
+): Promise<V1["ConfigurationVersion"]> {
+  const cv = await api<V1["ConfigurationVersionDocument"]>(
+    base,
+    token,
+    "POST",
+    `/v1/workspaces/${workspaceId}/configuration-versions`,
+    { data: { type: "configuration-versions" } },
+  );
+  const upload = await fetch(uploadUrlOf(cv.data), { method: "PUT", body: tarball });
+  if (!upload.ok) throw new Error(`upload: ${upload.status}`);
+  return cv.data;
+}
+
 export interface BenchServer {
   dataDir: string;
   bootstrapToken: string;
@@ -87,15 +161,7 @@ export interface BenchServer {
 export async function startBenchServer(prefix: string): Promise<BenchServer> {
   const dataDir = mkdtempSync(join(tmpdir(), prefix));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = {
-    ...loadConfig({}),
-    dataDir,
-    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
-    bootstrapToken,
-    validateResponses: false,
-    logLevel: "silent",
-  };
-  const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  const stackship = await createStackShip(benchConfig(dataDir, bootstrapToken), { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));

@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import pino from "pino";
-import { jsonOf, type V1 } from "../../server/test/support/documents.ts";
+import type { V1 } from "../../server/test/support/documents.ts";
 
 const PARALLEL = 4;
 
@@ -35,54 +35,29 @@ interface Stats {
 }
 
 async function serve(): Promise<void> {
-  const { loadConfig } = await import("../../server/src/config.ts");
   const { createStackShip } = await import("../../server/src/server.ts");
   const dataDir = mkdtempSync(join(tmpdir(), "ss-bench-uploads-"));
   process.once("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   process.once("disconnect", () => process.exit(0));
   const bootstrapToken = `ss0.${randomBytes(24).toString("base64url")}`;
-  const config = {
-    ...loadConfig({}),
-    dataDir,
-    databaseUrl: `sqlite://${join(dataDir, "stackship.db")}`,
-    bootstrapToken,
-    validateResponses: false,
-    logLevel: "silent",
-  };
-  const stackship = await createStackShip(config, { logger: pino({ level: "silent" }) });
+  const { api, benchConfig, createBenchOrganization, createBenchWorkspace, uploadUrlOf } = await import("./support.ts");
+  const stackship = await createStackShip(benchConfig(dataDir, bootstrapToken), { logger: pino({ level: "silent" }) });
   // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
   const http = createServer(stackship.app.callback());
   await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  const api = async <T>(token: string, path: string, body: unknown): Promise<T> => {
-    const response = await fetch(`${base}${path}`, {
-      method: "POST",
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify(body),
-    });
-    if (!response.ok) throw new Error(`${path}: ${response.status} ${await response.text()}`);
-    return jsonOf<T>(response);
-  };
-  await api(bootstrapToken, "/v1/organizations", { data: { type: "organizations", attributes: { name: "bench" } } });
-  const admin = (
-    await api<V1["TokenDocument"]>(bootstrapToken, "/v1/organizations/bench/tokens", {
-      data: { type: "tokens", attributes: { role: "admin" } },
-    })
-  ).data.attributes.secret;
-  const workspace = (
-    await api<V1["WorkspaceDocument"]>(admin, "/v1/organizations/bench/workspaces", {
-      data: { type: "workspaces", attributes: { name: "w" } },
-    })
-  ).data;
+  const admin = await createBenchOrganization(base, bootstrapToken);
+  const workspace = await createBenchWorkspace(base, admin, "w");
   const uploadUrls: string[] = [];
   for (let i = 0; i < PARALLEL + 1; i += 1) {
-    const cv = (
-      await api<V1["ConfigurationVersionDocument"]>(admin, `/v1/workspaces/${workspace.id}/configuration-versions`, {
-        data: { type: "configuration-versions" },
-      })
-    ).data;
-    if (cv.attributes.upload_url === null) throw new Error(`configuration version ${cv.id} has no upload URL`);
-    uploadUrls.push(cv.attributes.upload_url);
+    const cv = await api<V1["ConfigurationVersionDocument"]>(
+      base,
+      admin,
+      "POST",
+      `/v1/workspaces/${workspace.id}/configuration-versions`,
+      { data: { type: "configuration-versions" } },
+    );
+    uploadUrls.push(uploadUrlOf(cv.data));
   }
   let rssBefore = 0;
   let rssPeak = 0;

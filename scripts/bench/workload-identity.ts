@@ -4,14 +4,18 @@
  * audit record written, the sandbox's files and variables built), p50 and p95 over many mints,
  * and its share of a real plan attempt (speculative plans with the in-process runner).
  */
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { RunnerEngine } from "../../server/src/runner/engine.ts";
 import { addWorkloadIdentity } from "../../server/src/runner/workload-identity-files.ts";
 import type { V1 } from "../../server/test/support/documents.ts";
-import { api, startBenchServer, uploadUrlOf } from "./support.ts";
+import {
+  api,
+  configurationTarball,
+  createBenchOrganization,
+  createBenchWorkspace,
+  startBenchServer,
+  uploadConfiguration,
+} from "./support.ts";
 
 const MINTS = Number(process.env.BENCH_MINTS ?? 300);
 const PLANS = Number(process.env.BENCH_PLANS ?? 5);
@@ -26,19 +30,8 @@ const runner = new RunnerEngine(
   { pollIntervalMs: 10, concurrency: 1 },
 );
 try {
-  await api(base, bootstrapToken, "POST", "/v1/organizations", {
-    data: { type: "organizations", attributes: { name: "bench" } },
-  });
-  const token = (
-    await api<V1["TokenDocument"]>(base, bootstrapToken, "POST", "/v1/organizations/bench/tokens", {
-      data: { type: "tokens", attributes: { role: "admin" } },
-    })
-  ).data.attributes.secret;
-  const workspace = (
-    await api<V1["WorkspaceDocument"]>(base, token, "POST", "/v1/organizations/bench/workspaces", {
-      data: { type: "workspaces", attributes: { name: "w" } },
-    })
-  ).data;
+  const token = await createBenchOrganization(base, bootstrapToken);
+  const workspace = await createBenchWorkspace(base, token, "w");
   for (const [name, provider, target, audience] of [
     ["aws", "aws", { role_arn: "arn:aws:iam::123456789012:role/bench" }, undefined],
     ["vault", "generic", {}, "vault"],
@@ -53,25 +46,14 @@ try {
   const profiles = await stackship.services.stores.federationProfiles.listByWorkspace(workspace.id);
   for (const profile of profiles)
     await api(base, token, "POST", `/v1/federation-profiles/${profile.id}/actions/verify`);
-  const cv = (
-    await api<V1["ConfigurationVersionDocument"]>(
-      base,
-      token,
-      "POST",
-      `/v1/workspaces/${workspace.id}/configuration-versions`,
-      { data: { type: "configuration-versions" } },
-    )
-  ).data;
-  const src = mkdtempSync(join(tmpdir(), "ss-bench-wi-src-"));
-  mkdirSync(join(src, "c"));
-  writeFileSync(
-    join(src, "c", "main.tf"),
-    'resource "terraform_data" "a" {\n  input = fileexists("/work/.stackship-identity/aws.jwt")\n}\n',
+  await uploadConfiguration(
+    base,
+    token,
+    workspace.id,
+    configurationTarball(
+      'resource "terraform_data" "a" {\n  input = fileexists("/work/.stackship-identity/aws.jwt")\n}\n',
+    ),
   );
-  execFileSync("tar", ["-czf", join(src, "c.tgz"), "-C", join(src, "c"), "."]);
-  const upload = await fetch(uploadUrlOf(cv), { method: "PUT", body: readFileSync(join(src, "c.tgz")) });
-  if (!upload.ok) throw new Error(`upload: ${upload.status}`);
-  rmSync(src, { recursive: true, force: true });
 
   // Minting alone, on a pending run (no sandbox): what the hook adds to a phase start.
   const run = (
