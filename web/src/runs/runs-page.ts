@@ -7,20 +7,11 @@
 // unavailable, never as an empty history.
 import { consume } from "@lit/context";
 import { Task, TaskStatus } from "@lit/task";
-import { listOrganizationRuns, listWorkspaces, type Client, type Run, type RunListDocument } from "@stackship/client";
+import { listWorkspaces, type Client, type Run } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import {
-  ATTENTION_STATUSES,
-  checkRun,
-  commitLine,
-  ContractError,
-  isRunStatus,
-  RUN_STATUSES,
-  RUN_STATUS_LABELS,
-  TERMINAL_RUN_STATUSES,
-} from "../app/closed-sets.ts";
+import { ATTENTION_STATUSES, commitLine, ContractError, RUN_STATUSES, RUN_STATUS_LABELS } from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { NAVIGATE_EVENT, replaceQuery } from "../app/router.ts";
@@ -28,32 +19,22 @@ import type { Session } from "../app/session.ts";
 import "../ui/elapsed.ts";
 import "../ui/status-badge.ts";
 import { tableHead } from "../ui/table-head.ts";
+import {
+  byCreatedDesc,
+  isStatusFilter,
+  isTerminal,
+  mergeFirstPage,
+  PAGE_SIZE,
+  readRunsPage,
+  renderCounts,
+  SEARCH_BUDGET,
+  SOURCE_LABELS,
+  type RunStatus,
+  type StatusFilter,
+} from "./runs-list.ts";
 import { runsPageStyles } from "./runs-page.styles.ts";
 
-/** Runs per page read. */
-export const PAGE_SIZE = 20;
-
-/**
- * While a filter is active, older pages are read on their own until PAGE_SIZE runs match or the
- * list ends, through the same forward pagination; at most this many runs per search, after which
- * "Search older runs" continues by as many again.
- */
-export const SEARCH_BUDGET = 500;
-
-type RunStatus = Run["attributes"]["status"];
-/** A status filter: one status, or the statuses that wait on a person (`?status=needs_attention`). */
-type StatusFilter = RunStatus | "needs_attention" | "";
-
-const SOURCE_LABELS: Record<Run["attributes"]["source"], string> = {
-  api: "API",
-  cli: "CLI",
-  github_push: "GitHub push",
-  github_pull_request: "GitHub pull request",
-};
-
-function isStatusFilter(value: string): value is Exclude<StatusFilter, ""> {
-  return value === "needs_attention" || isRunStatus(value);
-}
+export { mergeFirstPage, PAGE_SIZE, SEARCH_BUDGET } from "./runs-list.ts";
 
 /** What the runs page was showing, kept when the reader leaves it so Back restores it (per history entry). */
 interface Remembered {
@@ -71,34 +52,6 @@ interface Remembered {
 /** Snapshots by history-entry key; only the few newest are kept. */
 const remembered = new Map<string, Remembered>();
 const REMEMBERED_MAX = 5;
-
-/** Newest first by (created_at, id), the API's own order. */
-function byCreatedDesc(a: Run, b: Run): number {
-  if (a.attributes.created_at !== b.attributes.created_at)
-    return a.attributes.created_at < b.attributes.created_at ? 1 : -1;
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0;
-}
-
-/** The first page re-read merged into the loaded rows: known runs replaced, new ones added, order kept. */
-export function mergeFirstPage(loaded: readonly Run[], fresh: readonly Run[]): Run[] {
-  const byId = new Map(loaded.map((run) => [run.id, run]));
-  for (const run of fresh) byId.set(run.id, run);
-  return [...byId.values()].sort(byCreatedDesc);
-}
-
-function isTerminal(run: Run): boolean {
-  return TERMINAL_RUN_STATUSES.has(run.attributes.status);
-}
-
-function checkPage(page: RunListDocument): RunListDocument {
-  if (!Array.isArray(page?.data) || page.meta?.page === undefined)
-    throw new ContractError("The run list response has no data or no page metadata.");
-  const cursor = page.meta.page.next_cursor;
-  if (cursor !== null && (typeof cursor !== "string" || cursor.length === 0))
-    throw new ContractError("The run list response has an invalid next_cursor.");
-  page.data.forEach(checkRun);
-  return page;
-}
 
 @customElement("ss-runs-page")
 export class SsRunsPage extends LitElement {
@@ -164,14 +117,7 @@ export class SsRunsPage extends LitElement {
         return organization;
       }
       const [page, workspaces] = await Promise.all([
-        dataOf(
-          listOrganizationRuns({
-            client: this.api,
-            path: { organization_name: organization },
-            query: { limit: PAGE_SIZE },
-            signal,
-          }),
-        ).then(checkPage),
+        readRunsPage(this.api, organization, signal),
         // The names only label rows: without them the ids stand in, with a note.
         dataOf(listWorkspaces({ client: this.api, path: { organization_name: organization }, signal })).catch(
           (error) => {
@@ -193,16 +139,7 @@ export class SsRunsPage extends LitElement {
     args: () => [this.session?.organization ?? null, this.nextCursor] as const,
     task: async ([organization, cursor], { signal }) => {
       if (!organization || !cursor) return;
-      const page = checkPage(
-        await dataOf(
-          listOrganizationRuns({
-            client: this.api,
-            path: { organization_name: organization },
-            query: { limit: PAGE_SIZE, cursor },
-            signal,
-          }),
-        ),
-      );
+      const page = await readRunsPage(this.api, organization, signal, cursor);
       this.rows = mergeFirstPage(this.rows, page.data);
       this.nextCursor = page.meta.page.next_cursor;
     },
@@ -215,16 +152,7 @@ export class SsRunsPage extends LitElement {
     task: async ([organization], { signal }) => {
       if (!organization) return;
       try {
-        const page = checkPage(
-          await dataOf(
-            listOrganizationRuns({
-              client: this.api,
-              path: { organization_name: organization },
-              query: { limit: PAGE_SIZE },
-              signal,
-            }),
-          ),
-        );
+        const page = await readRunsPage(this.api, organization, signal);
         if (organization !== this.session?.organization) return;
         this.rows = mergeFirstPage(this.rows, page.data);
         this.refreshFailedAt = null;
@@ -498,20 +426,6 @@ export class SsRunsPage extends LitElement {
     </table>`;
   }
 
-  /** `+n ~n −n` of a finished plan (words for screen readers), "no changes", or a dash before the plan finished. */
-  private renderCounts(run: Run): TemplateResult {
-    const counts = run.attributes.plan_counts;
-    if (!counts) return html`<span class="muted" aria-label="no plan yet">–</span>`;
-    if (counts.create + counts.change + counts.destroy === 0) return html`<span class="muted">no changes</span>`;
-    const words = `${counts.create} to add, ${counts.change} to change, ${counts.destroy} to destroy`;
-    return html`<span class="counts" title=${words}
-      ><span class="visually-hidden">${words}</span
-      ><span aria-hidden="true"
-        ><span class="create">+${counts.create}</span> <span class="change">~${counts.change}</span> <span class="destroy">−${counts.destroy}</span></span
-      ></span
-    >`;
-  }
-
   private renderRow(run: Run): TemplateResult {
     const a = run.attributes;
     const terminal = isTerminal(run);
@@ -531,7 +445,7 @@ export class SsRunsPage extends LitElement {
       </td>
       <td data-label="Workspace"><a href="/workspaces/${workspaceId}">${name ?? workspaceId}</a></td>
       <td><ss-status-badge status=${a.status}></ss-status-badge></td>
-      <td class="changes" data-label="Changes">${this.renderCounts(run)}</td>
+      <td class="changes" data-label="Changes">${renderCounts(run)}</td>
       <td class="duration" data-label="Duration" data-final=${terminal ? "true" : "false"}>
         <span>${terminal ? duration(end - Date.parse(a.created_at)) : html`<ss-elapsed since=${a.created_at}></ss-elapsed>`}</span>${terminal ? nothing : html`<span class="visually-hidden"> so far</span>`}
       </td>
