@@ -9,14 +9,13 @@ import {
 } from "../support/factories.ts";
 import { allTablesUnchanged, labelled, setUpAcme } from "../support/api-requests.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-import type { V1 } from "../support/documents.ts";
 
 /** createWorkspace with `attributes` in acme, checked to write nothing. */
 function refusedWorkspace(
   server: TestServer,
   token: string,
   organizationName: string,
-  attributes: V1["WorkspaceCreateDocument"]["data"]["attributes"],
+  attributes: NonNullable<Parameters<typeof sdk.createWorkspace>[0]["body"]>["data"]["attributes"],
 ) {
   return allTablesUnchanged(server, () =>
     sdk.createWorkspace({
