@@ -1,58 +1,26 @@
-import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { firstError, jsonOf, type V1 } from "../support/documents.ts";
-import { createOrganizationWithToken, createWorkspace, countRows } from "../support/factories.ts";
-import { GitHubDouble } from "../support/github-double.ts";
-import {
-  commitTarball,
-  connectWorkspace,
-  deliver,
-  eventually,
-  newInstallationId,
-  newSha,
-  pushPayload,
-  settled,
-} from "../support/github.ts";
-import { buildTarGz } from "../../src/github/tarball.ts";
-import type { CheckRunRow } from "../../src/store/github-records.ts";
-import type { ConfigurationVersionRow, RunRow } from "../../src/store/rows.ts";
+import { jsonOf, type V1 } from "../support/documents.ts";
+import { countRows } from "../support/factories.ts";
+import { connectWorkspace, deliver, eventually, pushPayload, settled } from "../support/github.ts";
+import type { ConfigurationVersionRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
-import {
-  auditOf,
-  githubServerOptions,
-  MAIN_TF,
-  PIPELINE_TABLES,
-  runOf,
-  sourceOf,
-  TARBALL_LIMIT,
-} from "../support/github-source.ts";
+import { MAIN_TF, PIPELINE_TABLES, runOf, sourceOf } from "../support/github-source.ts";
+import { newCommit, pushSettled, pushSuite } from "../support/api-github-push.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending, which is what the queue-related cases need): a push to the tracked branch and what it
-// creates, replays, refusals, outages and check runs. Source connections and the webhook intake are
+// creates, replays and redirects; refusals, outages and check runs are github-push-refusals.test.ts. Source connections and the webhook intake are
 // github-source.test.ts. The end-to-end case with real tofu is in test/lifecycle/github-push.test.ts.
 
-// Started before the suite and stopped after it (uvu's -r tsx hook has no top-level await).
-const double = new GitHubDouble();
-const GITHUB = githubServerOptions(double);
-
 // ---------------------------------------------------------------------------------------------
-const push = suite("push → plan_and_apply run");
-push.before(async () => {
-  await double.start();
-});
+const { double, push, GITHUB } = pushSuite("push → plan_and_apply run");
 
 testEachServer(
   push,
   "replay: a captured push body re-sent with a new X-GitHub-Delivery creates nothing; an older push arriving after a newer one is refused",
   async (server) => {
     const connected = await connectWorkspace(server, double);
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-    );
+    const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     const captured = pushPayload(connected.repository, connected.installationId, sha);
     captured.repository.pushed_at = 1_700_000_100;
     const first = await settled(server, (await deliver(server, double, "push", captured)).deliveryId);
@@ -68,24 +36,14 @@ testEachServer(
     assert.equal(await countRows(server, PIPELINE_TABLES), before, "the replay created nothing");
 
     // A push older than the newest one this workspace ran (GitHub's signed pushed_at) is refused.
-    const older = newSha();
-    double.setTarball(
-      connected.repository,
-      older,
-      await commitTarball(connected.repository, older, { "main.tf": MAIN_TF }),
-    );
+    const older = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     const stale = pushPayload(connected.repository, connected.installationId, older);
     stale.repository.pushed_at = 1_700_000_000;
     const refused = await settled(server, (await deliver(server, double, "push", stale)).deliveryId);
     assert.equal([refused.status, refused.outcome], ["refused", "push_outdated"], JSON.stringify(refused));
     assert.equal(await countRows(server, PIPELINE_TABLES), before);
     // A newer one runs.
-    const newer = newSha();
-    double.setTarball(
-      connected.repository,
-      newer,
-      await commitTarball(connected.repository, newer, { "main.tf": MAIN_TF }),
-    );
+    const newer = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     const fresh = pushPayload(connected.repository, connected.installationId, newer);
     fresh.repository.pushed_at = 1_700_000_200;
     assert.equal(
@@ -108,12 +66,7 @@ testEachServer(
       triggerPaths: [`${"**/".repeat(12)}x`],
     });
     const deep = Array.from({ length: 40 }, (_, i) => `d${i}`).join("/");
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, [`${deep}/x`]: "x\n" }),
-    );
+    const sha = await newCommit(double, connected.repository, { "infra/main.tf": MAIN_TF, [`${deep}/x`]: "x\n" });
     let done = false;
     const health: number[] = [];
     const poll = (async () => {
@@ -123,29 +76,9 @@ testEachServer(
       }
     })();
     try {
-      const miss = await settled(
-        server,
-        (
-          await deliver(
-            server,
-            double,
-            "push",
-            pushPayload(connected.repository, connected.installationId, sha, { changed: [`${deep}/y`] }),
-          )
-        ).deliveryId,
-      );
+      const miss = await pushSettled(server, double, connected, sha, { changed: [`${deep}/y`] });
       assert.equal([miss.status, miss.outcome], ["ignored", "no_relevant_changes"]);
-      const hit = await settled(
-        server,
-        (
-          await deliver(
-            server,
-            double,
-            "push",
-            pushPayload(connected.repository, connected.installationId, sha, { changed: [`${deep}/x`] }),
-          )
-        ).deliveryId,
-      );
+      const hit = await pushSettled(server, double, connected, sha, { changed: [`${deep}/x`] });
       assert.equal([hit.status, hit.outcome], ["processed", "run_created"]);
     } finally {
       done = true;
@@ -170,20 +103,11 @@ testEachServer(
         [(url: string) => url.replace("http://", "https://"), "another scheme"],
         [(url: string) => url.replace(/:(\d+)\//, (_, port) => `:${Number(port) + 1}/`), "another port"],
       ] as const) {
-        const sha = newSha();
-        double.setTarball(
-          connected.repository,
-          sha,
-          await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-        );
+        const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
         double.tarballRedirect = rewrite;
         const downloadsBefore = double.requests.filter((r) => r.includes("/_codeload/")).length;
         const before = await countRows(server, PIPELINE_TABLES);
-        const result = await settled(
-          server,
-          (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha)))
-            .deliveryId,
-        );
+        const result = await pushSettled(server, double, connected, sha);
         assert.equal(
           [result.status, result.outcome],
           ["refused", "tarball_redirect_refused"],
@@ -199,22 +123,8 @@ testEachServer(
     } finally {
       double.tarballRedirect = null;
     }
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-    );
-    assert.is(
-      (
-        await settled(
-          server,
-          (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha)))
-            .deliveryId,
-        )
-      ).status,
-      "processed",
-    );
+    const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
+    assert.is((await pushSettled(server, double, connected, sha)).status, "processed");
   },
   GITHUB,
 );
@@ -225,12 +135,7 @@ testEachServer(
   async (server) => {
     const connected = await connectWorkspace(server, double, { workingDirectory: "infra" });
     double.installations.set(connected.installationId, [connected.repository]);
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, "README.md": "# infra\n" }),
-    );
+    const sha = await newCommit(double, connected.repository, { "infra/main.tf": MAIN_TF, "README.md": "# infra\n" });
     const payload = pushPayload(connected.repository, connected.installationId, sha, {
       changed: ["infra/main.tf"],
       message: "Add the greeting\n\nWith a body.",
@@ -305,342 +210,4 @@ testEachServer(
   },
   GITHUB,
 );
-
-testEachServer(
-  push,
-  "a push that changes nothing under the working directory or trigger paths, and a push to another branch, create nothing (audited)",
-  async (server) => {
-    const connected = await connectWorkspace(server, double, {
-      workingDirectory: "infra",
-      triggerPaths: ["modules/**"],
-    });
-    double.installations.set(connected.installationId, [connected.repository]);
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "infra/main.tf": MAIN_TF, "modules/x/main.tf": "# x\n" }),
-    );
-    const before = await countRows(server, PIPELINE_TABLES);
-    const readme = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, { changed: ["README.md", "infra2/main.tf"] }),
-    );
-    assert.equal(await settled(server, readme.deliveryId).then((r) => [r.status, r.outcome]), [
-      "ignored",
-      "no_relevant_changes",
-    ]);
-    const other = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, {
-        branch: "feature",
-        changed: ["infra/main.tf"],
-      }),
-    );
-    assert.equal(await settled(server, other.deliveryId).then((r) => [r.status, r.outcome]), [
-      "ignored",
-      "branch_not_tracked",
-    ]);
-    assert.equal(await countRows(server, PIPELINE_TABLES), before);
-    assert.equal(
-      (await auditOf(server, other.deliveryId))
-        .filter((e) => e.action !== "github.delivery.received")
-        .map((e) => [e.action, e.reason]),
-      [["github.delivery.ignored", "branch_not_tracked"]],
-    );
-    // A trigger path outside the working directory does create one.
-    const module = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/x/main.tf"] }),
-    );
-    assert.is((await settled(server, module.deliveryId)).status, "processed");
-  },
-  GITHUB,
-);
-
-testEachServer(
-  push,
-  "refusals write nothing and are audited: unknown installation, repository not connected, `..`, an absolute path, an escaping symlink, a tarball over the limit",
-  async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
-    const top = (sha: string) => `${connected.repository.replace("/", "-")}-${sha.slice(0, 7)}`;
-    const cases: Array<{
-      outcome: string;
-      payload: (sha: string) => unknown;
-      tarball?: (sha: string) => Promise<Buffer>;
-    }> = [
-      {
-        outcome: "installation_unknown",
-        payload: (sha) => pushPayload(connected.repository, newInstallationId(), sha),
-      },
-      {
-        outcome: "repository_not_connected",
-        payload: (sha) => pushPayload("someone/else", connected.installationId, sha),
-      },
-      {
-        outcome: "tarball_path_escapes",
-        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
-        tarball: (sha) =>
-          buildTarGz([
-            { name: `${top(sha)}/`, type: "directory" },
-            { name: `${top(sha)}/main.tf`, content: MAIN_TF },
-            { name: `${top(sha)}/../../evil.tf`, content: "x" },
-          ]),
-      },
-      {
-        outcome: "tarball_path_absolute",
-        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
-        tarball: (sha) =>
-          buildTarGz([
-            { name: `${top(sha)}/`, type: "directory" },
-            { name: "/etc/cron.d/evil", content: "x" },
-          ]),
-      },
-      {
-        outcome: "tarball_link_escapes",
-        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
-        tarball: (sha) =>
-          buildTarGz([
-            { name: `${top(sha)}/`, type: "directory" },
-            { name: `${top(sha)}/main.tf`, type: "symlink", linkname: "../../../etc/passwd" },
-          ]),
-      },
-      {
-        outcome: "tarball_too_large",
-        payload: (sha) => pushPayload(connected.repository, connected.installationId, sha),
-        // Random bytes do not compress: over the 64 KiB limit once gzipped.
-        tarball: (sha) =>
-          buildTarGz([
-            { name: `${top(sha)}/`, type: "directory" },
-            { name: `${top(sha)}/blob.bin`, content: newBytes(TARBALL_LIMIT + 1024) },
-          ]),
-      },
-    ];
-    for (const c of cases) {
-      const sha = newSha();
-      double.setTarball(
-        connected.repository,
-        sha,
-        c.tarball ? await c.tarball(sha) : await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-      );
-      const before = await countRows(server, PIPELINE_TABLES);
-      const sent = await deliver(server, double, "push", c.payload(sha));
-      assert.is(sent.response.status, 202);
-      const result = await settled(server, sent.deliveryId);
-      assert.equal([result.status, result.outcome], ["refused", c.outcome], JSON.stringify(result));
-      assert.equal(await countRows(server, PIPELINE_TABLES), before, `${c.outcome} wrote rows`);
-      assert.equal(
-        (await auditOf(server, sent.deliveryId))
-          .filter((e) => e.action !== "github.delivery.received")
-          .map((e) => [e.action, e.reason]),
-        [["github.delivery.refused", c.outcome]],
-      );
-    }
-    // Just under the limit is accepted.
-    const sha = newSha();
-    let size = TARBALL_LIMIT - 2048;
-    let tarball = await buildTarGz([
-      { name: `${top(sha)}/`, type: "directory" },
-      { name: `${top(sha)}/main.tf`, content: MAIN_TF },
-      { name: `${top(sha)}/blob.bin`, content: newBytes(size) },
-    ]);
-    while (tarball.length > TARBALL_LIMIT)
-      tarball = await buildTarGz([
-        { name: `${top(sha)}/`, type: "directory" },
-        { name: `${top(sha)}/main.tf`, content: MAIN_TF },
-        { name: `${top(sha)}/blob.bin`, content: newBytes((size -= 256)) },
-      ]);
-    double.setTarball(connected.repository, sha, tarball);
-    const ok = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha));
-    assert.is((await settled(server, ok.deliveryId)).status, "processed");
-  },
-  GITHUB,
-);
-
-function newBytes(size: number): Buffer {
-  const out = Buffer.alloc(size);
-  for (let i = 0; i < size; i += 20) Buffer.from(newSha(), "hex").copy(out, i);
-  return out;
-}
-
-testEachServer(
-  push,
-  "a GitHub outage is retried with backoff and audited; the delivery then creates its run",
-  async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-    );
-    double.down = true;
-    try {
-      const sent = await deliver(
-        server,
-        double,
-        "push",
-        pushPayload(connected.repository, connected.installationId, sha),
-      );
-      assert.is(sent.response.status, 202);
-      await eventually("a failed attempt", async () =>
-        (await auditOf(server, sent.deliveryId)).some((e) => e.action === "github.delivery.attempt_failed"),
-      );
-      assert.is((await countRows(server, ["runs"])).runs, 0);
-      double.down = false;
-      const result = await settled(server, sent.deliveryId);
-      assert.is(result.status, "processed");
-      assert.ok(result.attempts >= 2, `attempts ${result.attempts}`);
-    } finally {
-      double.down = false;
-    }
-  },
-  GITHUB,
-);
-
-testEachServer(
-  push,
-  "one repository backs several workspaces: a push runs exactly the workspaces whose directory it changed",
-  async (server) => {
-    const network = await connectWorkspace(server, double, { workingDirectory: "network" });
-    const app = await connectWorkspace(server, double, {
-      workingDirectory: "app",
-      repository: network.repository,
-      installationId: network.installationId,
-      organization: network,
-    });
-    // Another organization cannot connect through this installation (nor reach the repository).
-    const { token: otherToken, organizationName: other } = await createOrganizationWithToken(
-      server,
-      "intruder",
-      "admin",
-    );
-    const otherWorkspace = await createWorkspace(server, otherToken, other);
-    const before = await countRows(server, ["source_connections", "audit_events"]);
-    const refused = await fetch(`${server.baseUrl}/v1/workspaces/${otherWorkspace.id}/source`, {
-      method: "PUT",
-      headers: { Authorization: `Bearer ${otherToken}`, "Content-Type": "application/vnd.api+json" },
-      body: JSON.stringify({
-        data: {
-          type: "source-connections",
-          attributes: { installation_id: network.installationId, repository: network.repository },
-        },
-      }),
-    });
-    assert.is(refused.status, 422);
-    assert.is(firstError(await refused.json()).code, "SOURCE_INSTALLATION_NOT_BOUND");
-    assert.equal(await countRows(server, ["source_connections", "audit_events"]), before);
-    double.installations.set(network.installationId, [network.repository]);
-    const sha = newSha();
-    double.setTarball(
-      network.repository,
-      sha,
-      await commitTarball(network.repository, sha, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }),
-    );
-    const one = await settled(
-      server,
-      (
-        await deliver(
-          server,
-          double,
-          "push",
-          pushPayload(network.repository, network.installationId, sha, { changed: ["app/main.tf"] }),
-        )
-      ).deliveryId,
-    );
-    assert.is(one.run_ids.length, 1);
-    assert.is(
-      (await server.db.knex<RunRow>("runs").where({ id: one.run_ids[0] }).first())!.workspace_id,
-      app.workspaceId,
-    );
-    // The next commit (a push of the same head SHA again would be a replay).
-    const next = newSha();
-    double.setTarball(
-      network.repository,
-      next,
-      await commitTarball(network.repository, next, { "network/main.tf": MAIN_TF, "app/main.tf": MAIN_TF }),
-    );
-    const both = await settled(
-      server,
-      (
-        await deliver(
-          server,
-          double,
-          "push",
-          pushPayload(network.repository, network.installationId, next, {
-            changed: ["app/main.tf", "network/main.tf"],
-          }),
-        )
-      ).deliveryId,
-    );
-    const workspaces = (await server.db.knex<RunRow>("runs").whereIn("id", both.run_ids).select("workspace_id"))
-      .map((r) => r.workspace_id)
-      .sort();
-    assert.equal(workspaces, [network.workspaceId, app.workspaceId].sort());
-  },
-  GITHUB,
-);
-
-testEachServer(
-  push,
-  "check runs failing on GitHub are retried and audited, and never block or change the run",
-  async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-    );
-    double.checkRunsDown = true;
-    try {
-      const sent = await deliver(
-        server,
-        double,
-        "push",
-        pushPayload(connected.repository, connected.installationId, sha),
-      );
-      const result = await settled(server, sent.deliveryId);
-      assert.is(result.status, "processed", "the delivery does not wait for the check run");
-      const runId = result.run_ids[0];
-      await eventually("the failed check run audit", async () =>
-        (await auditOf(server, runId)).some((e) => e.action === "github.check_run.failed"),
-      );
-      const run = await runOf(server, connected.token, runId);
-      assert.is(run.attributes.status, "pending");
-      const record = (await server.db.knex<CheckRunRow>("github_check_runs").where({ run_id: runId }).first())!;
-      assert.ok(Number(record.attempts) >= 1);
-      assert.is(record.check_run_id, null);
-      assert.match(record.last_error!, "502");
-      double.checkRunsDown = false;
-      const created = await eventually(
-        "the check run once GitHub is back",
-        () => double.checkRuns.find((c) => c.body.external_id === runId),
-        15_000,
-      );
-      assert.is(created.body.status, "queued");
-      assert.is(
-        (await runOf(server, connected.token, runId)).attributes.updated_at,
-        run.attributes.updated_at,
-        "the run itself never changed",
-      );
-    } finally {
-      double.checkRunsDown = false;
-    }
-  },
-  GITHUB,
-);
-
-// ---------------------------------------------------------------------------------------------
-push.after(() => double.stop());
-
 push.run();

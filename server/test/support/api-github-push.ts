@@ -1,0 +1,49 @@
+// Shared by github-push-runs.test.ts and github-push-refusals.test.ts: a push suite with its GitHub
+// API double, a commit the double serves, and a push delivered and settled.
+import { suite } from "uvu";
+import { GitHubDouble } from "./github-double.ts";
+import { commitTarball, deliver, newSha, pushPayload, settled } from "./github.ts";
+import { githubServerOptions } from "./github-source.ts";
+import type { TestServer } from "./test-server.ts";
+
+/** A suite whose GitHub API double starts before its tests and stops after them, with the server options for it. */
+export function pushSuite(name: string) {
+  const double = new GitHubDouble();
+  const push = suite(name);
+  push.before(async () => {
+    await double.start();
+  });
+  push.after(() => double.stop());
+  return { double, push, GITHUB: githubServerOptions(double) };
+}
+
+/** A new commit SHA of `repository` whose tarball the double serves with `files`. */
+export async function newCommit(double: GitHubDouble, repository: string, files: Record<string, string>) {
+  const sha = newSha();
+  double.setTarball(repository, sha, await commitTarball(repository, sha, files));
+  return sha;
+}
+
+/** A push of `sha` to the connected repository, delivered and then settled. */
+export async function pushSettled(
+  server: TestServer,
+  double: GitHubDouble,
+  connected: { repository: string; installationId: number },
+  sha: string,
+  options?: Parameters<typeof pushPayload>[3],
+) {
+  const sent = await deliver(
+    server,
+    double,
+    "push",
+    pushPayload(connected.repository, connected.installationId, sha, options),
+  );
+  return settled(server, sent.deliveryId);
+}
+
+/** `size` bytes that do not compress. */
+export function newBytes(size: number): Buffer {
+  const out = Buffer.alloc(size);
+  for (let i = 0; i < size; i += 20) Buffer.from(newSha(), "hex").copy(out, i);
+  return out;
+}
