@@ -75,6 +75,13 @@ export async function startApply(server: TestServer, run: Run): Promise<{ fence:
   return { fence, secret };
 }
 
+/** A workspace (setUp) with a run that has started its apply: the lock taken, the apply token minted. */
+export async function applyingRun(server: TestServer) {
+  const f = await setUp(server);
+  const run = await newRun(server, f);
+  return { f, run, ...(await startApply(server, run)) };
+}
+
 /** A state file as `tofu` writes it (pretty-printed, trailing newline: the bytes must survive exactly). */
 export function stateFile(
   serial: number,
@@ -130,6 +137,19 @@ export function createWith(
     path: { workspace_id: workspaceId },
     body: createBody(bytes, serial, lineage, options),
   });
+}
+
+/** createWith on behalf of run `runId`, expected to answer 201: the created state version. */
+export async function createdWith(
+  server: TestServer,
+  secret: string,
+  workspaceId: string,
+  runId: string,
+  bytes: Buffer,
+  serial: number,
+  lineage: string,
+) {
+  return expectStatus(await createWith(server, secret, workspaceId, bytes, serial, lineage, { runId }), 201).data;
 }
 
 /** Creates a state version with the run token and PUTs the state and JSON state as the CLI does; returns the pending version. */
