@@ -4,42 +4,29 @@ import {
   deep,
   describe,
   equal,
-  FakeServer,
   FakeSocket,
   helloMessage,
   it,
   logMessage,
-  mount,
   ok,
-  reviewFixture,
-  RUN_ID,
   text,
   until,
 } from "../../test/support/components.ts";
+import {
+  applying,
+  applyLogServer,
+  consoleText,
+  fastLiveFeed,
+  sleep,
+  timelinePage,
+} from "../../test/support/run-page.ts";
 import type { Review } from "./review-model.ts";
-import { SsRunPage } from "./run-page.ts";
 
 // The console as a reader uses it: it follows new output while scrolled to the bottom, stops when
 // the reader scrolls up ("Jump to latest" brings it back), numbers its lines, searches, wraps, and
 // a failed stage opens at its first error line.
 
-const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
-const APPLY_LOG = `GET /v1/runs/${RUN_ID}/logs/apply`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-SsRunPage.liveDefaults = { createSocket: FakeSocket.create, baseDelayMs: 10, maxDelayMs: 20, debounceMs: 40 };
-SsRunPage.pollMs = 60;
-
-function applying(r: Review) {
-  r.attributes.header.status = "applying";
-  r.attributes.available_actions = ["cancel"];
-  Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved" });
-  Object.assign(r.attributes.stages.apply, {
-    status: "running",
-    phase_status: "running",
-    started_at: "2026-12-03T10:01:00.000Z",
-  });
-}
+fastLiveFeed();
 
 function applyFailed(r: Review) {
   r.attributes.header.status = "errored";
@@ -53,39 +40,8 @@ function applyFailed(r: Review) {
   });
 }
 
-function server(patch: (r: Review) => void, log: { stored: string; complete: boolean }) {
-  const s = new FakeServer().on(REVIEW, () => ({ status: 200, body: { data: reviewFixture(patch) } }));
-  s.on(APPLY_LOG, (request) => {
-    const query = new URLSearchParams(request.search);
-    const offset = Number(query.get("offset") ?? 0);
-    const limit = Number(query.get("limit") ?? 65536);
-    const slice = log.stored.slice(offset, offset + limit);
-    const complete = log.complete && offset + slice.length >= log.stored.length;
-    return {
-      status: 200,
-      body: {
-        data: {
-          type: "run-logs",
-          id: `${RUN_ID}/apply`,
-          attributes: { phase: "apply", offset, text: slice, next_offset: offset + slice.length, complete },
-        },
-      },
-    };
-  });
-  return s;
-}
-
-async function page(s: FakeServer) {
-  const el = document.createElement("ss-run-page");
-  el.runId = RUN_ID;
-  await mount(s, el);
-  await until(() => deep(el, "ss-stage-timeline"), 3000, "the review");
-  return el;
-}
-
 const lines = (from: number, to: number, word = "line") =>
   Array.from({ length: to - from + 1 }, (_, i) => `${word} ${from + i}\n`).join("");
-const consoleText = (el: HTMLElement) => deep<HTMLPreElement>(el, '[data-testid="console-apply"]')?.textContent ?? "";
 const scroller = (el: HTMLElement) => deep<HTMLElement>(deep(el, "ss-run-console")!, "[data-scroll]")!;
 const atBottom = (box: HTMLElement) => box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
 const jump = (el: HTMLElement) => deep<HTMLButtonElement>(el, '[data-testid="console-jump"]');
@@ -95,8 +51,8 @@ const control = <E extends HTMLElement = HTMLButtonElement>(el: HTMLElement, id:
 /** A running apply whose console opened by itself and holds lines 1..n (read after the hello). */
 async function liveConsole(n: number) {
   const log = { stored: lines(1, n), complete: false };
-  const s = server(applying, log);
-  const el = await page(s);
+  const s = applyLogServer(applying, log);
+  const el = await timelinePage(s);
   await until(() => deep(el, "ss-run-console"), 2000, "the running stage's console, opened by itself");
   FakeSocket.last.send(helloMessage({ apply: { next_seq: 1, next_offset: log.stored.length } }));
   await until(() => consoleText(el) === log.stored, 2000, "the first window");
@@ -177,7 +133,7 @@ describe("the run console", () => {
   it("should scroll long lines sideways by default and wrap them on request", async () => {
     const long = `${"x".repeat(2000)}\n`;
     const log = { stored: long, complete: false };
-    const el = await page(server(applying, log));
+    const el = await timelinePage(applyLogServer(applying, log));
     await until(() => deep(el, "ss-run-console"));
     FakeSocket.last.send(helloMessage({ apply: { next_seq: 1, next_offset: long.length } }));
     await until(() => consoleText(el) === long);
@@ -201,7 +157,7 @@ describe("the run console", () => {
       stored: `${lines(1, 150)}│ Error: creating thing: access denied\n${lines(152, 300)}`,
       complete: true,
     };
-    const el = await page(server(applyFailed, log));
+    const el = await timelinePage(applyLogServer(applyFailed, log));
     await until(() => consoleText(el) === log.stored, 3000, "the failed stage's console, opened without a click");
     const box = scroller(el);
     await until(() => box.scrollTop > 0, 1000, "scrolled to the error");

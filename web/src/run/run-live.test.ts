@@ -4,85 +4,45 @@ import {
   deep,
   describe,
   equal,
-  FakeServer,
+  type FakeServer,
   FakeSocket,
   helloMessage,
   it,
   logMessage,
-  mount,
   ok,
-  reviewFixture,
   RUN_ID,
   text,
   until,
 } from "../../test/support/components.ts";
+import {
+  APPLY_LOG,
+  applying,
+  applyLogServer,
+  consoleText,
+  fastLiveFeed,
+  logAnswer,
+  REVIEW,
+  sleep,
+  stage,
+  timelinePage,
+} from "../../test/support/run-page.ts";
 import type { Review } from "./review-model.ts";
 import { CONSOLE_MAX_CHARS, keepNewest } from "./run-console.ts";
 import { SsRunPage } from "./run-page.ts";
 
-const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
-const APPLY_LOG = `GET /v1/runs/${RUN_ID}/logs/apply`;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-SsRunPage.liveDefaults = { createSocket: FakeSocket.create, baseDelayMs: 10, maxDelayMs: 20, debounceMs: 40 };
-SsRunPage.pollMs = 60;
-
-/** A run that is applying (apply stage running). */
-function applying(r: Review) {
-  r.attributes.header.status = "applying";
-  r.attributes.available_actions = ["cancel"];
-  Object.assign(r.attributes.stages.approval, { status: "succeeded", state: "approved" });
-  Object.assign(r.attributes.stages.apply, {
-    status: "running",
-    phase_status: "running",
-    started_at: "2026-12-03T10:01:00.000Z",
-  });
-}
+fastLiveFeed();
 
 /** A fake server whose apply log route serves `log.stored` by offset, as the real route does. */
 function server(patch: (r: Review) => void = applying) {
   const log = { stored: "", complete: false };
-  const s = new FakeServer().on(REVIEW, () => ({ status: 200, body: { data: reviewFixture(patch) } }));
-  s.on(APPLY_LOG, (request) => {
-    const query = new URLSearchParams(request.search);
-    const offset = Number(query.get("offset") ?? 0);
-    const limit = Number(query.get("limit") ?? 65536);
-    const slice = log.stored.slice(offset, offset + limit);
-    return {
-      status: 200,
-      body: {
-        data: {
-          type: "run-logs",
-          id: `${RUN_ID}/apply`,
-          attributes: {
-            phase: "apply",
-            offset,
-            text: slice,
-            next_offset: offset + slice.length,
-            complete: log.complete && offset + slice.length >= log.stored.length,
-          },
-        },
-      },
-    };
-  });
-  return { s, log };
+  return { s: applyLogServer(patch, log), log };
 }
 
-async function page(s: FakeServer) {
-  const el = document.createElement("ss-run-page");
-  el.runId = RUN_ID;
-  await mount(s, el);
-  await until(() => deep(el, "ss-stage-timeline"), 3000, "the review");
-  return el;
-}
-
-const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
 /** Expands the stage unless it is already (a running or failed stage opens by itself). */
 const expand = (el: HTMLElement, name: string) => {
   if (!stage(el, name).hasAttribute("expanded"))
     stage(el, name).shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!.click();
 };
-const consoleText = (el: HTMLElement) => deep<HTMLPreElement>(el, '[data-testid="console-apply"]')?.textContent ?? "";
 const logReads = (s: FakeServer) =>
   s.requests
     .filter((r) => `${r.method} ${r.path}` === APPLY_LOG)
@@ -96,12 +56,12 @@ describe("the run page's live feed", () => {
   });
 
   it("should open one socket on the page's own origin for a non-terminal run, and none for a terminal run", async () => {
-    await page(server().s);
+    await timelinePage(server().s);
     await until(() => FakeSocket.all.length === 1, 1000, "the socket");
     equal(FakeSocket.last.url, `ws://${location.host}/live/runs/${RUN_ID}`);
     cleanup();
     FakeSocket.all = [];
-    await page(server((r) => (r.attributes.header.status = "applied")).s);
+    await timelinePage(server((r) => (r.attributes.header.status = "applied")).s);
     await sleep(100);
     equal(FakeSocket.all.length, 0, "a run terminal at load opens no socket");
   });
@@ -109,7 +69,7 @@ describe("the run page's live feed", () => {
   it("should append live chunks in order, drop duplicates, and show no control while live", async () => {
     const { s, log } = server();
     log.stored = "one\n";
-    const el = await page(s);
+    const el = await timelinePage(s);
     await until(() => FakeSocket.all.length === 1);
     expand(el, "apply");
     await until(() => consoleText(el) === "one\n", 2000, "the first window");
@@ -129,7 +89,7 @@ describe("the run page's live feed", () => {
   it("should re-read the HTTP route from its offset on a sequence gap and on an out-of-order message", async () => {
     const { s, log } = server();
     log.stored = "a\n";
-    const el = await page(s);
+    const el = await timelinePage(s);
     expand(el, "apply");
     await until(() => consoleText(el) === "a\n");
     const socket = FakeSocket.last;
@@ -152,7 +112,7 @@ describe("the run page's live feed", () => {
     const { s, log } = server();
     const line = "0123456789abcdef0123456789abcde\n"; // 32 chars
     log.stored = line.repeat(20_000); // 640,000 chars
-    const el = await page(s);
+    const el = await timelinePage(s);
     const socket = FakeSocket.last;
     await until(() => deep(el, "ss-run-console"), 1000, "the running stage's console, opened by itself");
     await sleep(50);
@@ -194,7 +154,7 @@ describe("the run page's live feed", () => {
 
   it("should read the review once for a burst of run messages", async () => {
     const { s } = server();
-    await page(s);
+    await timelinePage(s);
     const socket = FakeSocket.last;
     socket.send(helloMessage());
     await sleep(100);
@@ -220,7 +180,7 @@ describe("the run page's live feed", () => {
   it("should fall back to the route on a disconnect and show Refresh log; stop for good on close 1000", async () => {
     const { s, log } = server();
     log.stored = "a\n";
-    const el = await page(s);
+    const el = await timelinePage(s);
     expand(el, "apply");
     await until(() => consoleText(el) === "a\n");
     FakeSocket.last.send(helloMessage({ apply: { next_seq: 1, next_offset: 2 } }));
@@ -254,7 +214,7 @@ describe("the run page's live feed", () => {
 
   it("should show the stale note and poll the review after three failures, and drop both when the socket recovers", async () => {
     const { s } = server();
-    const el = await page(s);
+    const el = await timelinePage(s);
     const note = () => deep(el, '[data-testid="live-stale"]');
     for (let i = 1; i <= 2; i++) {
       await until(() => FakeSocket.all.length === i);
@@ -288,17 +248,11 @@ describe("the run page's live feed", () => {
       });
       Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
     };
-    const s = server(planning).s.on(`GET /v1/runs/${RUN_ID}/logs/plan`, {
-      status: 200,
-      body: {
-        data: {
-          type: "run-logs",
-          id: `${RUN_ID}/plan`,
-          attributes: { phase: "plan", offset: 0, text: "", next_offset: 0, complete: false },
-        },
-      },
-    });
-    const el = await page(s);
+    const s = server(planning).s.on(
+      `GET /v1/runs/${RUN_ID}/logs/plan`,
+      logAnswer("plan", { offset: 0, text: "", next_offset: 0, complete: false }),
+    );
+    const el = await timelinePage(s);
     expand(el, "plan");
     const held = await until(() => deep(el, '[data-testid="console-held"]'), 2000, "the held note");
     ok(text(held).startsWith("The plan log appears when the plan finishes"));
@@ -310,7 +264,7 @@ describe("the run page's live feed", () => {
     Object.defineProperty(document, "visibilityState", { configurable: true, get: () => visibility });
     try {
       const { s } = server();
-      const el = await page(s);
+      const el = await timelinePage(s);
       FakeSocket.last.send(helloMessage());
       visibility = "hidden";
       document.dispatchEvent(new Event("visibilitychange"));
