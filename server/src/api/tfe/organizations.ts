@@ -8,8 +8,8 @@ import { createOrganization, DEFAULT_PROJECT_NAME } from "../../commands/organiz
 import { principalOf } from "../authorize.ts";
 import { loadOrganizationToList } from "../lookup.ts";
 import { loadOrganizationForCli } from "./access.ts";
-import { paginate, presentOrganization } from "./presenters.ts";
-import { refuseUnknownFilters } from "./query.ts";
+import { presentOrganization } from "./presenters.ts";
+import { paginate, refuseUnknownFilters } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];

@@ -1,84 +1,25 @@
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed, isAllowedSomewhereIn } from "../../domain/authorization.ts";
-import type {
-  ConfigurationVersion,
-  Organization,
-  Run,
-  RunAttempt,
-  RunReview,
-  Workspace,
-  WorkspaceVariable,
-} from "../../domain/records.ts";
-import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
+import type { ConfigurationVersion, Organization, Run, Workspace, WorkspaceVariable } from "../../domain/records.ts";
+import type { RunStatus } from "../../domain/run.ts";
 import { isRunPrincipal, type AuthenticatedPrincipal } from "../../domain/principal.ts";
 import type { StateVersion, StateVersionOutput, WorkspaceLock } from "../../store/index.ts";
+import {
+  applyStatusTimestamps,
+  confirmedBy,
+  planStatusTimestamps,
+  runStatusTimestamps,
+  tfeApplyStatus,
+  tfePlanStatus,
+  tfeRunSource,
+  tfeRunStatus,
+  type RunTimeline,
+} from "./run-status.ts";
 
 type S = components["schemas"];
 
-/**
- * The TFE status the CLI understands for each native run status. The CLI keeps polling only in
- * `pending`/`confirmed`, prompts only when `is-confirmable`, and exits 1 on `errored`/`canceled`.
- */
-const TFE_RUN_STATUS: Record<RunStatus, string> = {
-  pending: "pending",
-  planning: "planning",
-  policy_checking: "policy_checking",
-  policy_soft_failed: "policy_soft_failed",
-  awaiting_approval: "planned",
-  applying: "applying",
-  applied: "applied",
-  planned_and_finished: "planned_and_finished",
-  discarded: "discarded",
-  canceled: "canceled",
-  errored: "errored",
-  expired: "discarded",
-  plan_credentials_required: "errored",
-  needs_recovery: "errored",
-};
-
-/** The run's TFE status; an approved run whose apply has not started yet is `apply_queued`. */
-export function tfeRunStatus(run: Run): string {
-  if (run.status === "applying" && run.execution.applyStatus === "pending") return "apply_queued";
-  return TFE_RUN_STATUS[run.status];
-}
-
-/** The TFE operation of a run: StackShip makes plan-only (speculative) and plan-and-apply runs. */
-export function tfeRunOperation(run: Run): string {
-  return run.kind === "speculative" ? "plan_only" : "plan_and_apply";
-}
-
-/** The run's `source` as the run document shows it. */
-export function tfeRunSource(run: Run): string {
-  return run.source;
-}
-
 const CANCELABLE = new Set<RunStatus>(["pending", "planning", "policy_checking", "applying"]);
 const DISCARDABLE = new Set<RunStatus>(["awaiting_approval", "policy_soft_failed"]);
-
-/** The TFE status of a run's plan phase; `finished` only once the run left the policy stage. */
-export function tfePlanStatus(run: Run): S["PhaseStatus"] {
-  const x = run.execution;
-  if (x.planStatus === "finished") return run.status === "policy_checking" ? "running" : "finished";
-  if (x.planStatus === "pending") {
-    if (run.status === "canceled") return "canceled";
-    if (run.status === "errored" || run.status === "plan_credentials_required") return "errored";
-    return "pending";
-  }
-  return x.planStatus;
-}
-
-/** The TFE status of a run's apply phase; `unreachable` when the run ended without one. */
-export function tfeApplyStatus(run: Run): S["PhaseStatus"] {
-  switch (run.execution.applyStatus) {
-    case "pending":
-      if (run.status === "applying") return "queued";
-      return isTerminalRunStatus(run.status) || run.status === "needs_recovery" ? "unreachable" : "pending";
-    case "interrupted":
-      return "errored";
-    default:
-      return run.execution.applyStatus;
-  }
-}
 
 /** A run's plan and apply share its suffix, as in TFE (`run-X` → `plan-X`, `apply-X`). */
 export function phaseId(runId: string, phase: "plan" | "apply"): string {
@@ -154,85 +95,6 @@ export function presentWorkspace(
       "locked-by": { data: lock ? { type: lock.holder.kind === "run" ? "runs" : "users", id: lock.holder.id } : null },
     },
   };
-}
-
-/** What StackShip records about when a run got where it is: its phase attempts and its review decision. */
-export interface RunTimeline {
-  attempts: readonly RunAttempt[];
-  review: RunReview | undefined;
-}
-
-/** The first attempt of a phase (when the phase started) and the last (when it ended). */
-function phaseAttempts(
-  timeline: RunTimeline | undefined,
-  phase: "plan" | "apply",
-): { first?: RunAttempt; last?: RunAttempt } {
-  const attempts = (timeline?.attempts ?? []).filter((attempt) => attempt.phase === phase);
-  return { first: attempts[0], last: attempts[attempts.length - 1] };
-}
-
-/** When the run ended: its recorded finish, else its last attempt's, else its last update. */
-function endedAt(run: Run, timeline: RunTimeline | undefined): string {
-  const attempts = timeline?.attempts ?? [];
-  return (
-    run.execution.finishedAt ??
-    attempts
-      .map((attempt) => attempt.finishedAt)
-      .filter((at) => at !== null)
-      .sort()
-      .at(-1) ??
-    run.updatedAt
-  );
-}
-
-/**
- * The run's TFE `status-timestamps` from what StackShip records: creation (`plan-queueable-at`,
- * `plan-queued-at`), the plan and apply attempts (`planning-at`, `planned-at`, `applying-at`,
- * `applied-at`), the review decision (`confirmed-at`, `apply-queued-at`, `discarded-at`) and the
- * end (`planned-and-finished-at`, `canceled-at`, `errored-at`).
- */
-export function runStatusTimestamps(run: Run, timeline?: RunTimeline): Record<string, string> {
-  const timestamps: Record<string, string> = { "plan-queueable-at": run.createdAt, "plan-queued-at": run.createdAt };
-  const plan = phaseAttempts(timeline, "plan");
-  const apply = phaseAttempts(timeline, "apply");
-  if (plan.first) timestamps["planning-at"] = plan.first.startedAt;
-  if (run.execution.planStatus === "finished" && plan.last?.finishedAt) timestamps["planned-at"] = plan.last.finishedAt;
-  const review = timeline?.review;
-  if (review?.decision === "approved") {
-    timestamps["confirmed-at"] = review.decidedAt;
-    timestamps["apply-queued-at"] = review.decidedAt;
-  }
-  if (apply.first) timestamps["applying-at"] = apply.first.startedAt;
-  const status = tfeRunStatus(run);
-  if (status === "applied") timestamps["applied-at"] = apply.last?.finishedAt ?? endedAt(run, timeline);
-  if (status === "planned_and_finished") timestamps["planned-and-finished-at"] = endedAt(run, timeline);
-  if (status === "discarded")
-    timestamps["discarded-at"] = review && review.decision !== "approved" ? review.decidedAt : endedAt(run, timeline);
-  if (status === "canceled") timestamps["canceled-at"] = endedAt(run, timeline);
-  if (status === "errored") timestamps["errored-at"] = endedAt(run, timeline);
-  return timestamps;
-}
-
-/** A phase's TFE `status-timestamps`: queued, started and finished (or errored, canceled) times. */
-function phaseStatusTimestamps(
-  status: S["PhaseStatus"],
-  queuedAt: string | undefined,
-  attempts: { first?: RunAttempt; last?: RunAttempt },
-  end: string,
-): Record<string, string> {
-  const timestamps: Record<string, string> = {};
-  if (queuedAt) timestamps["queued-at"] = queuedAt;
-  if (attempts.first) timestamps["started-at"] = attempts.first.startedAt;
-  const finished = attempts.last?.finishedAt ?? end;
-  if (status === "finished") timestamps["finished-at"] = finished;
-  if (status === "errored") timestamps["errored-at"] = finished;
-  if (status === "canceled") timestamps["canceled-at"] = finished;
-  return timestamps;
-}
-
-/** Who approved the run (a user or a token's principal), when it was approved by someone. */
-export function confirmedBy(timeline: RunTimeline | undefined): string | null {
-  return timeline?.review?.decision === "approved" ? timeline.review.actorId : null;
 }
 
 /** A `users` resource for a principal (a user, or a token's principal, then a service account). */
@@ -312,25 +174,18 @@ function phaseCounts(counts: Run["execution"]["planCounts"]) {
 
 /** A run's plan phase, with the absolute signed log URL; queued when the run was created. */
 export function presentPlan(run: Run, logReadUrl: string, timeline?: RunTimeline): S["Plan"] {
-  const counts = run.execution.planCounts;
-  const status = tfePlanStatus(run);
   return {
     type: "plans",
     id: phaseId(run.id, "plan"),
     attributes: {
-      status,
+      status: tfePlanStatus(run),
       "has-changes": run.execution.hasChanges ?? false,
       "log-read-url": logReadUrl,
-      ...phaseCounts(counts),
+      ...phaseCounts(run.execution.planCounts),
       "resource-imports": run.execution.planImports ?? 0,
       // The CLI's -generate-config-out writes the configuration from json-output-redacted when this is true.
       "generated-configuration": run.execution.planGeneratedConfiguration ?? false,
-      "status-timestamps": phaseStatusTimestamps(
-        status,
-        run.createdAt,
-        phaseAttempts(timeline, "plan"),
-        endedAt(run, timeline),
-      ),
+      "status-timestamps": planStatusTimestamps(run, timeline),
     },
   };
 }
@@ -338,19 +193,14 @@ export function presentPlan(run: Run, logReadUrl: string, timeline?: RunTimeline
 /** A run's apply phase, with the absolute signed log URL (the counts are the approved plan's); queued when it was approved. */
 export function presentApply(run: Run, logReadUrl: string, timeline?: RunTimeline): S["Apply"] {
   const counts = run.execution.applyStatus === "finished" ? run.execution.planCounts : null;
-  const status = tfeApplyStatus(run);
-  const approvedAt = timeline?.review?.decision === "approved" ? timeline.review.decidedAt : undefined;
   return {
     type: "applies",
     id: phaseId(run.id, "apply"),
     attributes: {
-      status,
+      status: tfeApplyStatus(run),
       "log-read-url": logReadUrl,
       ...phaseCounts(counts),
-      "status-timestamps":
-        status === "unreachable"
-          ? {}
-          : phaseStatusTimestamps(status, approvedAt, phaseAttempts(timeline, "apply"), endedAt(run, timeline)),
+      "status-timestamps": applyStatusTimestamps(run, timeline),
     },
   };
 }
@@ -448,32 +298,6 @@ export function presentStateVersionOutput(
       type: typeKind(output.type),
       value: output.sensitive || !showValue ? null : output.value,
       "detailed-type": output.type,
-    },
-  };
-}
-
-/**
- * One page of a list in the TFE pagination shape. A page past the last one is empty and says so
- * (its number, no next page), so a client paging until it gets nothing stops.
- */
-export function paginate<T>(
-  items: T[],
-  pageNumber: number | undefined,
-  pageSize: number | undefined,
-): { data: T[]; meta: { pagination: S["Pagination"] } } {
-  const size = pageSize ?? 20;
-  const totalPages = Math.max(1, Math.ceil(items.length / size));
-  const current = Math.max(1, pageNumber ?? 1);
-  return {
-    data: items.slice((current - 1) * size, current * size),
-    meta: {
-      pagination: {
-        "current-page": current,
-        "next-page": current < totalPages ? current + 1 : null,
-        "prev-page": current > 1 ? current - 1 : null,
-        "total-count": items.length,
-        "total-pages": totalPages,
-      },
     },
   };
 }

@@ -6,7 +6,7 @@ import type { RequestContext } from "../../http/app.ts";
 import { createProject, renameProject } from "../../commands/projects.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
-import { paginate } from "./presenters.ts";
+import { paginate } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 type S = components["schemas"];

@@ -12,19 +12,9 @@ import { createRun } from "../../commands/runs.ts";
 import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
-import {
-  confirmedBy,
-  paginate,
-  presentApply,
-  presentConfigurationVersion,
-  presentPlan,
-  presentRun,
-  tfeRunOperation,
-  tfeRunSource,
-  tfeRunStatus,
-  type RunTimeline,
-} from "./presenters.ts";
-import { listParameter, refuseUnknownFilters } from "./query.ts";
+import { presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
+import { listParameter, paginate, refuseUnknownFilters } from "./query.ts";
+import { confirmedBy, tfeRunOperation, tfeRunSource, tfeRunStatus, type RunTimeline } from "./run-status.ts";
 import { timelineOf, userResource } from "./timeline.ts";
 
 type H = Handlers<RequestContext>;

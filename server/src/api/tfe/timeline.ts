@@ -1,6 +1,7 @@
 import type { Run } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { presentUser, type RunTimeline } from "./presenters.ts";
+import { presentUser } from "./presenters.ts";
+import type { RunTimeline } from "./run-status.ts";
 import type { components } from "../../../../generated/tfe/types.gen.ts";
 
 /** What the run's status timestamps are read from: its phase attempts and its review decision. */

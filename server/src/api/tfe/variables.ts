@@ -5,7 +5,8 @@ import type { RequestContext } from "../../http/app.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
 import { notFound, principalOf } from "../authorize.ts";
 import { loadWorkspace } from "../lookup.ts";
-import { paginate, presentVariable } from "./presenters.ts";
+import { presentVariable } from "./presenters.ts";
+import { paginate } from "./query.ts";
 
 type H = Handlers<RequestContext>;
 

@@ -20,8 +20,8 @@ import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { loadOrganizationForCli, loadWorkspaceForCli, organizationOf, runMaySee } from "./access.ts";
-import { paginate, presentRun, presentWorkspace } from "./presenters.ts";
-import { refuseUnknownFilters } from "./query.ts";
+import { presentRun, presentWorkspace } from "./presenters.ts";
+import { paginate, refuseUnknownFilters } from "./query.ts";
 import { timelineOf } from "./timeline.ts";
 
 type H = Handlers<RequestContext>;
