@@ -33,56 +33,36 @@ export interface NamedMigration {
   down(knex: Knex): Promise<void>;
 }
 
+type MigrationModule = Pick<NamedMigration, "up" | "down">;
+
+const named = (name: string, { up, down }: MigrationModule): NamedMigration => ({ name, up, down });
+
 /** Every migration, oldest first. Add new ones here: nothing is discovered from the filesystem. */
 export const migrations: readonly NamedMigration[] = [
-  { name: "20261202000000_create_foundation", up: createFoundation.up, down: createFoundation.down },
-  { name: "20261202010000_create_run_execution", up: createRunExecution.up, down: createRunExecution.down },
-  { name: "20261202020000_create_state_and_locks", up: createStateAndLocks.up, down: createStateAndLocks.down },
-  { name: "20261202040000_add_plan_diff", up: addPlanDiff.up, down: addPlanDiff.down },
-  { name: "20261202050000_create_policies", up: createPolicies.up, down: createPolicies.down },
-  {
-    name: "20261202060000_create_artifact_descriptors",
-    up: createArtifactDescriptors.up,
-    down: createArtifactDescriptors.down,
-  },
-  {
-    name: "20261202070000_create_users_and_sessions",
-    up: createUsersAndSessions.up,
-    down: createUsersAndSessions.down,
-  },
-  { name: "20261202080000_create_workspace_tags", up: createWorkspaceTags.up, down: createWorkspaceTags.down },
-  { name: "20261203000000_add_log_chunk_offsets", up: addLogChunkOffsets.up, down: addLogChunkOffsets.down },
-  { name: "20261203010000_create_github_source", up: createGithubSource.up, down: createGithubSource.down },
-  { name: "20261203100000_create_auth_throttles", up: createAuthThrottles.up, down: createAuthThrottles.down },
-  { name: "20261203110000_create_workload_identity", up: createWorkloadIdentity.up, down: createWorkloadIdentity.down },
-  { name: "20261203140500_create_artifact_objects", up: createArtifactObjects.up, down: createArtifactObjects.down },
-  { name: "20261203140600_create_artifacts", up: createArtifacts.up, down: createArtifacts.down },
-  {
-    name: "20261204170000_add_plan_evidence_digests",
-    up: addPlanEvidenceDigests.up,
-    down: addPlanEvidenceDigests.down,
-  },
-  {
-    name: "20261204180000_create_github_installation_bindings",
-    up: createGithubInstallationBindings.up,
-    down: createGithubInstallationBindings.down,
-  },
-  { name: "20261204190000_add_access_revocation", up: addAccessRevocation.up, down: addAccessRevocation.down },
-  { name: "20261204200000_create_audit_chain", up: createAuditChain.up, down: createAuditChain.down },
-  { name: "20261204213000_create_run_attestations", up: createRunAttestations.up, down: createRunAttestations.down },
-  { name: "20261204214000_add_attempt_provenance", up: addAttemptProvenance.up, down: addAttemptProvenance.down },
-  {
-    name: "20261204223500_add_attestation_first_key",
-    up: addAttestationFirstKey.up,
-    down: addAttestationFirstKey.down,
-  },
-  { name: "20261204224545_create_setup_tokens", up: createSetupTokens.up, down: createSetupTokens.down },
-  {
-    name: "20261205121500_add_structured_run_output",
-    up: addStructuredRunOutput.up,
-    down: addStructuredRunOutput.down,
-  },
-  { name: "20261205123000_add_workspace_deletion", up: addWorkspaceDeletion.up, down: addWorkspaceDeletion.down },
-  { name: "20261205170000_add_json_log_phases", up: addJsonLogPhases.up, down: addJsonLogPhases.down },
-  { name: "20261206100000_add_version_artifacts", up: addVersionArtifacts.up, down: addVersionArtifacts.down },
+  named("20261202000000_create_foundation", createFoundation),
+  named("20261202010000_create_run_execution", createRunExecution),
+  named("20261202020000_create_state_and_locks", createStateAndLocks),
+  named("20261202040000_add_plan_diff", addPlanDiff),
+  named("20261202050000_create_policies", createPolicies),
+  named("20261202060000_create_artifact_descriptors", createArtifactDescriptors),
+  named("20261202070000_create_users_and_sessions", createUsersAndSessions),
+  named("20261202080000_create_workspace_tags", createWorkspaceTags),
+  named("20261203000000_add_log_chunk_offsets", addLogChunkOffsets),
+  named("20261203010000_create_github_source", createGithubSource),
+  named("20261203100000_create_auth_throttles", createAuthThrottles),
+  named("20261203110000_create_workload_identity", createWorkloadIdentity),
+  named("20261203140500_create_artifact_objects", createArtifactObjects),
+  named("20261203140600_create_artifacts", createArtifacts),
+  named("20261204170000_add_plan_evidence_digests", addPlanEvidenceDigests),
+  named("20261204180000_create_github_installation_bindings", createGithubInstallationBindings),
+  named("20261204190000_add_access_revocation", addAccessRevocation),
+  named("20261204200000_create_audit_chain", createAuditChain),
+  named("20261204213000_create_run_attestations", createRunAttestations),
+  named("20261204214000_add_attempt_provenance", addAttemptProvenance),
+  named("20261204223500_add_attestation_first_key", addAttestationFirstKey),
+  named("20261204224545_create_setup_tokens", createSetupTokens),
+  named("20261205121500_add_structured_run_output", addStructuredRunOutput),
+  named("20261205123000_add_workspace_deletion", addWorkspaceDeletion),
+  named("20261205170000_add_json_log_phases", addJsonLogPhases),
+  named("20261206100000_add_version_artifacts", addVersionArtifacts),
 ];
