@@ -125,6 +125,26 @@ export class ArtifactRepository extends Repository {
     });
   }
 
+  /**
+   * The size of each version's object, from the `artifacts` row that describes it (under the
+   * version's key, of `kind`, for its workspace, with its digest); null where none does.
+   */
+  async versionSizes(
+    kind: VersionArtifactKind,
+    versions: readonly { key: string | null; workspaceId: string; sha256: string | null }[],
+  ): Promise<(number | null)[]> {
+    const descriptors = await this.byKeys(versions.flatMap((v) => (v.key === null ? [] : [v.key])));
+    return versions.map((v) => {
+      const descriptor = v.key === null ? undefined : descriptors.get(v.key);
+      const describes =
+        descriptor !== undefined &&
+        descriptor.ref.kind === kind &&
+        descriptor.workspaceId === v.workspaceId &&
+        descriptor.ref.sha256 === v.sha256;
+      return describes ? descriptor.ref.sizeBytes : null;
+    });
+  }
+
   /** The run's artifact of `kind`, if one was recorded. */
   async forRun(runId: string, kind: RunArtifactKind): Promise<ArtifactRecord | undefined> {
     return translating(this.dialect, async () => {

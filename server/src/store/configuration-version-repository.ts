@@ -2,7 +2,7 @@ import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
 import { DomainError } from "../domain/errors.ts";
 import { newId } from "../domain/ids.ts";
 import type { ConfigurationVersion } from "../domain/records.ts";
-import { ArtifactRepository, type ArtifactRecord } from "./artifact-repository.ts";
+import { ArtifactRepository } from "./artifact-repository.ts";
 import type { Knex } from "knex";
 import { Repository } from "./repository.ts";
 import type { Executor } from "./dialect.ts";
@@ -165,20 +165,11 @@ export class ConfigurationVersionRepository extends Repository {
     rows: ConfigurationVersionRow[],
     executor: Executor = this.db,
   ): Promise<ConfigurationVersion[]> {
-    const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
-    const descriptors =
-      keys.length === 0
-        ? new Map<string, ArtifactRecord>()
-        : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
-    return rows.map((row) => {
-      const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
-      const describes =
-        descriptor !== undefined &&
-        descriptor.ref.kind === "configuration" &&
-        descriptor.workspaceId === row.workspace_id &&
-        descriptor.ref.sha256 === row.config_digest;
-      return toConfigurationVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
-    });
+    const sizes = await new ArtifactRepository(executor, this.dialect).versionSizes(
+      "configuration",
+      rows.map((row) => ({ key: row.artifact_key, workspaceId: row.workspace_id, sha256: row.config_digest })),
+    );
+    return rows.map((row, i) => toConfigurationVersion({ ...row, size_bytes: sizes[i] }));
   }
 }
 

@@ -1,5 +1,5 @@
 import { ARTIFACT_FORMAT } from "../domain/artifacts.ts";
-import { ArtifactRepository, type ArtifactRecord } from "./artifact-repository.ts";
+import { ArtifactRepository } from "./artifact-repository.ts";
 import type { Executor } from "./dialect.ts";
 import { Repository } from "./repository.ts";
 import { newPrefixedId } from "./run-token-repository.ts";
@@ -234,20 +234,11 @@ export class StateVersionRepository extends Repository {
 
   /** The rows as records, each with its object's size from the `artifacts` row that describes it (see the class). */
   private async described(rows: StateVersionRow[], executor: Executor = this.db): Promise<StateVersion[]> {
-    const keys = rows.flatMap((row) => (row.artifact_key === null ? [] : [row.artifact_key]));
-    const descriptors =
-      keys.length === 0
-        ? new Map<string, ArtifactRecord>()
-        : await new ArtifactRepository(executor, this.dialect).byKeys(keys);
-    return rows.map((row) => {
-      const descriptor = row.artifact_key === null ? undefined : descriptors.get(row.artifact_key);
-      const describes =
-        descriptor !== undefined &&
-        descriptor.ref.kind === "state" &&
-        descriptor.workspaceId === row.workspace_id &&
-        descriptor.ref.sha256 === row.sha256;
-      return toStateVersion({ ...row, size_bytes: describes ? descriptor.ref.sizeBytes : null });
-    });
+    const sizes = await new ArtifactRepository(executor, this.dialect).versionSizes(
+      "state",
+      rows.map((row) => ({ key: row.artifact_key, workspaceId: row.workspace_id, sha256: row.sha256 })),
+    );
+    return rows.map((row, i) => toStateVersion({ ...row, size_bytes: sizes[i] }));
   }
 }
 
