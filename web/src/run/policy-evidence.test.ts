@@ -6,6 +6,7 @@ import {
   FakeServer,
   it,
   mountForRun,
+  NEEDS_TAGS_FINDING,
   ok,
   reviewFixture,
   RUN_ID,
@@ -22,14 +23,7 @@ function softFailed(patch: Partial<PolicyStage> = {}): PolicyStage {
     ...reviewFixture().attributes.stages.policy,
     status: "waiting",
     outcome: "soft_failed",
-    findings: [
-      {
-        title: "Needs tags",
-        message: "terraform_data.greeting is flagged",
-        address: "terraform_data.greeting",
-        enforcement_level: "soft_mandatory",
-      },
-    ],
+    findings: [NEEDS_TAGS_FINDING],
     override_control: {
       result_digest: RESULT,
       href: `/v1/runs/${RUN_ID}/policy-overrides`,

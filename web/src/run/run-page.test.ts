@@ -9,7 +9,7 @@ import {
   FakeServer,
   it,
   match,
-  mount,
+  NEEDS_TAGS_FINDING,
   ok,
   reviewFixture,
   RUN_ID,
@@ -17,26 +17,11 @@ import {
   until,
   WS_ID,
 } from "../../test/support/components.ts";
+import { fakeLiveFeed, logAnswer, REVIEW, reviewedPage, stage, withReview } from "../../test/support/run-page.ts";
 import type { Review, TerminalReason } from "./review-model.ts";
-import { SsRunPage } from "./run-page.ts";
-import { FakeSocket } from "../../test/support/components.ts";
 
-SsRunPage.liveDefaults = { createSocket: FakeSocket.create };
+fakeLiveFeed();
 
-const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
-
-async function page(server: FakeServer) {
-  const el = document.createElement("ss-run-page");
-  el.runId = RUN_ID;
-  await mount(server, el);
-  await until(() => el.reviewTask.status >= 2, 3000, "the review read");
-  await el.updateComplete;
-  await new Promise((r) => setTimeout(r, 20));
-  return el;
-}
-
-const withReview = (review: Review) => new FakeServer().on(REVIEW, { status: 200, body: { data: review } });
-const stage = (el: HTMLElement, name: string) => deep(el, `ss-run-stage[data-testid="stage-${name}"]`)!;
 /** The review of a run that ended in `status`, with no actions left and the recorded terminal reason (no log tail). */
 const endedWith = (
   status: Review["attributes"]["header"]["status"],
@@ -56,18 +41,18 @@ describe("ss-run-page", () => {
 
   it("should render an unavailable review as unavailable (with a retry), never as an empty run", async () => {
     const server = new FakeServer().on(REVIEW, errorAnswer(503, "STORE_UNAVAILABLE", "The database is not answering."));
-    const el = await page(server);
+    const el = await reviewedPage(server);
     const box = deep(el, '[data-testid="run-unavailable"]')!;
     match(text(box), /This run is unavailable.*The database is not answering.*HTTP 503 · STORE_UNAVAILABLE/);
     ok([...box.querySelectorAll("button")].some((b) => b.textContent === "Try again"));
     equal(deep(el, "ss-stage-timeline"), null);
     cleanup();
-    const missing = await page(new FakeServer().on(REVIEW, errorAnswer(404, "NOT_FOUND")));
+    const missing = await reviewedPage(new FakeServer().on(REVIEW, errorAnswer(404, "NOT_FOUND")));
     match(text(deep(missing, '[data-testid="run-unavailable"]')), /Run not found/);
   });
 
   it("should show the review of another run as unavailable, not load forever or show it", async () => {
-    const el = await page(withReview(reviewFixture((r) => void (r.id = "run-someoneelse000000"))));
+    const el = await reviewedPage(withReview(reviewFixture((r) => void (r.id = "run-someoneelse000000"))));
     match(
       text(deep(el, '[data-testid="run-unavailable"]')),
       /This run is unavailable.*review of run-someoneelse000000/,
@@ -76,7 +61,7 @@ describe("ss-run-page", () => {
   });
 
   it("should read top to bottom: header, attention strip, stages, downloads; with the header facts", async () => {
-    const el = await page(
+    const el = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.commit_message = { state: "recorded", value: "Add the greeting resource" };
@@ -130,7 +115,7 @@ describe("ss-run-page", () => {
   });
 
   it("should say “Plan not finished yet” while planning, and keep the attention badge for an unrecorded change result", async () => {
-    const running = await page(
+    const running = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "planning";
@@ -150,24 +135,18 @@ describe("ss-run-page", () => {
     equal(deep(plan, ".attention-badge"), null);
     equal(deep(running, '[data-testid="attention-strip"]'), null);
     cleanup();
-    const unrecorded = await page(
+    const unrecorded = await reviewedPage(
       withReview(reviewFixture((r) => (r.attributes.stages.plan.summary = { state: "change_result_not_recorded" }))),
     );
     equal(text(deep(stage(unrecorded, "plan"), ".attention-badge")), "Change result not recorded");
   });
 
   it("should dim a skipped stage and make it no toggle; load a console only on first expansion", async () => {
-    const server = withReview(reviewFixture()).on(`GET /v1/runs/${RUN_ID}/logs/plan`, {
-      status: 200,
-      body: {
-        data: {
-          type: "run-logs",
-          id: `${RUN_ID}/plan`,
-          attributes: { phase: "plan", offset: 0, text: "Plan: 1 to add\n", next_offset: 15, complete: true },
-        },
-      },
-    });
-    const el = await page(server);
+    const server = withReview(reviewFixture()).on(
+      `GET /v1/runs/${RUN_ID}/logs/plan`,
+      logAnswer("plan", { offset: 0, text: "Plan: 1 to add\n", next_offset: 15, complete: true }),
+    );
+    const el = await reviewedPage(server);
     const policy = stage(el, "policy");
     ok(policy.hasAttribute("skipped"));
     const look = getComputedStyle(policy.shadowRoot!.querySelector(".stage")!);
@@ -190,7 +169,7 @@ describe("ss-run-page", () => {
   });
 
   it("should keep a skipped stage neutral: no informational phase badge, a plain summary", async () => {
-    const el = await page(
+    const el = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "errored";
@@ -216,21 +195,14 @@ describe("ss-run-page", () => {
   });
 
   it("should expand the policy stage when its outcome is not pass, and a terminal applied run's last succeeded stage", async () => {
-    const soft = await page(
+    const soft = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "policy_soft_failed";
           Object.assign(r.attributes.stages.policy, {
             status: "waiting",
             outcome: "soft_failed",
-            findings: [
-              {
-                title: "Needs tags",
-                message: "terraform_data.greeting is flagged",
-                address: "terraform_data.greeting",
-                enforcement_level: "soft_mandatory",
-              },
-            ],
+            findings: [NEEDS_TAGS_FINDING],
           });
         }),
       ).on(`GET /v1/runs/${RUN_ID}/logs/policy`, {
@@ -251,7 +223,7 @@ describe("ss-run-page", () => {
     );
     equal(deep(stage(soft, "policy"), '[data-testid="override-form"]'), null, "no control without override_control");
     cleanup();
-    const applied = await page(
+    const applied = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "applied";
@@ -319,7 +291,7 @@ describe("ss-run-page", () => {
       ["expired", "Expired"],
       ["canceled", "Canceled"],
     ] as const) {
-      const el = await page(
+      const el = await reviewedPage(
         withReview(
           reviewFixture((r) => {
             r.attributes.header.status =
@@ -338,7 +310,7 @@ describe("ss-run-page", () => {
       );
       cleanup();
     }
-    const canceled = await page(
+    const canceled = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "canceled";
@@ -351,7 +323,7 @@ describe("ss-run-page", () => {
     ok(statusOf(canceled, "plan").classList.contains("tone-neutral"));
     cleanup();
     // A real failure stays a failure, and opens at its error.
-    const errored = await page(
+    const errored = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "errored";
@@ -366,7 +338,7 @@ describe("ss-run-page", () => {
   });
 
   it("should render an unknown run status or phase status as an explicit error", async () => {
-    const el = await page(
+    const el = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           (r.attributes.header as { status: string }).status = "teleporting";
@@ -380,7 +352,7 @@ describe("ss-run-page", () => {
   });
 
   it("should show the guidance strip in the approval bar's place, and the terminal reason with at most eight log lines", async () => {
-    const el = await page(
+    const el = await reviewedPage(
       endedWith("expired", {
         code: "approval_expired",
         sentence: "No decision was made before the approval window closed, so the run expired without applying.",
@@ -401,7 +373,7 @@ describe("ss-run-page", () => {
     equal(strip.querySelector("a")!.getAttribute("href"), `/workspaces/${WS_ID}/source`);
     equal(text(deep(el, '[data-testid="terminal-reason-code"]')), "approval_expired");
     cleanup();
-    const credentials = await page(
+    const credentials = await reviewedPage(
       endedWith("plan_credentials_required", {
         code: "plan_credentials_required",
         sentence: "The plan could not start.",
@@ -418,7 +390,7 @@ describe("ss-run-page", () => {
       `/workspaces/${WS_ID}/cloud-access`,
     );
     cleanup();
-    const failed = await page(
+    const failed = await reviewedPage(
       withReview(
         reviewFixture((r) => {
           r.attributes.header.status = "errored";
@@ -440,87 +412,5 @@ describe("ss-run-page", () => {
     equal(text(tail.querySelector("figcaption")), "The last lines of the plan log");
     equal(tail.querySelector("pre")!.textContent.split("\n").length, 8);
     ok(tail.querySelector("pre")!.classList.contains("ink"));
-  });
-});
-
-describe("ss-run-header", () => {
-  afterEach(cleanup);
-
-  it("should title the run with its message's first line, the rest below, and say when everything is recorded", async () => {
-    const el = await page(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.title = "Rotate the DNS keys\n\nThe old keys expire on Friday.\nSee the runbook.";
-          r.attributes.header.commit_sha = { state: "recorded", value: "0123456789abcdef0123456789abcdef01234567" };
-          r.attributes.header.source_ref = { state: "recorded", value: "refs/heads/main" };
-          r.attributes.header.working_directory = { state: "recorded", value: "" };
-          r.attributes.header.commit_author = { state: "recorded", value: "Ada" };
-        }),
-      ),
-    );
-    const header = deep(el, "ss-run-header")!;
-    equal(text(deep(header.shadowRoot!, "#run-title")), "Rotate the DNS keys");
-    equal(
-      deep(header.shadowRoot!, '[data-testid="message-body"]')!.textContent,
-      "The old keys expire on Friday.\nSee the runbook.",
-    );
-    equal(deep(header.shadowRoot!, '[data-testid="not-recorded"]'), null, "nothing to say when every fact is recorded");
-    ok(text(header).includes("Source refrefs/heads/main"), text(header));
-  });
-
-  it("should offer Cancel run as a secondary control that confirms before it sends", async () => {
-    const server = withReview(
-      reviewFixture((r) => {
-        r.attributes.header.status = "planning";
-        r.attributes.available_actions = ["cancel"];
-      }),
-    ).on(`POST /v1/runs/${RUN_ID}/actions/cancel`, { status: 202, body: {} });
-    const el = await page(server);
-    const header = deep(el, "ss-run-header")!;
-    const cancel = deepAll<HTMLButtonElement>(header.shadowRoot!, "button").find(
-      (b) => b.textContent === "Cancel run",
-    )!;
-    ok(cancel.classList.contains("secondary") && !cancel.classList.contains("danger"), cancel.className);
-    cancel.click();
-    await (header as unknown as { updateComplete: Promise<unknown> }).updateComplete;
-    equal(server.count(`POST /v1/runs/${RUN_ID}/actions/cancel`), 0, "arming sends nothing");
-    deepAll<HTMLButtonElement>(header.shadowRoot!, "button")
-      .find((b) => b.textContent === "Yes, cancel run")!
-      .click();
-    await until(() => server.count(`POST /v1/runs/${RUN_ID}/actions/cancel`) === 1);
-  });
-});
-
-describe("ss-terminal-reason", () => {
-  afterEach(cleanup);
-
-  it("should name who canceled, when and why, for a run canceled before its approval stage", async () => {
-    const el = await page(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "canceled";
-          r.attributes.available_actions = [];
-          r.attributes.terminal_reason = {
-            state: "recorded",
-            code: "canceled",
-            sentence: "The run was canceled.",
-            guidance: null,
-            log_tail: null,
-          } as never;
-          Object.assign(r.attributes.stages.approval, {
-            status: "skipped",
-            state: "canceled",
-            decided_by: { actor_id: "usr-0000000000000001", display_name: "Dana Reviewer" },
-            decided_at: "2026-12-03T10:05:00.000Z",
-            reason: "wrong branch",
-          });
-        }),
-      ),
-    );
-    const reason = deep(el, "ss-terminal-reason")!;
-    equal(
-      text(deep(reason.shadowRoot!, '[data-testid="terminal-decision"]')),
-      "Canceled by Dana Reviewer at 2026-12-03 10:05:00 UTC. Reason: wrong branch",
-    );
   });
 });

@@ -206,6 +206,14 @@ export const RUN_ID = "run-0000000000000001";
 export const WS_ID = "ws-0000000000000001";
 export const DIGEST = "a".repeat(64);
 
+/** The soft-mandatory finding of a policy that flags the fixture's resource. */
+export const NEEDS_TAGS_FINDING = {
+  title: "Needs tags",
+  message: "terraform_data.greeting is flagged",
+  address: "terraform_data.greeting",
+  enforcement_level: "soft_mandatory",
+} as const;
+
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? DeepPartial<T[K]> | T[K] : T[K] };
 
 /** A review of a run awaiting approval (1 create, 0 destroys), changed by `patch`. */

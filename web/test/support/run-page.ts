@@ -12,6 +12,11 @@ export const APPLY_LOG = `GET /v1/runs/${RUN_ID}/logs/apply`;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The live feed on a fake socket, with the page's own delays. */
+export function fakeLiveFeed(): void {
+  SsRunPage.liveDefaults = { createSocket: FakeSocket.create };
+}
+
 /** The live feed on a fake socket, with the short delays and poll interval the live and console tests wait out. */
 export function fastLiveFeed(): void {
   SsRunPage.liveDefaults = { createSocket: FakeSocket.create, baseDelayMs: 10, maxDelayMs: 20, debounceMs: 40 };
