@@ -10,6 +10,7 @@ import {
 } from "../domain/workload-identity.ts";
 import type { Services } from "./services.ts";
 import { inTransaction } from "../store/index.ts";
+import { auditWorkspace } from "./workspace-audit.ts";
 
 /**
  * Federation profiles of a workspace (create, change, verify, delete) and the workspace's
@@ -150,15 +151,7 @@ export function setPlanRequiresCredential(
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.workspaces.updatePlanRequiresCredential(workspace.id, value, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "workspace.updated",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { plan_requires_credential: value },
-      createdAt: now,
-    });
+    await auditWorkspace(stores, workspace, actor.id, "workspace.updated", now, { plan_requires_credential: value });
     return updated;
   });
 }

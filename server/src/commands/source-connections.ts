@@ -4,6 +4,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type SourceConnection } from "../store/index.ts";
 import { checkConnectionAccess, isOrganizationAdmin } from "./github-installations.ts";
+import { auditWorkspace } from "./workspace-audit.ts";
 
 /** Only an administrator of the workspace's organization itself connects, changes or removes a source. */
 function requireWorkspaceOrganizationAdmin(actor: AuthenticatedPrincipal, workspace: Workspace): void {
@@ -56,21 +57,20 @@ export async function putSourceConnection(
     const updated = await stores.workspaces.updateSource(workspace.id, { trackedBranch, workingDirectory }, now);
     if (!updated)
       throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist, or this token may not see it.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: before ? "source_connection.updated" : "source_connection.created",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: {
+    await auditWorkspace(
+      stores,
+      workspace,
+      actor.id,
+      before ? "source_connection.updated" : "source_connection.created",
+      now,
+      {
         installation_id: input.installationId,
         repository: input.repository,
         tracked_branch: trackedBranch,
         working_directory: workingDirectory,
         trigger_paths: triggerPaths,
       },
-      createdAt: now,
-    });
+    );
     return { connection, workspace: updated };
   });
 }
@@ -86,13 +86,6 @@ export async function deleteSourceConnection(
   await inTransaction(services.db, async (stores) => {
     const deleted = await stores.github.deleteConnection(workspace.id);
     if (!deleted) throw new DomainError("NOT_FOUND", `Workspace ${workspace.name} has no source connection.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "source_connection.deleted",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      createdAt: now,
-    });
+    await auditWorkspace(stores, workspace, actor.id, "source_connection.deleted", now);
   });
 }

@@ -3,6 +3,7 @@ import type { Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type LockHolder, type Stores, type WorkspaceLock } from "../store/index.ts";
+import { auditWorkspace } from "./workspace-audit.ts";
 
 // The workspace lock (ARCHITECTURE invariant 4). A run holds it for its whole lifecycle: the
 // runner takes it with lockWorkspaceForRun and releases it with unlockWorkspaceForRun. Every
@@ -46,14 +47,10 @@ async function audit(
   lock: WorkspaceLock,
   now: Date,
 ): Promise<void> {
-  await stores.audit.record({
-    organizationId: workspace.organizationId,
-    actorId,
-    action,
-    targetType: "workspaces",
-    targetId: workspace.id,
-    data: { holder_kind: lock.holder.kind, holder_id: lock.holder.id, fence: lock.fence },
-    createdAt: now,
+  await auditWorkspace(stores, workspace, actorId, action, now, {
+    holder_kind: lock.holder.kind,
+    holder_id: lock.holder.id,
+    fence: lock.fence,
   });
 }
 

@@ -4,6 +4,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { RUN_STATUSES, isTerminalRunStatus } from "../domain/run.ts";
 import { inTransaction } from "../store/index.ts";
+import { auditWorkspace } from "./workspace-audit.ts";
 
 /**
  * Resolves a requested OpenTofu version to an exact version this deployment provides: an exact
@@ -80,14 +81,10 @@ export function createWorkspace(
     });
     const tags = [...new Set(input.tags ?? [])].sort();
     await stores.workspaces.addTags(workspace.id, tags, now);
-    await stores.audit.record({
-      organizationId: organization.id,
-      actorId: actor.id,
-      action: "workspace.created",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { name: workspace.name, project_id: project.id, ...(tags.length > 0 ? { tags } : {}) },
-      createdAt: now,
+    await auditWorkspace(stores, workspace, actor.id, "workspace.created", now, {
+      name: workspace.name,
+      project_id: project.id,
+      ...(tags.length > 0 ? { tags } : {}),
     });
     return workspace;
   });
@@ -100,19 +97,7 @@ export function addWorkspaceTags(
   workspace: Workspace,
   names: readonly string[],
 ): Promise<void> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
-    await stores.workspaces.addTags(workspace.id, [...names], now);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "workspace.tags_added",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { tags: [...new Set(names)].sort() },
-      createdAt: now,
-    });
-  });
+  return changeWorkspaceTags(services, actor, workspace, names, "added");
 }
 
 /** Removes tags from a workspace (names it does not carry are ignored), audited, in one transaction. */
@@ -122,17 +107,23 @@ export function removeWorkspaceTags(
   workspace: Workspace,
   names: readonly string[],
 ): Promise<void> {
+  return changeWorkspaceTags(services, actor, workspace, names, "removed");
+}
+
+/** addWorkspaceTags and removeWorkspaceTags: the change, audited as `workspace.tags_<change>`. */
+function changeWorkspaceTags(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  names: readonly string[],
+  change: "added" | "removed",
+): Promise<void> {
   const now = services.clock();
   return inTransaction(services.db, async (stores) => {
-    await stores.workspaces.removeTags(workspace.id, [...names]);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "workspace.tags_removed",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { tags: [...new Set(names)].sort() },
-      createdAt: now,
+    if (change === "added") await stores.workspaces.addTags(workspace.id, [...names], now);
+    else await stores.workspaces.removeTags(workspace.id, [...names]);
+    await auditWorkspace(stores, workspace, actor.id, `workspace.tags_${change}`, now, {
+      tags: [...new Set(names)].sort(),
     });
   });
 }
@@ -179,15 +170,7 @@ export async function updateWorkspaceSettings(
   return inTransaction(services.db, async (stores) => {
     const updated = await stores.workspaces.updateSettings(workspace.id, change, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "workspace.updated",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: changed,
-      createdAt: now,
-    });
+    await auditWorkspace(stores, workspace, actor.id, "workspace.updated", now, changed);
     return updated;
   });
 }
@@ -240,15 +223,7 @@ export function deleteWorkspace(
     if (lock) await stores.workspaceLocks.forceRelease(workspace.id);
     if (!(await stores.workspaces.markDeleted(workspace.id, now)))
       throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} was not found.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "workspace.deleted",
-      targetType: "workspaces",
-      targetId: workspace.id,
-      data: { name: workspace.name, mode },
-      createdAt: now,
-    });
+    await auditWorkspace(stores, workspace, actor.id, "workspace.deleted", now, { name: workspace.name, mode });
   });
 }
 
@@ -267,14 +242,8 @@ export function setStructuredRunOutput(
     const updated = await stores.workspaces.updateStructuredRunOutput(workspace.id, value, now);
     if (!updated) throw new DomainError("NOT_FOUND", `Workspace ${workspace.id} does not exist.`);
     if (value !== workspace.structuredRunOutputEnabled) {
-      await stores.audit.record({
-        organizationId: workspace.organizationId,
-        actorId: actor.id,
-        action: "workspace.updated",
-        targetType: "workspaces",
-        targetId: workspace.id,
-        data: { structured_run_output_enabled: value },
-        createdAt: now,
+      await auditWorkspace(stores, workspace, actor.id, "workspace.updated", now, {
+        structured_run_output_enabled: value,
       });
     }
     return updated;
