@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { createStores } from "./index.ts";
-import { newPrefixedId } from "./run-token-repository.ts";
+import { newPrefixedId, type CreateRunTokenInput } from "./run-token-repository.ts";
 import { assertDomainError, at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
@@ -13,6 +13,19 @@ async function seedRun(db: Parameters<Parameters<typeof testEachDatabase>[2]>[0]
   const prerequisites = await seedRunPrerequisites(stores);
   const run = await stores.runs.create(runInput(prerequisites));
   return { stores, run, workspace: prerequisites.workspace, organization: prerequisites.organization };
+}
+
+/** A plan token of the run: hash "a…", no fence, expiring at 100, created at 1; `fields` overrides. */
+function tokenInput(runId: string, fields: Partial<CreateRunTokenInput> = {}): CreateRunTokenInput {
+  return {
+    runId,
+    phase: "plan",
+    tokenHash: "a".repeat(64),
+    fence: null,
+    expiresAt: at(100),
+    createdAt: at(1),
+    ...fields,
+  };
 }
 
 tokens("newPrefixedId makes sv- and rtk- ids of 16 characters of [0-9a-z]", () => {
@@ -26,22 +39,10 @@ testEachDatabase(
   "create and findByTokenHash round-trip, with the run’s workspace and organization",
   async (db) => {
     const { stores, run, workspace, organization } = await seedRun(db);
-    const plan = await stores.runTokens.create({
-      runId: run.id,
-      phase: "plan",
-      tokenHash: "a".repeat(64),
-      fence: null,
-      expiresAt: at(100),
-      createdAt: at(1),
-    });
-    const apply = await stores.runTokens.create({
-      runId: run.id,
-      phase: "apply",
-      tokenHash: "b".repeat(64),
-      fence: 7,
-      expiresAt: at(200),
-      createdAt: at(2),
-    });
+    const plan = await stores.runTokens.create(tokenInput(run.id));
+    const apply = await stores.runTokens.create(
+      tokenInput(run.id, { phase: "apply", tokenHash: "b".repeat(64), fence: 7, expiresAt: at(200), createdAt: at(2) }),
+    );
     assert.match(plan.id, /^rtk-[0-9a-z]{16}$/);
     assert.equal(plan, {
       id: plan.id,
@@ -68,22 +69,10 @@ testEachDatabase(
   "revokeByRun revokes the live tokens once (all, or one phase’s) and keeps them findable",
   async (db) => {
     const { stores, run } = await seedRun(db);
-    await stores.runTokens.create({
-      runId: run.id,
-      phase: "plan",
-      tokenHash: "a".repeat(64),
-      fence: null,
-      expiresAt: at(100),
-      createdAt: at(1),
-    });
-    await stores.runTokens.create({
-      runId: run.id,
-      phase: "apply",
-      tokenHash: "b".repeat(64),
-      fence: 1,
-      expiresAt: at(100),
-      createdAt: at(2),
-    });
+    await stores.runTokens.create(tokenInput(run.id));
+    await stores.runTokens.create(
+      tokenInput(run.id, { phase: "apply", tokenHash: "b".repeat(64), fence: 1, createdAt: at(2) }),
+    );
     assert.is(await stores.runTokens.revokeByRun(run.id, at(3), "plan"), 1);
     assert.is((await stores.runTokens.findByTokenHash("a".repeat(64)))?.token.revokedAt, at(3));
     assert.is((await stores.runTokens.findByTokenHash("b".repeat(64)))?.token.revokedAt, null);
@@ -101,69 +90,24 @@ testEachDatabase(
   "the database refuses a duplicate hash, an unknown phase, an apply token without a fence, a plan token with one, a missing run",
   async (db) => {
     const { stores, run } = await seedRun(db);
-    await stores.runTokens.create({
-      runId: run.id,
-      phase: "plan",
-      tokenHash: "a".repeat(64),
+    await stores.runTokens.create(tokenInput(run.id));
+    const refused: Array<[string, Partial<CreateRunTokenInput>]> = [
+      ["a duplicate hash", {}],
+      ["an apply token without a fence", { phase: "apply", tokenHash: "d".repeat(64) }],
+      ["a plan token with a fence", { tokenHash: "e".repeat(64), fence: 3 }],
+      ["a missing run", { runId: "run-0000000000000000", tokenHash: "f".repeat(64) }],
+    ];
+    for (const [what, fields] of refused)
+      await assertDomainError(stores.runTokens.create(tokenInput(run.id, fields)), "CONSTRAINT_VIOLATION", what);
+    const raw = db.knex("run_tokens").insert({
+      id: "rtk-0000000000000000",
+      run_id: run.id,
+      phase: "policy",
+      token_hash: "0".repeat(64),
       fence: null,
-      expiresAt: at(100),
-      createdAt: at(1),
+      expires_at: at(9),
+      created_at: at(1),
     });
-    await assertDomainError(
-      stores.runTokens.create({
-        runId: run.id,
-        phase: "plan",
-        tokenHash: "a".repeat(64),
-        fence: null,
-        expiresAt: at(100),
-        createdAt: at(1),
-      }),
-      "CONSTRAINT_VIOLATION",
-    );
-    await assertDomainError(
-      stores.runTokens.create({
-        runId: run.id,
-        phase: "apply",
-        tokenHash: "d".repeat(64),
-        fence: null,
-        expiresAt: at(100),
-        createdAt: at(1),
-      }),
-      "CONSTRAINT_VIOLATION",
-    );
-    await assertDomainError(
-      stores.runTokens.create({
-        runId: run.id,
-        phase: "plan",
-        tokenHash: "e".repeat(64),
-        fence: 3,
-        expiresAt: at(100),
-        createdAt: at(1),
-      }),
-      "CONSTRAINT_VIOLATION",
-    );
-    await assertDomainError(
-      stores.runTokens.create({
-        runId: "run-0000000000000000",
-        phase: "plan",
-        tokenHash: "f".repeat(64),
-        fence: null,
-        expiresAt: at(100),
-        createdAt: at(1),
-      }),
-      "CONSTRAINT_VIOLATION",
-    );
-    const raw = db
-      .knex("run_tokens")
-      .insert({
-        id: "rtk-0000000000000000",
-        run_id: run.id,
-        phase: "policy",
-        token_hash: "0".repeat(64),
-        fence: null,
-        expires_at: at(9),
-        created_at: at(1),
-      });
     await assertDomainError(
       raw.catch((error: unknown) => Promise.reject(translateError(db.dialect, error))),
       "CONSTRAINT_VIOLATION",
