@@ -1,5 +1,3 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Organization } from "../../domain/records.ts";
@@ -10,9 +8,7 @@ import { loadOrganizationToList } from "../lookup.ts";
 import { loadOrganizationForCli } from "./access.ts";
 import { presentOrganization } from "./presenters.ts";
 import { paginate, refuseUnknownFilters } from "./query.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** The organization with the caller's permissions and its Default Project. */
 async function organizationResource(ctx: RequestContext, organization: Organization): Promise<S["Organization"]> {

@@ -1,13 +1,10 @@
 import type { Readable } from "node:stream";
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import { FRAMED_FORMAT } from "../../artifacts/framed.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { runArtifact } from "../../commands/run-artifacts.ts";
 import { principalOf } from "../authorize.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** The largest plan JSON served (100 MiB). */
 export const PLAN_JSON_LIMIT_BYTES = 100 * 1024 * 1024;

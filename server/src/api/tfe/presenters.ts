@@ -1,4 +1,3 @@
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed, isAllowedSomewhereIn } from "../../domain/authorization.ts";
 import type { ConfigurationVersion, Organization, Run, Workspace, WorkspaceVariable } from "../../domain/records.ts";
 import type { RunStatus } from "../../domain/run.ts";
@@ -15,8 +14,7 @@ import {
   tfeRunStatus,
   type RunTimeline,
 } from "./run-status.ts";
-
-type S = components["schemas"];
+import type { S } from "./types.ts";
 
 const CANCELABLE = new Set<RunStatus>(["pending", "planning", "policy_checking", "applying"]);
 const DISCARDABLE = new Set<RunStatus>(["awaiting_approval", "policy_soft_failed"]);

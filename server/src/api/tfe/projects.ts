@@ -1,15 +1,10 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Project } from "../../domain/records.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { createProject, renameProject } from "../../commands/projects.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadOrganization } from "../lookup.ts";
 import { paginate } from "./query.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 function presentProject(project: Project, organizationName: string): S["Project"] {
   return {

@@ -1,8 +1,6 @@
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import type { Run, RunAttempt, RunReview } from "../../domain/records.ts";
 import { isTerminalRunStatus, type RunStatus } from "../../domain/run.ts";
-
-type S = components["schemas"];
+import type { S } from "./types.ts";
 
 /**
  * The TFE status the CLI understands for each native run status. The CLI keeps polling only in

@@ -1,5 +1,3 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
@@ -16,9 +14,7 @@ import { presentApply, presentConfigurationVersion, presentPlan, presentRun } fr
 import { listParameter, paginate, refuseUnknownFilters } from "./query.ts";
 import { confirmedBy, tfeRunOperation, tfeRunSource, tfeRunStatus, type RunTimeline } from "./run-status.ts";
 import { timelineOf, userResource } from "./timeline.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** How many of the newest runs the queue and the workspace run list look at. */
 const RUN_SCAN_LIMIT = 500;

@@ -1,4 +1,3 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Workspace } from "../../domain/records.ts";
@@ -25,8 +24,7 @@ import {
 import { loadWorkspaceForCli } from "./access.ts";
 import { workspaceResource } from "./workspaces.ts";
 import { parseStateVersionOutputId, presentStateVersion, presentStateVersionOutput } from "./presenters.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** The default reason of a lock taken without one. */
 const DEFAULT_LOCK_REASON = "Locked through the API";

@@ -1,4 +1,3 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { WorkspaceVariable } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
@@ -7,8 +6,7 @@ import { notFound, principalOf } from "../authorize.ts";
 import { loadWorkspace } from "../lookup.ts";
 import { presentVariable } from "./presenters.ts";
 import { paginate } from "./query.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 async function loadVariable(ctx: RequestContext, workspaceId: string, variableId: string): Promise<WorkspaceVariable> {
   const variable = await ctx.services.stores.variables.getById(variableId);

@@ -1,5 +1,3 @@
-import type { Handlers } from "../../../../generated/tfe/handlers.gen.ts";
-import type { components } from "../../../../generated/tfe/types.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
@@ -23,9 +21,7 @@ import { loadOrganizationForCli, loadWorkspaceForCli, organizationOf, runMaySee 
 import { presentRun, presentWorkspace } from "./presenters.ts";
 import { paginate, refuseUnknownFilters } from "./query.ts";
 import { timelineOf } from "./timeline.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** How many of the workspace's newest runs are looked at for its current run. */
 const CURRENT_RUN_SCAN = 100;

@@ -1,13 +1,8 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import type { components } from "../../../../generated/v1/types.gen.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { issueRunAttestations, publishedAttestationKeys } from "../../commands/attestations.ts";
 import type { DsseEnvelope } from "../../domain/attestations.ts";
 import type { StoredRunAttestation } from "../../store/index.ts";
 import { loadRun } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** The v1 run attestation resource: the envelope exactly as issued, and the SHA-256 of that text. */
 export function presentRunAttestation(attestation: StoredRunAttestation): S["RunAttestation"] {

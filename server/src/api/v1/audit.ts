@@ -1,11 +1,9 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { auditVerifierKey } from "../../commands/audit-checkpoints.ts";
 import { auditChainOf } from "../../domain/audit-chain.ts";
 import { decodeAuditCursor, encodeAuditCursor, type AuditCursorKind } from "../../domain/audit-cursor.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { loadOrganization } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** The page's links and meta.page: the next cursor starts at `next` when there is more. */
 function paging(

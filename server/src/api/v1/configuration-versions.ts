@@ -1,11 +1,8 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { createConfigurationVersion, uploadConfiguration, uploadUrl } from "../../commands/configuration-versions.ts";
 import { loadConfigurationVersion, loadWorkspace, uploadUrlFor } from "../lookup.ts";
 import { presentConfigurationVersion } from "./presenters.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** Configuration versions and the signed upload. */
 export const configurationVersionHandlers = {

@@ -1,5 +1,4 @@
 import { type Readable } from "node:stream";
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { components } from "../../../../generated/v1/types.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
@@ -15,8 +14,7 @@ import {
 import { runArtifact } from "../../commands/run-artifacts.ts";
 import type { ArtifactRef } from "../../domain/artifacts.ts";
 import { loadRun } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 function attachment(filename: string, sha256: string): Record<string, string> {
   return {

@@ -1,5 +1,3 @@
-import type { components } from "../../../../generated/v1/types.gen.ts";
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { deleteSourceConnection, putSourceConnection } from "../../commands/source-connections.ts";
 import { receiveWebhook } from "../../commands/github-webhooks.ts";
 import type { Workspace } from "../../domain/records.ts";
@@ -13,9 +11,7 @@ import {
   isOrganizationAdmin,
   releaseInstallation,
 } from "../../commands/github-installations.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** How many deliveries the source document lists. */
 export const SOURCE_RECENT_DELIVERIES = 20;

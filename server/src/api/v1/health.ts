@@ -1,9 +1,6 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { renderMetrics } from "../../metrics/database-gauges.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** Liveness: the process answers and its database does too. */
 export const healthHandlers = {

@@ -1,5 +1,3 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { createOrganization } from "../../commands/organizations.ts";
 import { createProject } from "../../commands/projects.ts";
@@ -7,8 +5,7 @@ import { createOrganizationToken } from "../../commands/tokens.ts";
 import { loadOrganization, loadOrganizationToList } from "../lookup.ts";
 import { revokeOrganizationToken } from "../../commands/access.ts";
 import { presentNewToken, presentOrganization, presentProject, presentToken } from "./presenters.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** Organizations, their tokens and projects. */
 export const organizationHandlers = {

@@ -1,7 +1,4 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import type { components } from "../../../../generated/v1/types.gen.ts";
 import { findingDocument, pinnedVersionDocument, REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
-import type { RequestContext } from "../../http/app.ts";
 import type { PolicyOverride } from "../../store/index.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import {
@@ -12,9 +9,7 @@ import {
   type PolicySetWithVersion,
 } from "../../commands/policies.ts";
 import { loadOrganization, loadRun } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 function presentPolicySet({ set, version }: PolicySetWithVersion): S["PolicySet"] {
   return {

@@ -1,4 +1,3 @@
-import type { components } from "../../../../generated/v1/types.gen.ts";
 import type { RecoveryEvidence } from "../../commands/recovery.ts";
 import type {
   ApiToken,
@@ -10,8 +9,7 @@ import type {
   Workspace,
   WorkspaceVariable,
 } from "../../domain/records.ts";
-
-type S = components["schemas"];
+import type { S } from "./types.ts";
 
 const ref = (type: string, id: string) => ({ data: { type, id } });
 

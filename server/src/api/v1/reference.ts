@@ -1,11 +1,8 @@
 // The API reference pages and the bundled specifications (spec/v1/paths/reference.yaml), read
 // from generated/ (written by `npm run generate`) once, on first request.
 import { readFileSync } from "node:fs";
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { components } from "../../../../generated/v1/types.gen.ts";
-import type { RequestContext } from "../../http/app.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 const GENERATED = new URL("../../../../generated/", import.meta.url);
 

@@ -1,4 +1,3 @@
-import type { components } from "../../../../generated/v1/types.gen.ts";
 import { OVERRIDE_DEFAULT_SECONDS, OVERRIDE_MAX_SECONDS } from "../../domain/policy/index.ts";
 import type { RunSource } from "../../domain/records.ts";
 import {
@@ -23,13 +22,13 @@ import {
   type ReviewDownloadKind,
   type ReviewRecords,
 } from "../../domain/review.ts";
+import type { S } from "./types.ts";
 
 /**
  * The run review document (GET /v1/runs/{run_id}/review) in its wire shape: the facts
  * domain/review.ts derives from the records, with hrefs, captions and the spec's field names.
  */
 
-type S = components["schemas"];
 /** The review resource as the spec defines it. */
 export type RunReviewResource = S["RunReview"];
 type Recorded = S["RunReviewRecordedString"];

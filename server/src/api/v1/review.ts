@@ -1,19 +1,16 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { REVIEW_OVERRIDE_LIMIT } from "../../domain/policy/index.ts";
 import type { Run } from "../../domain/records.ts";
 import { failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES } from "../../domain/review.ts";
 import { deriveRunReview, type ReviewDocumentInput } from "./review-presenter.ts";
 import { commitWebUrl } from "../../domain/github.ts";
-import type { RequestContext } from "../../http/app.ts";
 import type { Services } from "../../commands/services.ts";
 import { principalOf } from "../authorize.ts";
 import { recoveryEvidence } from "../../commands/recovery.ts";
 import { publishedRunArtifacts } from "../../commands/run-artifacts.ts";
 import { presentRecovery } from "./presenters.ts";
 import { loadRun } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /**
  * Reads every record the review of `run` is derived from. Any store failure propagates (the

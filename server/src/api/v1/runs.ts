@@ -1,4 +1,3 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { components } from "../../../../generated/v1/types.gen.ts";
 import { decodeRunCursor, encodeRunCursor } from "../../domain/cursor.ts";
 import { DomainError } from "../../domain/errors.ts";
@@ -12,8 +11,8 @@ import { readPlanChanges } from "../../commands/downloads.ts";
 import { createRun } from "../../commands/runs.ts";
 import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { presentRun } from "./presenters.ts";
+import type { H } from "./types.ts";
 
-type H = Handlers<RequestContext>;
 type RunCreator = NonNullable<components["schemas"]["Run"]["attributes"]["created_by"]>;
 
 /** The statuses of a `status=` filter, each known (400 REQUEST_INVALID naming an unknown one). */

@@ -1,5 +1,3 @@
-import type { components } from "../../../../generated/v1/types.gen.ts";
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { SESSION_COOKIE, SESSION_TTL_MS, stepUpFreshUntil } from "../../domain/sessions.ts";
 import type { RequestContext } from "../../http/app.ts";
 import type { AuthenticatedPrincipal, SessionScope } from "../../domain/principal.ts";
@@ -15,9 +13,7 @@ import {
 } from "../../commands/access.ts";
 import { loadOrganization } from "../lookup.ts";
 import { DomainError } from "../../domain/errors.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /**
  * The session cookie: HttpOnly, SameSite=Strict, and Secure when this request came over TLS or the

@@ -1,10 +1,7 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { checkSetupToken, completeSetup } from "../../commands/setup.ts";
 import { SESSION_TTL_MS } from "../../domain/sessions.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { presentSession, sessionCookie } from "./sessions.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** The first run: the one-time setup link's check and its use (no principal: the token is the credential). */
 export const setupHandlers = {

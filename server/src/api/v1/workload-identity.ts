@@ -1,5 +1,3 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
-import type { components } from "../../../../generated/v1/types.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { loadWorkspace } from "../lookup.ts";
@@ -14,9 +12,7 @@ import {
   type Actor,
 } from "../../commands/federation-profiles.ts";
 import { jsonWebKeySet, openIdConfiguration } from "../../commands/signing-keys.ts";
-
-type H = Handlers<RequestContext>;
-type S = components["schemas"];
+import type { H, S } from "./types.ts";
 
 /** The caller as a profile's `verified_by` names it: a user's email, otherwise the token (or principal) id. */
 export function actorOf(ctx: RequestContext): Actor {

@@ -1,11 +1,8 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import { deleteWorkspace } from "../../commands/workspaces.ts";
 import { DomainError } from "../../domain/errors.ts";
-import type { RequestContext } from "../../http/app.ts";
 import { principalOf } from "../authorize.ts";
 import { loadWorkspace } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** Deleting a workspace from the dashboard or the API: the same command as /api/v2's safe-delete and force delete. */
 export const workspaceDeletionHandlers = {

@@ -1,12 +1,9 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { components } from "../../../../generated/v1/types.gen.ts";
 import { forceUnlockWorkspace, lockWorkspaceForUser, unlockWorkspaceForUser } from "../../commands/workspace-locks.ts";
-import type { RequestContext } from "../../http/app.ts";
 import type { WorkspaceLock } from "../../store/workspace-lock-repository.ts";
 import { principalOf } from "../authorize.ts";
 import { loadWorkspace } from "../lookup.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 function presentLock(lock: WorkspaceLock): components["schemas"]["WorkspaceLockDocument"] {
   return {

@@ -1,4 +1,3 @@
-import type { Handlers } from "../../../../generated/v1/handlers.gen.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { authorize, notFound, principalOf } from "../authorize.ts";
 import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
@@ -11,8 +10,7 @@ import type { Workspace } from "../../domain/records.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
 import { setPlanRequiresCredential } from "../../commands/federation-profiles.ts";
 import { actorOf } from "./workload-identity.ts";
-
-type H = Handlers<RequestContext>;
+import type { H } from "./types.ts";
 
 /** How many published state versions the state summary lists (then `truncated`). */
 export const STATE_SUMMARY_LIMIT = 100;
@@ -128,16 +126,14 @@ export const workspaceHandlers = {
           id: workspace.id,
           attributes: {
             current_state_version_id: published[0]?.id ?? null,
-            state_versions: published
-              .slice(0, STATE_SUMMARY_LIMIT)
-              .map((v) => ({
-                id: v.id,
-                serial: v.serial,
-                run_id: v.runId,
-                published_at: v.publishedAt!,
-                digest: v.sha256!,
-                size_bytes: v.sizeBytes ?? 0,
-              })),
+            state_versions: published.slice(0, STATE_SUMMARY_LIMIT).map((v) => ({
+              id: v.id,
+              serial: v.serial,
+              run_id: v.runId,
+              published_at: v.publishedAt!,
+              digest: v.sha256!,
+              size_bytes: v.sizeBytes ?? 0,
+            })),
             truncated: published.length > STATE_SUMMARY_LIMIT,
             lock: lock
               ? {
