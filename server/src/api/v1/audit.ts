@@ -5,6 +5,24 @@ import type { RequestContext } from "../../http/app.ts";
 import { loadOrganization } from "../lookup.ts";
 import type { H } from "./types.ts";
 
+/**
+ * The organization a listing of its audit chain names (org:admin), the chain, the page size and
+ * where the page starts: at the beginning, or where the query's cursor (of `kind`) says.
+ */
+async function auditListing(
+  ctx: RequestContext,
+  organizationName: string,
+  query: { limit?: number; cursor?: string },
+  kind: AuditCursorKind,
+) {
+  const organization = await loadOrganization(ctx, organizationName, "org:admin");
+  const chain = auditChainOf(organization.id);
+  const limit = query.limit ?? 100;
+  const from =
+    query.cursor === undefined ? 0 : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind, chain });
+  return { organization, chain, limit, from };
+}
+
 /** The page's links and meta.page: the next cursor starts at `next` when there is more. */
 function paging(
   ctx: RequestContext,
@@ -25,13 +43,7 @@ function paging(
 /** The organization's audit history (a hash chain) and its signed checkpoints. */
 export const auditHandlers = {
   async listAuditEvents({ path, query, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const chain = auditChainOf(organization.id);
-    const limit = query.limit ?? 100;
-    const from =
-      query.cursor === undefined
-        ? 0
-        : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "events", chain });
+    const { organization, chain, limit, from } = await auditListing(ctx, path.organization_name, query, "events");
     const events = await ctx.services.stores.audit.listChain(chain, { from, limit: limit + 1 });
     const page = events.slice(0, limit);
     const { page: meta, links } = paging(
@@ -68,13 +80,7 @@ export const auditHandlers = {
   },
 
   async listAuditCheckpoints({ path, query, ctx }) {
-    const organization = await loadOrganization(ctx, path.organization_name, "org:admin");
-    const chain = auditChainOf(organization.id);
-    const limit = query.limit ?? 100;
-    const from =
-      query.cursor === undefined
-        ? 0
-        : decodeAuditCursor(query.cursor, ctx.services.keys.cursor, { kind: "checkpoints", chain });
+    const { organization, chain, limit, from } = await auditListing(ctx, path.organization_name, query, "checkpoints");
     const checkpoints = await ctx.services.stores.audit.listCheckpoints(chain, { from, limit: limit + 1 });
     const page = checkpoints.slice(0, limit);
     const last = page.at(-1);
