@@ -6,17 +6,30 @@ import { createStores } from "./index.ts";
 import { assertDomainError, at } from "../../test/support/store-fixtures.ts";
 import { translateError } from "./translate-error.ts";
 
+type Stores = ReturnType<typeof createStores>;
+
+/** An api_token principal named `name`, site-wide unless given an organization. */
+function apiPrincipal(stores: Stores, name: string, createdAt: string, organizationId: string | null = null) {
+  return stores.principals.createPrincipal({ kind: "api_token", organizationId, name, createdAt });
+}
+
+/** The grant of workspace:read on ws-0000000000000001 to a principal. */
+function workspaceRead(principalId: string, createdAt: string) {
+  return {
+    principalId,
+    scopeKind: "workspace" as const,
+    scopeId: "ws-0000000000000001",
+    permission: "workspace:read" as const,
+    createdAt,
+  };
+}
+
 const principals = suite("PrincipalRepository");
 
 testEachDatabase(principals, "createPrincipal and getById round-trip, with or without an organization", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const organization = await stores.organizations.create({ name: "acme", createdAt: at(0) });
-  const bot = await stores.principals.createPrincipal({
-    kind: "api_token",
-    organizationId: organization.id,
-    name: "ci",
-    createdAt: "2026-12-02T10:11:12.345Z",
-  });
+  const bot = await apiPrincipal(stores, "ci", "2026-12-02T10:11:12.345Z", organization.id);
   const bootstrap = await stores.principals.createPrincipal({
     kind: "bootstrap",
     organizationId: null,
@@ -51,12 +64,7 @@ const tokens = suite("TokenRepository");
 testEachDatabase(tokens, "findByTokenHash returns the token, its principal and the principal’s grants", async (db) => {
   const stores = createStores(db.knex, db.dialect);
   const organization = await stores.organizations.create({ name: "acme", createdAt: at(0) });
-  const principal = await stores.principals.createPrincipal({
-    kind: "api_token",
-    organizationId: organization.id,
-    name: "ci",
-    createdAt: at(1),
-  });
+  const principal = await apiPrincipal(stores, "ci", at(1), organization.id);
   const readRuns = await stores.grants.grant({
     principalId: principal.id,
     scopeKind: "organization",
@@ -92,12 +100,7 @@ testEachDatabase(tokens, "findByTokenHash returns the token, its principal and t
 
 testEachDatabase(tokens, "touchLastUsed records the given time exactly", async (db) => {
   const stores = createStores(db.knex, db.dialect);
-  const principal = await stores.principals.createPrincipal({
-    kind: "api_token",
-    organizationId: null,
-    name: "site",
-    createdAt: at(0),
-  });
+  const principal = await apiPrincipal(stores, "site", at(0));
   const token = await stores.tokens.createToken({
     principalId: principal.id,
     organizationId: null,
@@ -118,12 +121,7 @@ testEachDatabase(
   "a duplicate hash, an unknown role or an unknown principal is a CONSTRAINT_VIOLATION",
   async (db) => {
     const stores = createStores(db.knex, db.dialect);
-    const principal = await stores.principals.createPrincipal({
-      kind: "api_token",
-      organizationId: null,
-      name: "site",
-      createdAt: at(0),
-    });
+    const principal = await apiPrincipal(stores, "site", at(0));
     const input = {
       principalId: principal.id,
       organizationId: null,
@@ -152,60 +150,17 @@ testEachDatabase(
   "grant and listForPrincipal round-trip; the same grant twice is a CONSTRAINT_VIOLATION",
   async (db) => {
     const stores = createStores(db.knex, db.dialect);
-    const principal = await stores.principals.createPrincipal({
-      kind: "api_token",
-      organizationId: null,
-      name: "p",
-      createdAt: at(0),
-    });
-    const other = await stores.principals.createPrincipal({
-      kind: "api_token",
-      organizationId: null,
-      name: "q",
-      createdAt: at(0),
-    });
-    const grant = await stores.grants.grant({
-      principalId: principal.id,
-      scopeKind: "workspace",
-      scopeId: "ws-0000000000000001",
-      permission: "workspace:read",
-      createdAt: "2026-12-02T10:11:12.345Z",
-    });
-    await stores.grants.grant({
-      principalId: other.id,
-      scopeKind: "workspace",
-      scopeId: "ws-0000000000000001",
-      permission: "workspace:read",
-      createdAt: at(1),
-    });
+    const principal = await apiPrincipal(stores, "p", at(0));
+    const other = await apiPrincipal(stores, "q", at(0));
+    const input = workspaceRead(principal.id, "2026-12-02T10:11:12.345Z");
+    const grant = await stores.grants.grant(input);
+    await stores.grants.grant(workspaceRead(other.id, at(1)));
     assert.ok(isId("grant", grant.id));
-    assert.equal(grant, {
-      id: grant.id,
-      principalId: principal.id,
-      scopeKind: "workspace",
-      scopeId: "ws-0000000000000001",
-      permission: "workspace:read",
-      createdAt: "2026-12-02T10:11:12.345Z",
-    });
+    assert.equal(grant, { id: grant.id, ...input });
     assert.equal(await stores.grants.listForPrincipal(principal.id), [grant]);
+    await assertDomainError(stores.grants.grant(workspaceRead(principal.id, at(2))), "CONSTRAINT_VIOLATION");
     await assertDomainError(
-      stores.grants.grant({
-        principalId: principal.id,
-        scopeKind: "workspace",
-        scopeId: "ws-0000000000000001",
-        permission: "workspace:read",
-        createdAt: at(2),
-      }),
-      "CONSTRAINT_VIOLATION",
-    );
-    await assertDomainError(
-      stores.grants.grant({
-        principalId: principal.id,
-        scopeKind: "team" as never,
-        scopeId: "x",
-        permission: "workspace:read",
-        createdAt: at(2),
-      }),
+      stores.grants.grant({ ...workspaceRead(principal.id, at(2)), scopeKind: "team" as never, scopeId: "x" }),
       "CONSTRAINT_VIOLATION",
     );
   },
