@@ -24,6 +24,21 @@ export function sessionCookie(ctx: RequestContext, value: string, maxAgeSeconds:
   return `${SESSION_COOKIE}=${value}; Path=/; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Strict${secure}`;
 }
 
+/** The answer to a sign-in (here or at the end of setup): the new session, and its cookie. */
+export function newSessionResponse(
+  ctx: RequestContext,
+  signedIn: { session: Omit<SessionScope, "user" | "csrfToken">; user: User; secret: string; csrfToken: string },
+) {
+  return {
+    status: 201 as const,
+    body: presentSession({ ...signedIn.session, csrfToken: signedIn.csrfToken }, signedIn.user),
+    headers: {
+      "Set-Cookie": sessionCookie(ctx, signedIn.secret, Math.floor(SESSION_TTL_MS / 1000)),
+      "Cache-Control": "no-store",
+    },
+  };
+}
+
 export function presentSession(session: Omit<SessionScope, "user">, user: User): S["SessionDocument"] {
   return {
     data: {
@@ -89,18 +104,11 @@ function sessionOf(principal: AuthenticatedPrincipal): SessionScope {
 export const sessionHandlers = {
   async createSession({ body, ctx }) {
     const { email, password } = body.data.attributes;
-    const { session, user, secret, csrfToken } = await signIn(ctx.services, email, password, {
+    const signedIn = await signIn(ctx.services, email, password, {
       clientAddress: ctx.clientAddress ?? "unknown",
       presentedSessionSecret: ctx.presentedSessionCookie ?? null,
     });
-    return {
-      status: 201,
-      body: presentSession({ ...session, csrfToken }, user),
-      headers: {
-        "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)),
-        "Cache-Control": "no-store",
-      },
-    };
+    return newSessionResponse(ctx, signedIn);
   },
 
   async getCurrentSession({ ctx }) {

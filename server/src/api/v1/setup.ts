@@ -1,6 +1,5 @@
 import { checkSetupToken, completeSetup } from "../../commands/setup.ts";
-import { SESSION_TTL_MS } from "../../domain/sessions.ts";
-import { presentSession, sessionCookie } from "./sessions.ts";
+import { newSessionResponse } from "./sessions.ts";
 import type { H } from "./types.ts";
 
 /** The first run: the one-time setup link's check and its use (no principal: the token is the credential). */
@@ -20,18 +19,11 @@ export const setupHandlers = {
 
   async completeSetup({ body, ctx }) {
     const { token, email, display_name, password, organization_name } = body.data.attributes;
-    const { user, session, secret, csrfToken } = await completeSetup(
+    const signedIn = await completeSetup(
       ctx.services,
       { token, email, displayName: display_name, password, organizationName: organization_name ?? null },
       ctx.clientAddress ?? "unknown",
     );
-    return {
-      status: 201,
-      body: presentSession({ ...session, csrfToken }, user),
-      headers: {
-        "Set-Cookie": sessionCookie(ctx, secret, Math.floor(SESSION_TTL_MS / 1000)),
-        "Cache-Control": "no-store",
-      },
-    };
+    return newSessionResponse(ctx, signedIn);
   },
 } satisfies Pick<H, "checkSetupToken" | "completeSetup">;
