@@ -172,19 +172,25 @@ export function presentRun(
   };
 }
 
+/** What every presentation of a token shows. */
+function tokenAttributes(
+  token: ApiToken,
+): Pick<S["Token"]["attributes"], "role" | "description" | "created_at" | "expires_at"> {
+  return {
+    role: token.role ?? "viewer",
+    description: token.description,
+    created_at: token.createdAt,
+    expires_at: token.expiresAt,
+  };
+}
+
 /** The v1 token document; the only place a token secret is ever presented. */
 export function presentNewToken(token: ApiToken, secret: string): S["TokenDocument"] {
   return {
     data: {
       type: "tokens",
       id: token.id,
-      attributes: {
-        role: token.role ?? "viewer",
-        description: token.description,
-        created_at: token.createdAt,
-        expires_at: token.expiresAt,
-        secret,
-      },
+      attributes: { ...tokenAttributes(token), secret },
       relationships: { organization: ref("organizations", token.organizationId ?? "") },
     },
   };
@@ -196,10 +202,7 @@ export function presentToken(token: ApiToken, now: Date): S["Token"] {
     type: "tokens",
     id: token.id,
     attributes: {
-      role: token.role ?? "viewer",
-      description: token.description,
-      created_at: token.createdAt,
-      expires_at: token.expiresAt,
+      ...tokenAttributes(token),
       last_used_at: token.lastUsedAt,
       expired: token.expiresAt !== null && Date.parse(token.expiresAt) <= now.getTime(),
     },
