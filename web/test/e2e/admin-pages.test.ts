@@ -3,24 +3,11 @@
 // revokes it (401 at once). Members: add an existing user with a workspace scope, change the role,
 // remove; a deployment administrator creates a user. The navigation offers these pages only to
 // admins, and an operator who types a URL is told plainly.
-import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createUser } from "../../../server/test/support/sessions.ts";
-import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
+import { harnessSuite, type Harness } from "../support/index.ts";
 
-const test = suite<{ h: Harness; acme: HarnessOrganization }>("administration pages");
-
-test.before(
-  hook(async (ctx) => {
-    ctx.h = await startHarness();
-    ctx.acme = await ctx.h.organization("acme");
-  }),
-);
-test.after(
-  hook(async (ctx) => {
-    await ctx.h?.stop();
-  }),
-);
+const test = harnessSuite("administration pages");
 
 const workspacesWith = (h: Harness, secret: string) =>
   fetch(h.url("/v1/organizations/acme/workspaces"), { headers: { Authorization: `Bearer ${secret}` } });

@@ -11,11 +11,12 @@ import { createServer as createNetServer } from "node:net";
 import { extname, join, normalize } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { chromium, type Browser } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { REPO_ROOT } from "../../../server/src/config.ts";
 // @ts-expect-error: a plain ES module without type declarations (web/build.mjs)
 import * as build from "../../build.mjs";
-import { CHROMIUM, hook } from "../support/harness.ts";
+import { launchChromium } from "../support/browser.ts";
+import { hook } from "../support/harness.ts";
 
 /** web/build.mjs's builder, as it is written there: builds into `out` and returns the bundle's file name. */
 const { buildDashboard } = build as { buildDashboard: (out?: string) => Promise<string> };
@@ -92,18 +93,7 @@ test.before(
       if (Date.now() > deadline) throw new Error("prism mock did not answer within 60 s");
       await new Promise((r) => setTimeout(r, 250));
     }
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--no-first-run",
-        "--disable-quic",
-      ],
-    });
+    browser = await launchChromium();
   }),
 );
 

@@ -1,24 +1,11 @@
 // The `next` parameter of the sign-in page, attacked in Chromium against the real server: only a
 // dashboard page on this origin is followed after sign-in. The URL parser drops tabs and newlines
 // and reads `\` as `/`, so `/%09/evil.example/` or `/\evil.example` would be another host.
-import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { BrowserContext, Page } from "playwright-core";
-import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
+import { harnessSuite } from "../support/index.ts";
 
-const test = suite<{ h: Harness; acme: HarnessOrganization }>("sign-in next: same-origin only");
-
-test.before(
-  hook(async (ctx) => {
-    ctx.h = await startHarness();
-    ctx.acme = await ctx.h.organization("acme");
-  }),
-);
-test.after(
-  hook(async (ctx) => {
-    await ctx.h?.stop();
-  }),
-);
+const test = harnessSuite("sign-in next: same-origin only");
 
 const CONTROLS = [...Array.from({ length: 0x20 }, (_, code) => code), 0x7f].map((code) => String.fromCharCode(code));
 const BACKSLASH_FORMS = [

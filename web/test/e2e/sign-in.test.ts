@@ -1,22 +1,9 @@
 // Sign in, sign out, a session that ends mid-use, and the organization switcher, in Chromium
 // against the real server.
-import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
+import { harnessSuite } from "../support/index.ts";
 
-const test = suite<{ h: Harness; acme: HarnessOrganization }>("sign-in and session");
-
-test.before(
-  hook(async (ctx) => {
-    ctx.h = await startHarness();
-    ctx.acme = await ctx.h.organization("acme");
-  }),
-);
-test.after(
-  hook(async (ctx) => {
-    await ctx.h?.stop();
-  }),
-);
+const test = harnessSuite("sign-in and session");
 
 test("a signed-out deep link goes to sign-in, a wrong password is refused, the right one returns to the link", async ({
   h,

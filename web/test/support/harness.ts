@@ -1,9 +1,9 @@
 // The e2e harness (API documented in ./index.ts).
 import type { ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import {
   approveRun,
   cancelRun,
@@ -26,6 +26,7 @@ import {
 import { fixture, readLog, startRunnerProcess, waitForStatus } from "../../../server/test/support/runs.ts";
 import { addMembership, createUser } from "../../../server/test/support/sessions.ts";
 import { withTestServer, type TestServer } from "../../../server/test/support/test-server.ts";
+import { checkA11y, launchChromium } from "./browser.ts";
 // @ts-expect-error: a plain ES module without type declarations (web/build.mjs)
 import * as build from "../../build.mjs";
 
@@ -33,7 +34,7 @@ import * as build from "../../build.mjs";
 const { buildDashboard } = build as { buildDashboard: (out?: string) => Promise<string> };
 
 export const SCREENSHOT_DIR = join(REPO_ROOT, ".stackship-test/screenshots");
-export const CHROMIUM = process.env.STACKSHIP_CHROMIUM || "/usr/lib/chromium/chromium";
+export { CHROMIUM } from "./browser.ts";
 
 export type Role = "viewer" | "operator" | "admin";
 
@@ -191,22 +192,8 @@ export async function startHarness(): Promise<Harness> {
   let runner: RunnerEngine | null = newRunner();
   await runner.start();
 
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-dev-shm-usage",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-quic",
-    ],
-  });
+  const browser = await launchChromium();
   const contexts: BrowserContext[] = [];
-  const axeSource = readFileSync(join(REPO_ROOT, "node_modules/axe-core/axe.min.js"), "utf8");
 
   const url = (path: string) => new URL(path, server.baseUrl).href;
   // Serialises the runner swap of "needs_recovery" against other run making.
@@ -309,43 +296,7 @@ export async function startHarness(): Promise<Harness> {
       return file;
     },
 
-    async checkA11y(page, label, options = {}) {
-      // Evaluated through the DevTools protocol, which the page's CSP does not govern (a <script> tag would be refused).
-      if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axeSource);
-      const result = await page.evaluate(async (exclude) => {
-        const axe = (
-          window as unknown as {
-            axe: {
-              run(
-                context: unknown,
-                options: unknown,
-              ): Promise<{
-                violations: Array<{
-                  id: string;
-                  impact: string | null;
-                  help: string;
-                  nodes: Array<{ target: unknown[] }>;
-                }>;
-              }>;
-            };
-          }
-        ).axe;
-        const context = exclude.length > 0 ? { exclude: exclude.map((selector) => [selector]) } : document;
-        const outcome = await axe.run(context, { resultTypes: ["violations"] });
-        return outcome.violations.map((v) => ({
-          id: v.id,
-          impact: v.impact,
-          help: v.help,
-          targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 5),
-        }));
-      }, options.exclude ?? []);
-      const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-      if (serious.length > 0) {
-        throw new Error(
-          `axe (${label}): ${serious.length} serious/critical violation(s):\n${serious.map((v) => `  ${v.impact} ${v.id}: ${v.help} at ${v.targets.join(", ")}`).join("\n")}`,
-        );
-      }
-    },
+    checkA11y,
 
     async stop() {
       for (const context of contexts) await context.close().catch(() => undefined);
@@ -410,7 +361,7 @@ export async function startHarness(): Promise<Harness> {
     return reached;
   }
 
-  async function approveAndApply(org: HarnessOrganization, run: Run) {
+  async function approve(org: HarnessOrganization, run: Run) {
     expectStatus(
       await approveRun({
         client: server.v1(org.token),
@@ -419,6 +370,10 @@ export async function startHarness(): Promise<Harness> {
       }),
       202,
     );
+  }
+
+  async function approveAndApply(org: HarnessOrganization, run: Run) {
+    await approve(org, run);
     const applied = await waitForStatus(server, org.token, run.id, ["applied", "errored", "needs_recovery"], 120_000);
     if (applied.attributes.status !== "applied")
       throw new Error(
@@ -508,14 +463,7 @@ export async function startHarness(): Promise<Harness> {
     try {
       child = startRunnerProcess(server);
       const run = await planned(org, files, workspace);
-      expectStatus(
-        await approveRun({
-          client: server.v1(org.token),
-          path: { run_id: run.id },
-          body: { data: { type: "approvals", attributes: { plan_digest: run.attributes.plan_digest! } } },
-        }),
-        202,
-      );
+      await approve(org, run);
       const deadline = Date.now() + 90_000;
       while (!(await readLog(server, org.token, run.id, "apply")).includes("provisioning-started")) {
         if (Date.now() > deadline) throw new Error("the apply never reached the provisioner");

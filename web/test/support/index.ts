@@ -20,6 +20,9 @@
  *   });
  *   test.run();
  *
+ * harnessSuite(name) is that suite with its before/after hooks, the harness in `h` and an organization
+ * "acme" in `acme`.
+ *
  * API (all on the Harness returned by startHarness()):
  *   h.server                       the server test support's TestServer (baseUrl, db, services, admin SDK client, v1(token))
  *   h.url(path)                    absolute URL on the server
@@ -67,3 +70,4 @@ export {
   type RunState,
   type MadeRun,
 } from "./harness.ts";
+export { harnessSuite } from "./harness-suite.ts";
