@@ -1,24 +1,14 @@
 import { css } from "lit";
-import { dataTable } from "../ui/shared-styles.ts";
+import { dataTable, filterBar } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 
 export const runsPageStyles = [
   base,
   dataTable,
+  filterBar,
   css`
     :host {
       display: block;
-    }
-    .filters {
-      display: flex;
-      flex-wrap: wrap;
-      gap: var(--ss-space-4);
-      margin: var(--ss-space-4) 0;
-    }
-    .filters label {
-      display: grid;
-      gap: var(--ss-space-1);
-      font-weight: 600;
     }
     .filters input {
       min-width: 280px;

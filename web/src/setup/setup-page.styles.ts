@@ -1,6 +1,9 @@
 import { css } from "lit";
+import { secretValue } from "../ui/shared-styles.ts";
 
-export const setupPageStyles = css`
+export const setupPageStyles = [
+  secretValue,
+  css`
   :host {
     display: block;
     max-width: 640px;
@@ -25,13 +28,5 @@ export const setupPageStyles = css`
     background: var(--ss-surface);
     font-size: 0.8125rem;
   }
-  .secret {
-    display: flex;
-    flex-wrap: wrap;
-    gap: var(--ss-space-2);
-    align-items: center;
-  }
-  .secret code {
-    overflow-wrap: anywhere;
-  }
-`;
+`,
+];

@@ -140,3 +140,31 @@ export const listPage = css`
     vertical-align: top;
   }
 `;
+
+/** A wrapping row of filters above a list, each a bold label over its control. */
+export const filterBar = css`
+  .filters {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--ss-space-4);
+    margin: var(--ss-space-4) 0;
+  }
+  .filters label {
+    display: grid;
+    gap: var(--ss-space-1);
+    font-weight: 600;
+  }
+`;
+
+/** A secret shown once (`.secret`): its value wraps anywhere beside its copy control. */
+export const secretValue = css`
+  .secret {
+    display: flex;
+    flex-wrap: wrap;
+    gap: var(--ss-space-2);
+    align-items: center;
+  }
+  .secret code {
+    overflow-wrap: anywhere;
+  }
+`;
