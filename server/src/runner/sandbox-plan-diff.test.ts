@@ -3,10 +3,11 @@ import { readFileSync } from "node:fs";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { buildPlanDiff, type PlanDiff } from "../domain/plan-diff/plan-diff.mjs";
-import { startSandbox } from "./sandbox.ts";
+import { startSandbox, type SandboxRun } from "./sandbox.ts";
 import { attemptDirectoryPerCase, catEvidence } from "./sandbox-test-support.ts";
 import { planDiffBinds, SANDBOX_PLAN_DIFF_BUILDER } from "./tofu-files.ts";
 import { skipTest } from "../../test/support/skips.ts";
+import { plan as planJson, terraformData } from "../../test/support/unit-plan-diff.ts";
 
 // The launcher builds a plan JSON up to its inline limit in its own thread, a larger one in a
 // worker thread with its own heap limit (started for that plan); both give the host's artifact.
@@ -20,29 +21,25 @@ const secret = "pd-worker-secret-7781";
 
 /** A plan with `count` created resources whose input is `size` characters (the first holds the secret). */
 function plan(count: number, size: number) {
-  return {
-    format_version: "1.2",
-    terraform_version: "1.12.6",
-    errored: false,
-    resource_changes: Array.from({ length: count }, (_, i) => ({
-      address: `terraform_data.r${i}`,
-      mode: "managed",
-      type: "terraform_data",
-      name: `r${i}`,
-      provider_name: "terraform.io/builtin/terraform",
-      change: {
+  return planJson(
+    Array.from({ length: count }, (_, i) =>
+      terraformData(`r${i}`, {
         actions: ["create"],
         before: null,
         after: { input: i === 0 ? secret : String(i % 10).repeat(size) },
         after_unknown: { id: true },
         before_sensitive: false,
         after_sensitive: {},
-      },
-    })),
-  };
+      }),
+    ),
+  );
 }
 
-async function buildInSandbox(planJson: string) {
+/**
+ * Runs a command in a sandbox that builds the plan-diff evidence (of the run by default, in at
+ * most 30 s; `run` may say otherwise) and gathers its output.
+ */
+async function runWithPlanDiff(run: SandboxRun) {
   const sandbox = await startSandbox({
     tmpDir: tmpDir(),
     readOnlyBinds: planDiffBinds(),
@@ -50,14 +47,22 @@ async function buildInSandbox(planJson: string) {
   });
   let log = "";
   const result = await sandbox.run({
+    evidence: catEvidence("run-0123456789abcdef"),
+    timeoutMs: 30_000,
+    ...run,
+    onOutput: (chunk) => (log += chunk.toString("utf8")),
+  });
+  return { result, log };
+}
+
+function buildInSandbox(planJson: string) {
+  return runWithPlanDiff({
     argv: ["true"],
     files: { "plan.tfplan": planJson },
     env: { PD_SECRET: secret },
     evidence: catEvidence("run-0123456789abcdef", ["PD_SECRET"]),
     timeoutMs: 120_000,
-    onOutput: (chunk) => (log += chunk.toString("utf8")),
   });
-  return { result, log };
 }
 
 planDiff("the inline limit is read from the launcher", () => {
@@ -99,13 +104,7 @@ planDiff(
     const real = JSON.stringify(plan(3, 10));
     const forged = JSON.stringify(plan(1, 10));
     const forgedDiff = JSON.stringify(buildPlanDiff(JSON.parse(forged), { runId: "run-0123456789abcdef" }).artifact);
-    const sandbox = await startSandbox({
-      tmpDir: tmpDir(),
-      readOnlyBinds: planDiffBinds(),
-      planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
-    });
-    let log = "";
-    const result = await sandbox.run({
+    const { result, log } = await runWithPlanDiff({
       // The "plan" writes the real plan, starts the watcher and waits until it has rewritten every file once.
       argv: [
         "sh",
@@ -114,9 +113,6 @@ planDiff(
        while [ ! -f watching ]; do :; done; cp real.json plan.tfplan`,
       ],
       files: { "real.json": real, "forged.json": forged, "forged-diff.json": forgedDiff },
-      evidence: catEvidence("run-0123456789abcdef"),
-      timeoutMs: 30_000,
-      onOutput: (chunk) => (log += chunk.toString("utf8")),
     });
     assert.is(result.exitCode, 0, `${result.error ?? ""} ${log}`);
     assert.is(result.artifacts["plan.json"]?.toString("utf8"), real, "the plan JSON is the show of the saved plan");
@@ -135,21 +131,14 @@ planDiff(
   async () => {
     const real = JSON.stringify(plan(3, 10));
     const forged = JSON.stringify(plan(1, 10));
-    const sandbox = await startSandbox({
-      tmpDir: tmpDir(),
-      readOnlyBinds: planDiffBinds(),
-      planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
-    });
-    const result = await sandbox.run({
+    const { result } = await runWithPlanDiff({
       argv: [
         "sh",
         "-c",
         `cp real.json plan.tfplan; ${watcher("cp forged.json plan.tfplan.new; mv plan.tfplan.new plan.tfplan; echo x > watching;")} while [ ! -f watching ]; do :; done`,
       ],
       files: { "real.json": real, "forged.json": forged },
-      evidence: catEvidence("run-0123456789abcdef"),
       collect: ["plan.tfplan"],
-      timeoutMs: 30_000,
     });
     assert.is(result.exitCode, 0, result.error);
     // Whichever version the watcher left when it was killed, the saved plan sent is the one shown and built from.
@@ -198,16 +187,9 @@ planDiff(
   async () => {
     const real = JSON.stringify(plan(2, 10));
     const forged = JSON.stringify(plan(1, 10));
-    const sandbox = await startSandbox({
-      tmpDir: tmpDir(),
-      readOnlyBinds: planDiffBinds(),
-      planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
-    });
-    const result = await sandbox.run({
+    const { result } = await runWithPlanDiff({
       argv: ["sh", "-c", "cp real.json plan.tfplan; cp forged.json plan.json; cp forged.json plan-diff.json"],
       files: { "real.json": real, "forged.json": forged },
-      evidence: catEvidence("run-0123456789abcdef"),
-      timeoutMs: 30_000,
     });
     assert.is(result.exitCode, 0, result.error);
     assert.is(result.artifacts["plan.json"]?.toString("utf8"), real);
@@ -229,18 +211,7 @@ planDiff(
 
 planDiff("a saved plan that is no regular file (a device) or missing: no evidence, the attempt fails", async () => {
   for (const script of ["ln -s /dev/zero plan.tfplan", "rm -f plan.tfplan"]) {
-    const sandbox = await startSandbox({
-      tmpDir: tmpDir(),
-      readOnlyBinds: planDiffBinds(),
-      planDiffBuilder: SANDBOX_PLAN_DIFF_BUILDER,
-    });
-    let log = "";
-    const result = await sandbox.run({
-      argv: ["sh", "-c", script],
-      evidence: catEvidence("run-0123456789abcdef"),
-      timeoutMs: 30_000,
-      onOutput: (chunk) => (log += chunk.toString("utf8")),
-    });
+    const { result, log } = await runWithPlanDiff({ argv: ["sh", "-c", script] });
     assert.is(result.exitCode, 1, result.error);
     assert.is(result.limit, null, script);
     assert.equal(result.artifacts, {}, script);

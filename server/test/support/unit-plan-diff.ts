@@ -51,3 +51,8 @@ export function changeEntry(
 ) {
   return { address, provider_name: providerName, mode: "managed", type, name, change };
 }
+
+/** A resource_changes entry of the builtin provider's terraform_data resource `name`. */
+export function terraformData(name: string, change: Record<string, unknown>) {
+  return changeEntry(`terraform_data.${name}`, "terraform.io/builtin/terraform", "terraform_data", name, change);
+}

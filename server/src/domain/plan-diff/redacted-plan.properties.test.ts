@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { buildRedactedPlan, CHANGED_SENSITIVE_VALUE, SENSITIVE_VALUE } from "./redacted-plan.mjs";
 import { REDACTED, sensitiveValuesOfPlan } from "../redaction/sensitive-values.mjs";
 import { renderLocal, renderPlanUnavailable, renderRedacted } from "../../../test/support/render-plan.ts";
+import { plan as planJson, terraformData } from "../../../test/support/unit-plan-diff.ts";
 
 // The redacted plan the CLI renders (json-output-redacted, issue 29): random `terraform_data`
 // inputs (dynamic: any nesting) before and after, each node sensitive on either side at random,
@@ -111,29 +112,28 @@ function planOf(nodes: Node[]): { plan: Record<string, unknown>; secrets: Array<
     const b = build(n, false);
     const id = `id-${i}-${Math.random().toString(36).slice(2, 10)}`;
     const wrap = (mask: unknown) => (mask === undefined ? {} : { input: mask });
-    return {
-      address: `terraform_data.r${i}`,
-      mode: "managed",
-      type: "terraform_data",
-      name: `r${i}`,
-      provider_name: "terraform.io/builtin/terraform",
-      change: {
-        actions: ["update"],
-        before: { id, input: b.before, output: b.before, triggers_replace: null },
-        after: { id, input: b.after, output: b.after, triggers_replace: null },
-        after_unknown: {},
-        before_sensitive: { ...wrap(b.bs), ...(b.bs === undefined ? {} : { output: b.bs }) },
-        after_sensitive: { ...wrap(b.as), ...(b.as === undefined ? {} : { output: b.as }) },
-      },
-    };
+    return terraformData(`r${i}`, {
+      actions: ["update"],
+      before: { id, input: b.before, output: b.before, triggers_replace: null },
+      after: { id, input: b.after, output: b.after, triggers_replace: null },
+      after_unknown: {},
+      before_sensitive: { ...wrap(b.bs), ...(b.bs === undefined ? {} : { output: b.bs }) },
+      after_sensitive: { ...wrap(b.as), ...(b.as === undefined ? {} : { output: b.as }) },
+    });
   });
-  const plan = { format_version: "1.2", terraform_version: "1.12.6", resource_changes, errored: false };
+  const plan = planJson(resource_changes);
   // Every value the plan marks sensitive on either side (the redaction module's own collector).
   secrets.push(...sensitiveValuesOfPlan(plan));
   return { plan, secrets };
 }
 
 const plans = fc.array(node, { minLength: 1, maxLength: 3 });
+
+/** A plan of one change to terraform_data.x: only the address, provider and change the redaction reads. */
+function planOfX(change: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const resource = { address: "terraform_data.x", provider_name: "terraform.io/builtin/terraform", change };
+  return { format_version: "1.2", resource_changes: [resource], ...extra };
+}
 
 test("no value at a sensitive path appears in the redacted plan, and the masks are kept", () => {
   fc.assert(
@@ -153,23 +153,14 @@ test("no value at a sensitive path appears in the redacted plan, and the masks a
 });
 
 test("a changed sensitive value stays changed, an unchanged one unchanged, a null stays null", () => {
-  const plan = {
-    format_version: "1.2",
-    resource_changes: [
-      {
-        address: "terraform_data.x",
-        provider_name: "terraform.io/builtin/terraform",
-        change: {
-          actions: ["update"],
-          before: { input: { same: "secret-same-1", changed: "secret-old-22", gone: null } },
-          after: { input: { same: "secret-same-1", changed: "secret-new-33", gone: null } },
-          after_unknown: {},
-          before_sensitive: { input: true },
-          after_sensitive: { input: true },
-        },
-      },
-    ],
-  };
+  const plan = planOfX({
+    actions: ["update"],
+    before: { input: { same: "secret-same-1", changed: "secret-old-22", gone: null } },
+    after: { input: { same: "secret-same-1", changed: "secret-new-33", gone: null } },
+    after_unknown: {},
+    before_sensitive: { input: true },
+    after_sensitive: { input: true },
+  });
   const document = JSON.parse(buildRedactedPlan(plan, SCHEMAS)) as {
     resource_changes: Array<{ change: { before: { input: unknown }; after: { input: unknown } } }>;
   };
@@ -179,24 +170,17 @@ test("a changed sensitive value stays changed, an unchanged one unchanged, a nul
 });
 
 test("a known secret outside every mask is redacted by value, in values and keys", () => {
-  const plan = {
-    format_version: "1.2",
-    resource_changes: [
-      {
-        address: "terraform_data.x",
-        provider_name: "terraform.io/builtin/terraform",
-        change: {
-          actions: ["create"],
-          before: null,
-          after: { input: { copied: "prefix-hunter22-snow", "hunter22-snow": 1 } },
-          after_unknown: {},
-          before_sensitive: false,
-          after_sensitive: {},
-        },
-      },
-    ],
-    prior_state: { values: { outputs: { x: { value: "never-copied-999", sensitive: false } } } },
-  };
+  const plan = planOfX(
+    {
+      actions: ["create"],
+      before: null,
+      after: { input: { copied: "prefix-hunter22-snow", "hunter22-snow": 1 } },
+      after_unknown: {},
+      before_sensitive: false,
+      after_sensitive: {},
+    },
+    { prior_state: { values: { outputs: { x: { value: "never-copied-999", sensitive: false } } } } },
+  );
   const text = buildRedactedPlan(plan, SCHEMAS, { knownSecrets: ["hunter22-snow"] });
   assert.not.ok(text.includes("hunter22-snow"));
   assert.ok(text.includes("prefix-[sensitive value]"));
