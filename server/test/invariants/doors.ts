@@ -16,20 +16,12 @@ import {
   createWorkspace,
   expectStatus,
   uploadConfiguration,
+  WRITE_TABLES,
 } from "../support/factories.ts";
 import type { TestServer } from "../support/test-server.ts";
 
-/** The tables an attempted run creation must leave untouched. */
-export const RUN_TABLES = [
-  "runs",
-  "input_snapshots",
-  "snapshot_secrets",
-  "configuration_versions",
-  "audit_events",
-  "run_jobs",
-  "run_attempts",
-  "run_reviews",
-] as const;
+/** The tables an attempted run creation must leave untouched: those of any refused request, and the run's attempts. */
+export const RUN_TABLES = [...WRITE_TABLES, "run_attempts"] as const;
 
 /** A workspace with an uploaded configuration and one accepted run to copy from. */
 export interface Runnable {

@@ -22,7 +22,7 @@ import {
   type SdkResult,
 } from "../support/factories.ts";
 import { signedInMember } from "../support/sessions.ts";
-import { testEachServer } from "../support/test-server.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
 import {
   RUN_TABLES,
   expectConstraintRefusal,
@@ -32,6 +32,7 @@ import {
   rawInsertWithLiteral,
   refusedWithoutWrites,
   seedRunnable,
+  type Runnable,
 } from "./doors.ts";
 import { invariants, type Attributes, type FlagInvariant } from "./run-flag-cases.ts";
 
@@ -298,6 +299,15 @@ for (const inv of invariants) {
 // Doors only invariant 1 has: approval is the only way to apply.
 const approval = suites.get(invariants[0])!;
 
+/** The seeded run, as v1 shows it, is still pending: nothing was approved or queued. */
+async function assertStillPending(server: TestServer, r: Runnable): Promise<void> {
+  const shown = expectStatus(
+    await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
+    200,
+  ).data;
+  assert.is(shown.attributes.status, "pending");
+}
+
 testEachServer(
   approval,
   "approveRun: a run without a recorded plan cannot be approved (409), records no review, queues nothing, and stays pending",
@@ -320,11 +330,7 @@ testEachServer(
       );
       expectV1Error(result, 409, "RUN_TRANSITION_INVALID");
     }
-    const shown = expectStatus(
-      await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
-      200,
-    ).data;
-    assert.is(shown.attributes.status, "pending");
+    await assertStillPending(server, r);
   },
 );
 
@@ -346,11 +352,7 @@ testEachServer(
       )) as SdkResult;
       assert.is(result.response.status, status, url);
     }
-    const shown = expectStatus(
-      await getRun({ client: server.v1(r.token), path: { run_id: r.acceptedRun.id } }),
-      200,
-    ).data;
-    assert.is(shown.attributes.status, "pending");
+    await assertStillPending(server, r);
   },
 );
 
