@@ -5,7 +5,7 @@
 // back. Expected: the run ends in a recorded state, and the same process plans again without a
 // restart. SQLite only: PostgreSQL's own disk is the cluster's (see postgres-restart.test.ts).
 import { execFileSync } from "node:child_process";
-import { closeSync, openSync, rmSync, writeSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -23,29 +23,9 @@ import { createOrganizationWithToken, createWorkspace } from "../support/factori
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import { fillFilesystem } from "../support/files.ts";
 
 const test = suite("the database's filesystem full during a plan");
-
-function fill(directory: string): string {
-  const filler = join(directory, "filler");
-  const fd = openSync(filler, "w");
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-      for (;;) {
-        try {
-          writeSync(fd, chunk, 0, size);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ENOSPC") break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return filler;
-}
 
 const title =
   "a plan whose log writes fail on a full database filesystem ends recorded with its reason; the same process plans again";
@@ -110,7 +90,7 @@ if (process.getuid?.() !== 0) {
         const workspace = await createWorkspace(server, token, organizationName, { name: "full" });
         const run = await startRun(server, token, workspace.id, fixture("basic"));
         await waitForStatus(server, token, run.id, ["planning", "awaiting_approval", "errored"]);
-        const filler = fill(mount);
+        const filler = fillFilesystem(mount);
         // Wait for the first refused write (no fixed sleep): the process logs it.
         const deadline = Date.now() + 60_000;
         while (!lines.some((line) => /SQLITE_FULL|disk is full/.test(line))) {

@@ -5,13 +5,13 @@
 // file, no artifact row or state version without its complete object, the current state
 // untouched), and once space is back the same server plans and applies again, without a restart.
 import { execFileSync } from "node:child_process";
-import { closeSync, existsSync, openSync, readdirSync, rmSync, statSync, writeSync } from "node:fs";
+import { existsSync, readdirSync, rmSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, createRun, getRun, type Run } from "../../../client/src/index.ts";
+import { getRun } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
 import {
@@ -22,9 +22,18 @@ import {
   sha256,
   uploadConfiguration,
 } from "../support/factories.ts";
-import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
+import {
+  approvePlan,
+  createRunOn,
+  fixture,
+  planApproveApply,
+  readLog,
+  waitForLog,
+  waitForStatus,
+} from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import { fillFilesystem } from "../support/files.ts";
 
 const test = suite("the artifact directory's filesystem full");
 
@@ -58,28 +67,6 @@ async function withTmpfs<T>(megabytes: number, fn: (directory: string) => Promis
     execFileSync("umount", ["--lazy", directory]);
     await rm(directory, { recursive: true, force: true });
   }
-}
-
-/** Fills the filesystem of `directory` to its last byte (writes until ENOSPC); returns the filler to remove. */
-function fill(directory: string): string {
-  const filler = join(directory, "filler");
-  const fd = openSync(filler, "w");
-  const chunk = Buffer.alloc(64 * 1024);
-  try {
-    for (let size = chunk.length; size >= 1; size = Math.floor(size / 2)) {
-      for (;;) {
-        try {
-          writeSync(fd, chunk, 0, size);
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code === "ENOSPC") break;
-          throw error;
-        }
-      }
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return filler;
 }
 
 /** Every file under `root`. */
@@ -146,28 +133,6 @@ async function stateBytes(server: TestServer, token: string, url: string): Promi
   return Buffer.from(await response.arrayBuffer());
 }
 
-async function newRun(
-  server: TestServer,
-  token: string,
-  workspaceId: string,
-  configurationVersionId: string,
-): Promise<Run> {
-  const created = await createRun({
-    client: server.v1(token),
-    path: { workspace_id: workspaceId },
-    body: {
-      data: {
-        type: "runs",
-        attributes: { kind: "plan_and_apply" },
-        relationships: {
-          configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
-        },
-      },
-    },
-  });
-  return expectStatus(created, 201).data;
-}
-
 const mountable = canMount();
 for (const dialect of testDialects()) {
   const title = `a plan's artifact writes and an apply's state upload on a full filesystem: recorded, explained, nothing half-written, recovered without a restart [${dialect}]`;
@@ -191,8 +156,8 @@ for (const dialect of testDialects()) {
           );
 
           // 1. The plan's artifacts (saved plan, plan JSON) cannot be written: the plan ends errored, recorded.
-          let filler = fill(mount);
-          const starved = await newRun(server, token, workspace.id, configurationVersion.id);
+          let filler = fillFilesystem(mount);
+          const starved = await createRunOn(server, token, workspace.id, configurationVersion.id);
           const failed = await waitForStatus(server, token, starved.id, [
             "errored",
             "awaiting_approval",
@@ -209,7 +174,7 @@ for (const dialect of testDialects()) {
           await planApproveApply(
             server,
             token,
-            (await newRun(server, token, workspace.id, configurationVersion.id)).id,
+            (await createRunOn(server, token, workspace.id, configurationVersion.id)).id,
           );
           const first = await currentState(server, token, workspace.id);
           assert.is(first.serial, 1);
@@ -223,18 +188,11 @@ for (const dialect of testDialects()) {
             workspace.id,
             makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
           );
-          const second = await newRun(server, token, workspace.id, next.configurationVersion.id);
+          const second = await createRunOn(server, token, workspace.id, next.configurationVersion.id);
           const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
           assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
-          filler = fill(mount);
-          expectStatus(
-            await approveRun({
-              client: server.v1(token),
-              path: { run_id: second.id },
-              body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-            }),
-            202,
-          );
+          filler = fillFilesystem(mount);
+          await approvePlan(server, token, second.id, planned.attributes.plan_digest!);
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
           assert.is(
             expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes

@@ -23,11 +23,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, discardRun, getRun, type Run } from "../../../client/src/index.ts";
+import { discardRun, getRun, type Run } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { TEST_PG_URL_ENV } from "../support/databases.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForLog } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
 
@@ -166,14 +166,7 @@ if (process.getuid?.() !== 0 || bin === null) {
             const applying = await startRun(server, token, workspace.id, slowApply);
             const ready = await waitFor(server, token, applying.id, ["awaiting_approval", "errored"]);
             assert.is(ready.attributes.status, "awaiting_approval", await readLog(server, token, applying.id, "plan"));
-            expectStatus(
-              await approveRun({
-                client: server.v1(token),
-                path: { run_id: applying.id },
-                body: { data: { type: "approvals", attributes: { plan_digest: ready.attributes.plan_digest! } } },
-              }),
-              202,
-            );
+            await approvePlan(server, token, applying.id, ready.attributes.plan_digest!);
             await waitForLog(server, token, applying.id, "apply", "provisioning-started");
             await restart();
             const afterApply = await waitFor(server, token, applying.id, ["applied", "errored", "needs_recovery"]);

@@ -6,47 +6,38 @@
 // and the same server process plans and applies again without a restart. Counted as skipped
 // without the weed binary. About 110 s per database on this 2-core machine.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
+import { mkdtemp, rm } from "node:fs/promises";
+
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CreateBucketCommand, HeadBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { CreateBucketCommand, HeadBucketCommand } from "@aws-sdk/client-s3";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, createRun, type Run } from "../../../client/src/index.ts";
+
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
 import {
   createOrganizationWithToken,
   createWorkspace,
-  expectStatus,
   makeConfigurationTarball,
   uploadConfiguration,
 } from "../support/factories.ts";
-import { fixture, planApproveApply, readLog, waitForLog, waitForStatus } from "../support/runs.ts";
-import { WEED } from "../support/seaweedfs.ts";
+import {
+  approvePlan,
+  createRunOn,
+  fixture,
+  planApproveApply,
+  readLog,
+  waitForLog,
+  waitForStatus,
+} from "../support/runs.ts";
+import { artifactStoreUrl, seaweedServer, WEED } from "../support/seaweedfs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
 
 const test = suite("the S3 store killed and started again");
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve) => {
-          const server = createServer();
-          server.listen(0, "127.0.0.1", () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
-}
 
 interface KillableS3 {
   url: string;
@@ -58,53 +49,8 @@ interface KillableS3 {
 /** SeaweedFS on fixed ports and one directory, so a SIGKILL and a new start keep its data. */
 async function killableSeaweed(): Promise<KillableS3> {
   const dir = await mkdtemp(join(tmpdir(), "ss-weed-restart-"));
-  const accessKeyId = `ak${randomBytes(8).toString("hex")}`;
-  const secretAccessKey = randomBytes(20).toString("hex");
-  const bucket = "stackship-artifacts";
-  await writeFile(
-    join(dir, "s3.json"),
-    JSON.stringify({
-      identities: [
-        {
-          name: "stackship",
-          credentials: [{ accessKey: accessKeyId, secretKey: secretAccessKey }],
-          actions: ["Admin", "Read", "Write", "List", "Tagging"],
-        },
-      ],
-    }),
-  );
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
-  const args = [
-    "server",
-    "-ip=127.0.0.1",
-    "-ip.bind=127.0.0.1",
-    `-dir=${dir}`,
-    "-volume.max=16",
-    "-master.volumeSizeLimitMB=64",
-    "-master.telemetry=false",
-    `-master.port=${master}`,
-    `-master.port.grpc=${masterGrpc}`,
-    `-volume.port=${volume}`,
-    `-volume.port.grpc=${volumeGrpc}`,
-    "-filer",
-    `-filer.port=${filer}`,
-    `-filer.port.grpc=${filerGrpc}`,
-    `-filer.localSocket=${join(dir, "filer.sock")}`,
-    "-s3",
-    `-s3.port=${s3}`,
-    `-s3.port.grpc=${s3Grpc}`,
-    "-s3.port.iceberg=0",
-    "-s3.port.lance=0",
-    `-s3.config=${join(dir, "s3.json")}`,
-    `-s3.localSocket=${join(dir, "s3.sock")}`,
-  ];
-  const endpoint = `http://127.0.0.1:${s3}`;
-  const client = new S3Client({
-    endpoint,
-    region: "us-east-1",
-    forcePathStyle: true,
-    credentials: { accessKeyId, secretAccessKey },
-  });
+  const weed = await seaweedServer(dir);
+  const { args, bucket, client } = weed;
   let child: ChildProcess | null = null;
   const killOnExit = () => child?.kill("SIGKILL");
   process.once("exit", killOnExit);
@@ -142,15 +88,9 @@ async function killableSeaweed(): Promise<KillableS3> {
       }
     }
   };
-  const url = new URL(`s3://${bucket}/faults`);
-  url.searchParams.set("endpoint", endpoint);
-  url.searchParams.set("region", "us-east-1");
-  url.searchParams.set("force_path_style", "true");
-  url.searchParams.set("access_key_id", accessKeyId);
-  url.searchParams.set("secret_access_key", secretAccessKey);
   await start();
   return {
-    url: url.toString(),
+    url: artifactStoreUrl(weed, "faults").toString(),
     kill,
     start,
     stop: async () => {
@@ -160,28 +100,6 @@ async function killableSeaweed(): Promise<KillableS3> {
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-async function newRun(
-  server: TestServer,
-  token: string,
-  workspaceId: string,
-  configurationVersionId: string,
-): Promise<Run> {
-  const created = await createRun({
-    client: server.v1(token),
-    path: { workspace_id: workspaceId },
-    body: {
-      data: {
-        type: "runs",
-        attributes: { kind: "plan_and_apply" },
-        relationships: {
-          configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
-        },
-      },
-    },
-  });
-  return expectStatus(created, 201).data;
 }
 
 /** The current state version, its bytes as served and the SHA-256 its row records. */
@@ -202,17 +120,6 @@ async function currentState(
     bytes: Buffer.from(await response.arrayBuffer()),
     sha256: row.sha256,
   };
-}
-
-async function approve(server: TestServer, token: string, runId: string, planDigest: string): Promise<void> {
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
-    }),
-    202,
-  );
 }
 
 const slowApply = {
@@ -249,7 +156,7 @@ for (const dialect of testDialects()) {
 
           // 1. The store is gone while the plan writes its artifacts.
           await s3.kill();
-          const starved = await newRun(server, token, workspace.id, configurationVersion.id);
+          const starved = await createRunOn(server, token, workspace.id, configurationVersion.id);
           const failed = await waitForStatus(server, token, starved.id, [
             "errored",
             "awaiting_approval",
@@ -265,7 +172,7 @@ for (const dialect of testDialects()) {
           await planApproveApply(
             server,
             token,
-            (await newRun(server, token, workspace.id, configurationVersion.id)).id,
+            (await createRunOn(server, token, workspace.id, configurationVersion.id)).id,
           );
           const first = await currentState(server, token, workspace.id);
           assert.is(first.serial, 1);
@@ -278,7 +185,7 @@ for (const dialect of testDialects()) {
             workspace.id,
             makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
           );
-          const unread = await newRun(server, token, workspace.id, next.configurationVersion.id);
+          const unread = await createRunOn(server, token, workspace.id, next.configurationVersion.id);
           const unreadPlanned = await waitForStatus(server, token, unread.id, ["awaiting_approval", "errored"]);
           assert.is(
             unreadPlanned.attributes.status,
@@ -286,7 +193,7 @@ for (const dialect of testDialects()) {
             await readLog(server, token, unread.id, "plan"),
           );
           await s3.kill();
-          await approve(server, token, unread.id, unreadPlanned.attributes.plan_digest!);
+          await approvePlan(server, token, unread.id, unreadPlanned.attributes.plan_digest!);
           const refused = await waitForStatus(server, token, unread.id, ["applied", "errored", "needs_recovery"]);
           assert.is(refused.attributes.status, "errored");
           assert.is(refused.attributes.status_reason, "apply_failed");
@@ -300,10 +207,10 @@ for (const dialect of testDialects()) {
           // 3. The store is killed during the apply, before its state upload: tofu retries, nothing is
           // published meanwhile, and once S3 is back the state lands whole.
           const slow = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(slowApply));
-          const second = await newRun(server, token, workspace.id, slow.configurationVersion.id);
+          const second = await createRunOn(server, token, workspace.id, slow.configurationVersion.id);
           const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
           assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
-          await approve(server, token, second.id, planned.attributes.plan_digest!);
+          await approvePlan(server, token, second.id, planned.attributes.plan_digest!);
           await waitForLog(server, token, second.id, "apply", "provisioning-started");
           await s3.kill();
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");

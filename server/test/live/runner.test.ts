@@ -1,12 +1,12 @@
 // A real run (bubblewrap, tofu) through the in-process runner, watched over the live socket.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRunLog } from "../../../client/src/index.ts";
+import { getRunLog } from "../../../client/src/index.ts";
 import type { LiveClient } from "../support/live.ts";
 import type { LiveHelloMessage, LiveLogMessage, LiveRunMessage } from "../../src/live/messages.ts";
 import { disconnect, openLive } from "../support/live.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -65,14 +65,7 @@ testEachServer(
     await assertLogsMatch(server, token, run.id, client, start, "plan");
 
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
     const closed = await client.closed;
     assert.is(closed.code, 1000, closed.reason);
     const statuses = client.messages.filter((m): m is LiveRunMessage => m.type === "run").map((m) => m.run.status);

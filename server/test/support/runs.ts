@@ -29,6 +29,17 @@ export async function startRun(
     workspaceId,
     makeConfigurationTarball(files),
   );
+  return createRunOn(server, token, workspaceId, configurationVersion.id, kind);
+}
+
+/** Creates a run on an uploaded configuration version (asserting the 201). */
+export async function createRunOn(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  configurationVersionId: string,
+  kind: "plan_and_apply" | "speculative" = "plan_and_apply",
+): Promise<Run> {
   const created = await createRun({
     client: server.v1(token),
     path: { workspace_id: workspaceId },
@@ -37,7 +48,7 @@ export async function startRun(
         type: "runs",
         attributes: { kind },
         relationships: {
-          configuration_version: { data: { type: "configuration-versions", id: configurationVersion.id } },
+          configuration_version: { data: { type: "configuration-versions", id: configurationVersionId } },
         },
       },
     },
@@ -116,15 +127,43 @@ export async function waitForLog(
 export async function planApproveApply(server: TestServer, token: string, runId: string): Promise<Run> {
   const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-    }),
-    202,
-  );
+  await approvePlan(server, token, runId, planned.attributes.plan_digest!);
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
   return applied;
+}
+
+/** Approves the run's plan by its digest (with an optional reason), asserting the 202; returns the run as answered. */
+export async function approvePlan(
+  server: TestServer,
+  token: string,
+  runId: string,
+  planDigest: string,
+  reason?: string,
+): Promise<Run> {
+  const attributes = reason === undefined ? { plan_digest: planDigest } : { plan_digest: planDigest, reason };
+  return expectStatus(
+    await approveRun({
+      client: server.v1(token),
+      path: { run_id: runId },
+      body: { data: { type: "approvals", attributes } },
+    }),
+    202,
+  ).data;
+}
+
+/** Polls `read` until it gives a value other than undefined (fails after `timeoutMs` naming `what`). */
+export async function poll<T>(
+  what: string,
+  read: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+  everyMs = 20,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
 }

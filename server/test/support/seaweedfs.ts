@@ -44,21 +44,21 @@ async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null
-    ? Promise.resolve()
-    : new Promise((resolve) => child.once("exit", () => resolve()));
+/** A SeaweedFS server's S3 side: its bucket, endpoint, identity, a client, and the `weed` arguments that serve them. */
+export interface SeaweedServer {
+  args: string[];
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  client: S3Client;
 }
 
-/** Starts SeaweedFS, or returns null (printing why) when .tools/bin/weed is absent. */
-export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
-  if (!existsSync(WEED)) {
-    process.stdout.write(
-      `[seaweedfs] SKIPPED: ${WEED} is absent; 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds SeaweedFS\n`,
-    );
-    return null;
-  }
-  const dir = await mkdtemp(join(tmpdir(), "ss-seaweedfs-"));
+/**
+ * Prepares (does not start) a `weed server -s3` on free loopback ports with its data in `dir`: writes
+ * the S3 identity file, picks the ports and builds the arguments and a raw client of that identity.
+ */
+export async function seaweedServer(dir: string): Promise<SeaweedServer> {
   const accessKeyId = `ak${randomBytes(8).toString("hex")}`;
   const secretAccessKey = randomBytes(20).toString("hex");
   const bucket = "stackship-artifacts";
@@ -75,40 +75,30 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
     }),
   );
   const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3, s3Grpc] = await freePorts(8);
-  const log = join(dir, "weed.log");
-  const out = openSync(log, "a");
-  const child = spawn(
-    WEED,
-    [
-      "server",
-      "-ip=127.0.0.1",
-      "-ip.bind=127.0.0.1",
-      `-dir=${dir}`,
-      "-volume.max=16",
-      "-master.volumeSizeLimitMB=64",
-      "-master.telemetry=false",
-      `-master.port=${master}`,
-      `-master.port.grpc=${masterGrpc}`,
-      `-volume.port=${volume}`,
-      `-volume.port.grpc=${volumeGrpc}`,
-      "-filer",
-      `-filer.port=${filer}`,
-      `-filer.port.grpc=${filerGrpc}`,
-      `-filer.localSocket=${join(dir, "filer.sock")}`,
-      "-s3",
-      `-s3.port=${s3}`,
-      `-s3.port.grpc=${s3Grpc}`,
-      "-s3.port.iceberg=0",
-      "-s3.port.lance=0",
-      `-s3.config=${join(dir, "s3.json")}`,
-      `-s3.localSocket=${join(dir, "s3.sock")}`,
-    ],
-    { cwd: dir, stdio: ["ignore", out, out] },
-  );
-  closeSync(out);
-  // A test process that dies without its after-hook still takes the server with it.
-  const killOnExit = () => child.kill("SIGKILL");
-  process.once("exit", killOnExit);
+  const args = [
+    "server",
+    "-ip=127.0.0.1",
+    "-ip.bind=127.0.0.1",
+    `-dir=${dir}`,
+    "-volume.max=16",
+    "-master.volumeSizeLimitMB=64",
+    "-master.telemetry=false",
+    `-master.port=${master}`,
+    `-master.port.grpc=${masterGrpc}`,
+    `-volume.port=${volume}`,
+    `-volume.port.grpc=${volumeGrpc}`,
+    "-filer",
+    `-filer.port=${filer}`,
+    `-filer.port.grpc=${filerGrpc}`,
+    `-filer.localSocket=${join(dir, "filer.sock")}`,
+    "-s3",
+    `-s3.port=${s3}`,
+    `-s3.port.grpc=${s3Grpc}`,
+    "-s3.port.iceberg=0",
+    "-s3.port.lance=0",
+    `-s3.config=${join(dir, "s3.json")}`,
+    `-s3.localSocket=${join(dir, "s3.sock")}`,
+  ];
   const endpoint = `http://127.0.0.1:${s3}`;
   const client = new S3Client({
     endpoint,
@@ -116,6 +106,44 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
     forcePathStyle: true,
     credentials: { accessKeyId, secretAccessKey },
   });
+  return { args, endpoint, bucket, accessKeyId, secretAccessKey, client };
+}
+
+/** `s3://bucket/prefix?endpoint=…` for StackShip's artifact store, with the credentials in the query. */
+export function artifactStoreUrl(weed: SeaweedServer, prefix: string): URL {
+  const url = new URL(`s3://${weed.bucket}/${prefix}`);
+  url.searchParams.set("endpoint", weed.endpoint);
+  url.searchParams.set("region", "us-east-1");
+  url.searchParams.set("force_path_style", "true");
+  url.searchParams.set("access_key_id", weed.accessKeyId);
+  url.searchParams.set("secret_access_key", weed.secretAccessKey);
+  return url;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once("exit", () => resolve()));
+}
+
+/** Starts SeaweedFS, or returns null (printing why) when .tools/bin/weed is absent. */
+export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
+  if (!existsSync(WEED)) {
+    process.stdout.write(
+      `[seaweedfs] SKIPPED: ${WEED} is absent; 'bash scripts/bootstrap-tools --with-test-tools' (npm test runs it) builds SeaweedFS\n`,
+    );
+    return null;
+  }
+  const dir = await mkdtemp(join(tmpdir(), "ss-seaweedfs-"));
+  const weed = await seaweedServer(dir);
+  const { bucket, endpoint, accessKeyId, secretAccessKey, client } = weed;
+  const log = join(dir, "weed.log");
+  const out = openSync(log, "a");
+  const child = spawn(WEED, weed.args, { cwd: dir, stdio: ["ignore", out, out] });
+  closeSync(out);
+  // A test process that dies without its after-hook still takes the server with it.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
   const stop = async () => {
     process.off("exit", killOnExit);
     client.destroy();
@@ -154,14 +182,6 @@ export async function startSeaweedS3(): Promise<SeaweedS3 | null> {
     secretAccessKey,
     client,
     stop,
-    url(prefix: string) {
-      const url = new URL(`s3://${bucket}/${prefix}`);
-      url.searchParams.set("endpoint", endpoint);
-      url.searchParams.set("region", "us-east-1");
-      url.searchParams.set("force_path_style", "true");
-      url.searchParams.set("access_key_id", accessKeyId);
-      url.searchParams.set("secret_access_key", secretAccessKey);
-      return url;
-    },
+    url: (prefix: string) => artifactStoreUrl(weed, prefix),
   };
 }
