@@ -1,9 +1,16 @@
-import { isAllowed, isAllowedSomewhereIn, type Permission } from "../domain/authorization.ts";
-import type { ConfigurationVersion, Organization, Project, Run, Workspace } from "../domain/records.ts";
+import { isAllowedSomewhereIn, type Permission } from "../domain/authorization.ts";
+import type {
+  ConfigurationVersion,
+  Organization,
+  Project,
+  Run,
+  Workspace,
+  WorkspaceVariable,
+} from "../domain/records.ts";
+import { DomainError } from "../domain/errors.ts";
 import { DEFAULT_PROJECT_NAME } from "../commands/organizations.ts";
 import type { RequestContext } from "../http/app.ts";
-import { authorize, notFound, principalOf } from "./authorize.ts";
-import { uploadUrl } from "../commands/configuration-versions.ts";
+import { authorize, authorizeFound, notFound, principalOf, runTarget, workspaceTarget } from "./authorize.ts";
 
 /** Loads an organization by name and checks `permission` on it (hidden ones are 404). */
 export async function loadOrganization(
@@ -12,10 +19,13 @@ export async function loadOrganization(
   permission: Permission,
 ): Promise<Organization> {
   const organization = await ctx.services.stores.organizations.getByName(name);
-  const what = `Organization '${name}'`;
-  if (!organization) throw notFound(what);
-  authorize(ctx, permission, { organizationId: organization.id }, what);
-  return organization;
+  return authorizeFound(
+    ctx,
+    permission,
+    organization,
+    organization && { organizationId: organization.id },
+    `Organization '${name}'`,
+  );
 }
 
 /**
@@ -34,18 +44,21 @@ export async function loadOrganizationToList(
   return organization;
 }
 
+/** The organizations the caller belongs to: all for a deployment administrator, a token's own for an organization token. */
+export async function callerOrganizations(ctx: RequestContext): Promise<Organization[]> {
+  const principal = principalOf(ctx);
+  let ids: string[] | null;
+  if (principal.siteAdmin) ids = null;
+  else if (principal.kind === "user")
+    ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
+  else ids = principal.organizationId ? [principal.organizationId] : [];
+  return ctx.services.stores.organizations.list(ids);
+}
+
 /** Loads a workspace by id and checks `permission` on it. */
 export async function loadWorkspace(ctx: RequestContext, id: string, permission: Permission): Promise<Workspace> {
   const workspace = await ctx.services.stores.workspaces.getById(id);
-  const what = `Workspace ${id}`;
-  if (!workspace) throw notFound(what);
-  authorize(
-    ctx,
-    permission,
-    { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
-    what,
-  );
-  return workspace;
+  return authorizeFound(ctx, permission, workspace, workspace && workspaceTarget(workspace), `Workspace ${id}`);
 }
 
 /** Loads a configuration version and checks `permission` on its workspace. */
@@ -55,31 +68,39 @@ export async function loadConfigurationVersion(
   permission: Permission,
 ): Promise<ConfigurationVersion> {
   const configurationVersion = await ctx.services.stores.configurationVersions.getById(id);
-  const what = `Configuration version ${id}`;
-  if (!configurationVersion) throw notFound(what);
-  const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
-  if (!workspace) throw notFound(what);
-  authorize(
-    ctx,
-    permission,
-    { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
-    what,
-  );
-  return configurationVersion;
+  const workspace =
+    configurationVersion && (await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId));
+  const target = workspace && workspaceTarget(workspace);
+  return authorizeFound(ctx, permission, configurationVersion, target, `Configuration version ${id}`);
 }
 
 /** Loads a run and checks `permission` on its workspace. */
 export async function loadRun(ctx: RequestContext, id: string, permission: Permission): Promise<Run> {
   const run = await ctx.services.stores.runs.getById(id);
-  const what = `Run ${id}`;
-  if (!run) throw notFound(what);
-  authorize(
-    ctx,
-    permission,
-    { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId },
-    what,
-  );
-  return run;
+  return authorizeFound(ctx, permission, run, run && runTarget(run), `Run ${id}`);
+}
+
+/**
+ * Loads a workspace by id (checking `permission` on it) and one of its variables; another
+ * workspace's variable reads as missing.
+ */
+export async function loadVariable(
+  ctx: RequestContext,
+  path: { workspace_id: string; variable_id: string },
+  permission: Permission,
+): Promise<{ workspace: Workspace; variable: WorkspaceVariable }> {
+  const workspace = await loadWorkspace(ctx, path.workspace_id, permission);
+  const variable = await ctx.services.stores.variables.getById(path.variable_id);
+  if (!variable || variable.workspaceId !== workspace.id) throw notFound(`Variable ${path.variable_id}`);
+  return { workspace, variable };
+}
+
+/** Refuses a document whose `data.id`, when it has one, is not the id of the object the path names (`what`). */
+export function refuseOtherId(documentId: string | undefined, id: string, what: string): void {
+  if (documentId !== undefined && documentId !== id)
+    throw new DomainError("DOCUMENT_INVALID", `data.id does not match ${what} in the path.`, {
+      source: { pointer: "/data/id" },
+    });
 }
 
 /**
@@ -103,24 +124,4 @@ export async function loadProjectForNewWorkspace(
     `Project ${project.name}`,
   );
   return project;
-}
-
-/**
- * The signed upload URL of a configuration version, for a caller holding `permission` on its
- * workspace (the URL is a write capability); null otherwise, or once uploaded.
- */
-export async function uploadUrlFor(
-  ctx: RequestContext,
-  configurationVersion: ConfigurationVersion,
-  permission: Permission,
-): Promise<string | null> {
-  const workspace = await ctx.services.stores.workspaces.getById(configurationVersion.workspaceId);
-  const mayUpload =
-    workspace !== undefined &&
-    isAllowed(principalOf(ctx), permission, {
-      organizationId: workspace.organizationId,
-      projectId: workspace.projectId,
-      workspaceId: workspace.id,
-    });
-  return mayUpload ? uploadUrl(ctx.services, ctx.baseUrl, configurationVersion) : null;
 }

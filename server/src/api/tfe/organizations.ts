@@ -4,7 +4,7 @@ import type { Organization } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { createOrganization, DEFAULT_PROJECT_NAME } from "../../commands/organizations.ts";
 import { principalOf } from "../authorize.ts";
-import { loadOrganizationToList } from "../lookup.ts";
+import { callerOrganizations, loadOrganizationToList } from "../lookup.ts";
 import { loadOrganizationForCli } from "./access.ts";
 import { presentOrganization } from "./presenters.ts";
 import { paginate, refuseUnknownFilters } from "./query.ts";
@@ -14,17 +14,6 @@ import type { H, S } from "./types.ts";
 async function organizationResource(ctx: RequestContext, organization: Organization): Promise<S["Organization"]> {
   const defaultProject = await ctx.services.stores.projects.getByName(organization.id, DEFAULT_PROJECT_NAME);
   return presentOrganization(organization, defaultProject?.id ?? null, principalOf(ctx));
-}
-
-/** The organizations this caller belongs to: all for a deployment administrator, the token's own for an organization token. */
-async function organizationsOf(ctx: RequestContext): Promise<Organization[]> {
-  const principal = principalOf(ctx);
-  let ids: string[] | null;
-  if (principal.siteAdmin) ids = null;
-  else if (principal.kind === "user")
-    ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
-  else ids = principal.organizationId ? [principal.organizationId] : [];
-  return ctx.services.stores.organizations.list(ids);
 }
 
 /** The caller as a `users` resource (go-tfe's `Users.ReadCurrent`). */
@@ -101,7 +90,7 @@ export const organizationHandlers = {
       );
     }
     const needle = query.q?.trim().toLowerCase();
-    const all = await organizationsOf(ctx);
+    const all = await callerOrganizations(ctx);
     const matching = needle ? all.filter((organization) => organization.name.toLowerCase().includes(needle)) : all;
     const { data, meta } = paginate(matching, query["page[number]"], query["page[size]"]);
     return {

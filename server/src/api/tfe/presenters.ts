@@ -14,6 +14,7 @@ import {
   tfeRunStatus,
   type RunTimeline,
 } from "./run-status.ts";
+import { runTarget, workspaceTarget } from "../authorize.ts";
 import type { S } from "./types.ts";
 
 const CANCELABLE = new Set<RunStatus>(["pending", "planning", "policy_checking", "applying"]);
@@ -37,11 +38,7 @@ export function presentWorkspace(
   tags: readonly string[],
   currentRunId: string | null = null,
 ): S["Workspace"] {
-  const target = {
-    organizationId: workspace.organizationId,
-    projectId: workspace.projectId,
-    workspaceId: workspace.id,
-  };
+  const target = workspaceTarget(workspace);
   const canWrite = isAllowed(principal, "workspace:write", target);
   const canRun = isAllowed(principal, "run:create", target);
   const ownRun = isRunPrincipal(principal) && principal.run.workspaceId === workspace.id;
@@ -106,7 +103,7 @@ export function presentRun(
   principal: AuthenticatedPrincipal | null = null,
   timeline?: RunTimeline,
 ): S["Run"] {
-  const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+  const target = runTarget(run);
   const may = (permission: Parameters<typeof isAllowed>[1]) =>
     principal !== null && isAllowed(principal, permission, target);
   const timestamps = runStatusTimestamps(run, timeline);

@@ -3,11 +3,11 @@ import { DomainError } from "../../domain/errors.ts";
 import type { Run } from "../../domain/records.ts";
 import { DESTROY_FORBIDDEN_DETAIL } from "../../domain/run.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { notFound, principalOf } from "../authorize.ts";
-import { createConfigurationVersion, uploadUrl } from "../../commands/configuration-versions.ts";
+import { notFound, principalOf, runTarget } from "../authorize.ts";
 import { approveRun, cancelRun, discardRun } from "../../commands/run-decisions.ts";
 import { createRun } from "../../commands/runs.ts";
-import { loadConfigurationVersion, loadOrganization, loadRun, loadWorkspace, uploadUrlFor } from "../lookup.ts";
+import { readConfigurationVersion, startConfigurationVersion } from "../configuration-versions.ts";
+import { loadOrganization, loadRun, loadWorkspace } from "../lookup.ts";
 import { logReadUrl, readFramedLog, verifyLogToken } from "./logs.ts";
 import { workspaceResource } from "./workspaces.ts";
 import { presentApply, presentConfigurationVersion, presentPlan, presentRun } from "./presenters.ts";
@@ -19,11 +19,19 @@ import type { H, S } from "./types.ts";
 /** How many of the newest runs the queue and the workspace run list look at. */
 const RUN_SCAN_LIMIT = 500;
 
-/** The run a `plan-X`/`apply-X` id belongs to (`run-X`), checked for `run:read`. */
-async function loadPhaseRun(ctx: RequestContext, id: string, prefix: "plan" | "apply"): Promise<Run> {
-  const match = new RegExp(`^${prefix}-([0-9a-z]{16})$`).exec(id);
-  if (!match) throw notFound(`${prefix === "plan" ? "Plan" : "Apply"} ${id}`);
-  return loadRun(ctx, `run-${match[1]}`, "run:read");
+/**
+ * The run a `plan-X`/`apply-X` id belongs to (`run-X`), checked for `run:read`, with what its
+ * phase document shows besides: the phase's signed log URL and the run's timeline.
+ */
+async function loadPhase(
+  ctx: RequestContext,
+  id: string,
+  phase: "plan" | "apply",
+): Promise<[Run, string, RunTimeline]> {
+  const match = new RegExp(`^${phase}-([0-9a-z]{16})$`).exec(id);
+  if (!match) throw notFound(`${phase === "plan" ? "Plan" : "Apply"} ${id}`);
+  const run = await loadRun(ctx, `run-${match[1]}`, "run:read");
+  return [run, logReadUrl(ctx.services, ctx.baseUrl, run.id, phase), await timelineOf(ctx, run)];
 }
 
 /** Up to RUN_SCAN_LIMIT newest runs of a workspace or organization. */
@@ -161,20 +169,11 @@ export const runHandlers = {
   },
 
   async createConfigurationVersion({ path, body, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "run:create");
-    const configurationVersion = await createConfigurationVersion(ctx.services, principalOf(ctx), workspace, {
+    const created = await startConfigurationVersion(ctx, path.workspace_id, "run:create", {
       speculative: body?.data?.attributes?.speculative === true,
       source: "tfe-api",
     });
-    return {
-      status: 201,
-      body: {
-        data: presentConfigurationVersion(
-          configurationVersion,
-          uploadUrl(ctx.services, ctx.baseUrl, configurationVersion),
-        ),
-      },
-    };
+    return { status: 201, body: { data: presentConfigurationVersion(...created) } };
   },
 
   async listConfigurationVersions({ path, query, ctx }) {
@@ -185,16 +184,8 @@ export const runHandlers = {
   },
 
   async getConfigurationVersion({ path, ctx }) {
-    const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    return {
-      status: 200,
-      body: {
-        data: presentConfigurationVersion(
-          configurationVersion,
-          await uploadUrlFor(ctx, configurationVersion, "run:create"),
-        ),
-      },
-    };
+    const found = await readConfigurationVersion(ctx, path.configuration_version_id, "run:create");
+    return { status: 200, body: { data: presentConfigurationVersion(...found) } };
   },
 
   async getRun({ path, query, ctx }) {
@@ -252,15 +243,7 @@ export const runHandlers = {
     const runs = await scanRuns((options) => ctx.services.stores.runs.listByOrganization(organization.id, options));
     // Oldest first: position 0 starts next. Only runs the caller may read are listed.
     const queued = runs
-      .filter(
-        (run) =>
-          run.status === "pending" &&
-          isAllowed(principal, "run:read", {
-            organizationId: run.organizationId,
-            projectId: run.projectId,
-            workspaceId: run.workspaceId,
-          }),
-      )
+      .filter((run) => run.status === "pending" && isAllowed(principal, "run:read", runTarget(run)))
       .reverse();
     const page = paginate(queued, query["page[number]"], query["page[size]"]);
     const offset = ((page.meta.pagination["current-page"] ?? 1) - 1) * (query["page[size]"] ?? 20);
@@ -303,23 +286,11 @@ export const runHandlers = {
   },
 
   async getPlan({ path, ctx }) {
-    const run = await loadPhaseRun(ctx, path.plan_id, "plan");
-    return {
-      status: 200,
-      body: {
-        data: presentPlan(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "plan"), await timelineOf(ctx, run)),
-      },
-    };
+    return { status: 200, body: { data: presentPlan(...(await loadPhase(ctx, path.plan_id, "plan"))) } };
   },
 
   async getApply({ path, ctx }) {
-    const run = await loadPhaseRun(ctx, path.apply_id, "apply");
-    return {
-      status: 200,
-      body: {
-        data: presentApply(run, logReadUrl(ctx.services, ctx.baseUrl, run.id, "apply"), await timelineOf(ctx, run)),
-      },
-    };
+    return { status: 200, body: { data: presentApply(...(await loadPhase(ctx, path.apply_id, "apply"))) } };
   },
 
   async readLog({ path, query, ctx }) {

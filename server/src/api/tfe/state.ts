@@ -4,7 +4,7 @@ import type { Workspace } from "../../domain/records.ts";
 import type { RequestContext } from "../../http/app.ts";
 import { isRunPrincipal } from "../../domain/principal.ts";
 import type { StateVersion } from "../../store/index.ts";
-import { authorize, notFound, principalOf } from "../authorize.ts";
+import { authorizeFound, notFound, principalOf, workspaceTarget } from "../authorize.ts";
 import {
   createStateVersion,
   mayReadRawState,
@@ -45,12 +45,7 @@ async function presentOutputs(ctx: RequestContext, stateVersion: StateVersion) {
   const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
   const showValues = isRunPrincipal(principal)
     ? principal.run.workspaceId === stateVersion.workspaceId
-    : workspace !== undefined &&
-      isAllowed(principal, "state:read", {
-        organizationId: workspace.organizationId,
-        projectId: workspace.projectId,
-        workspaceId: workspace.id,
-      });
+    : workspace !== undefined && isAllowed(principal, "state:read", workspaceTarget(workspace));
   const outputs = showValues ? await redactedOutputValues(ctx.services, stateVersion) : (stateVersion.outputs ?? []);
   return outputs.map((output, index) => presentStateVersionOutput(stateVersion, output, index, showValues));
 }
@@ -65,14 +60,7 @@ async function loadStateVersion(ctx: RequestContext, id: string): Promise<StateV
     return stateVersion;
   }
   const workspace = await ctx.services.stores.workspaces.getById(stateVersion.workspaceId);
-  if (!workspace) throw notFound(what);
-  authorize(
-    ctx,
-    "workspace:read",
-    { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
-    what,
-  );
-  return stateVersion;
+  return authorizeFound(ctx, "workspace:read", stateVersion, workspace && workspaceTarget(workspace), what);
 }
 
 /**

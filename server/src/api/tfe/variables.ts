@@ -1,18 +1,10 @@
-import { DomainError } from "../../domain/errors.ts";
-import type { WorkspaceVariable } from "../../domain/records.ts";
-import type { RequestContext } from "../../http/app.ts";
-import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
-import { notFound, principalOf } from "../authorize.ts";
-import { loadWorkspace } from "../lookup.ts";
+import { createVariable, updateVariable } from "../../commands/variables.ts";
+import { variableDeletionHandler } from "../variables.ts";
+import { principalOf } from "../authorize.ts";
+import { loadVariable, loadWorkspace, refuseOtherId } from "../lookup.ts";
 import { presentVariable } from "./presenters.ts";
 import { paginate } from "./query.ts";
 import type { H } from "./types.ts";
-
-async function loadVariable(ctx: RequestContext, workspaceId: string, variableId: string): Promise<WorkspaceVariable> {
-  const variable = await ctx.services.stores.variables.getById(variableId);
-  if (!variable || variable.workspaceId !== workspaceId) throw notFound(`Variable ${variableId}`);
-  return variable;
-}
 
 /**
  * Workspace variables: the same records, commands, permissions, audit events and validation as
@@ -42,18 +34,13 @@ export const variableHandlers = {
   },
 
   async getVariable({ path, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:read");
-    return { status: 200, body: { data: presentVariable(await loadVariable(ctx, workspace.id, path.variable_id)) } };
+    const { variable } = await loadVariable(ctx, path, "workspace:read");
+    return { status: 200, body: { data: presentVariable(variable) } };
   },
 
   async updateVariable({ path, body, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
-    if (body.data?.id !== undefined && body.data.id !== variable.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", {
-        source: { pointer: "/data/id" },
-      });
-    }
+    const { workspace, variable } = await loadVariable(ctx, path, "workspace:write");
+    refuseOtherId(body.data?.id, variable.id, "the variable");
     const a = body.data?.attributes ?? {};
     const updated = await updateVariable(ctx.services, principalOf(ctx), workspace, variable, {
       key: a.key,
@@ -66,10 +53,5 @@ export const variableHandlers = {
     return { status: 200, body: { data: presentVariable(updated) } };
   },
 
-  async deleteVariable({ path, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
-    await deleteVariable(ctx.services, principalOf(ctx), workspace, variable);
-    return { status: 204, body: undefined };
-  },
+  ...variableDeletionHandler,
 } satisfies Partial<H>;

@@ -15,7 +15,7 @@ import {
 } from "../../commands/workspaces.ts";
 import { inTransaction } from "../../store/index.ts";
 import type { RequestContext } from "../../http/app.ts";
-import { authorize, notFound, principalOf } from "../authorize.ts";
+import { authorize, authorizeFound, notFound, principalOf, workspaceTarget } from "../authorize.ts";
 import { loadOrganization, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
 import { loadOrganizationForCli, loadWorkspaceForCli, organizationOf, runMaySee } from "./access.ts";
 import { presentRun, presentWorkspace } from "./presenters.ts";
@@ -34,11 +34,7 @@ const CURRENT_RUN_SCAN = 100;
  */
 export async function currentRunOf(ctx: RequestContext, workspace: Workspace): Promise<Run | undefined> {
   const principal = principalOf(ctx);
-  const mayReadRuns = isAllowed(principal, "run:read", {
-    organizationId: workspace.organizationId,
-    projectId: workspace.projectId,
-    workspaceId: workspace.id,
-  });
+  const mayReadRuns = isAllowed(principal, "run:read", workspaceTarget(workspace));
   if (!mayReadRuns && !isRunPrincipal(principal)) return undefined;
   const { runs } = await ctx.services.stores.runs.listByWorkspace(workspace.id, { limit: CURRENT_RUN_SCAN });
   const applying = runs.filter((run) => run.kind === "plan_and_apply");
@@ -253,14 +249,8 @@ export const workspaceHandlers = {
     const organization = await loadOrganizationForCli(ctx, path.organization_name);
     const workspace = await ctx.services.stores.workspaces.getByName(organization.id, path.workspace_name);
     if (!workspace) throw notFound(`Workspace '${path.workspace_name}'`);
-    if (!runMaySee(ctx, workspace)) {
-      authorize(
-        ctx,
-        "workspace:read",
-        { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id },
-        `Workspace '${workspace.name}'`,
-      );
-    }
+    if (!runMaySee(ctx, workspace))
+      authorize(ctx, "workspace:read", workspaceTarget(workspace), `Workspace '${workspace.name}'`);
     const { data, included } = await workspaceResources(ctx, [workspace], query.include, organization.name);
     return { status: 200, body: included ? { data: data[0], included } : { data: data[0] } };
   },
@@ -344,11 +334,7 @@ export const workspaceHandlers = {
       await ctx.services.stores.workspaces.listByTags(organization.id, tagList(query["search[tags]"]))
     ).filter(
       (workspace) =>
-        isAllowed(principal, "workspace:read", {
-          organizationId: organization.id,
-          projectId: workspace.projectId,
-          workspaceId: workspace.id,
-        }) &&
+        isAllowed(principal, "workspace:read", workspaceTarget(workspace)) &&
         (search === undefined || workspace.name.includes(search)) &&
         (wildcard === undefined || matchesWildcard(workspace.name, wildcard)) &&
         (project === undefined || workspace.projectId === project),
@@ -431,15 +417,7 @@ export const workspaceHandlers = {
 async function workspaceByName(ctx: RequestContext, organizationName: string, name: string): Promise<Workspace> {
   const organization = await loadOrganization(ctx, organizationName, "workspace:read");
   const workspace = await ctx.services.stores.workspaces.getByName(organization.id, name);
-  const what = `Workspace '${name}'`;
-  if (!workspace) throw notFound(what);
-  authorize(
-    ctx,
-    "org:admin",
-    { organizationId: organization.id, projectId: workspace.projectId, workspaceId: workspace.id },
-    what,
-  );
-  return workspace;
+  return authorizeFound(ctx, "org:admin", workspace, workspace && workspaceTarget(workspace), `Workspace '${name}'`);
 }
 
 async function removeWorkspace(

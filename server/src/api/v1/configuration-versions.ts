@@ -1,39 +1,21 @@
-import { principalOf } from "../authorize.ts";
-import { createConfigurationVersion, uploadConfiguration, uploadUrl } from "../../commands/configuration-versions.ts";
-import { loadConfigurationVersion, loadWorkspace, uploadUrlFor } from "../lookup.ts";
+import { uploadConfiguration } from "../../commands/configuration-versions.ts";
+import { readConfigurationVersion, startConfigurationVersion } from "../configuration-versions.ts";
 import { presentConfigurationVersion } from "./presenters.ts";
 import type { H } from "./types.ts";
 
 /** Configuration versions and the signed upload. */
 export const configurationVersionHandlers = {
   async createConfigurationVersion({ path, body, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const configurationVersion = await createConfigurationVersion(ctx.services, principalOf(ctx), workspace, {
+    const created = await startConfigurationVersion(ctx, path.workspace_id, "workspace:write", {
       speculative: body.data.attributes?.speculative ?? false,
       source: "api",
     });
-    return {
-      status: 201,
-      body: {
-        data: presentConfigurationVersion(
-          configurationVersion,
-          uploadUrl(ctx.services, ctx.baseUrl, configurationVersion),
-        ),
-      },
-    };
+    return { status: 201, body: { data: presentConfigurationVersion(...created) } };
   },
 
   async getConfigurationVersion({ path, ctx }) {
-    const configurationVersion = await loadConfigurationVersion(ctx, path.configuration_version_id, "workspace:read");
-    return {
-      status: 200,
-      body: {
-        data: presentConfigurationVersion(
-          configurationVersion,
-          await uploadUrlFor(ctx, configurationVersion, "workspace:write"),
-        ),
-      },
-    };
+    const found = await readConfigurationVersion(ctx, path.configuration_version_id, "workspace:write");
+    return { status: 200, body: { data: presentConfigurationVersion(...found) } };
   },
 
   async uploadConfiguration({ path, body, ctx }) {

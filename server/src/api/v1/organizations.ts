@@ -2,7 +2,7 @@ import { principalOf } from "../authorize.ts";
 import { createOrganization } from "../../commands/organizations.ts";
 import { createProject } from "../../commands/projects.ts";
 import { createOrganizationToken } from "../../commands/tokens.ts";
-import { loadOrganization, loadOrganizationToList } from "../lookup.ts";
+import { callerOrganizations, loadOrganization, loadOrganizationToList } from "../lookup.ts";
 import { revokeOrganizationToken } from "../../commands/access.ts";
 import { presentNewToken, presentOrganization, presentProject, presentToken } from "./presenters.ts";
 import type { H } from "./types.ts";
@@ -10,14 +10,7 @@ import type { H } from "./types.ts";
 /** Organizations, their tokens and projects. */
 export const organizationHandlers = {
   async listOrganizations({ ctx }) {
-    const principal = principalOf(ctx);
-    let ids: string[] | null;
-    if (principal.siteAdmin) ids = null;
-    else if (principal.kind === "user")
-      ids = [...new Set((await ctx.services.stores.users.membershipsOf(principal.id)).map((m) => m.organizationId))];
-    else ids = principal.organizationId ? [principal.organizationId] : [];
-    const organizations = await ctx.services.stores.organizations.list(ids);
-    return { status: 200, body: { data: organizations.map(presentOrganization) } };
+    return { status: 200, body: { data: (await callerOrganizations(ctx)).map(presentOrganization) } };
   },
 
   // site:admin is enforced by the operation binding (x-stackship-permission); no object to check.

@@ -5,7 +5,7 @@ import { failedPhase, holdsAnyDownloadPermission, TERMINAL_LOG_TAIL_LINES } from
 import { deriveRunReview, type ReviewDocumentInput } from "./review-presenter.ts";
 import { commitWebUrl } from "../../domain/github.ts";
 import type { Services } from "../../commands/services.ts";
-import { principalOf } from "../authorize.ts";
+import { principalOf, runTarget } from "../authorize.ts";
 import { recoveryEvidence } from "../../commands/recovery.ts";
 import { publishedRunArtifacts } from "../../commands/run-artifacts.ts";
 import { presentRecovery } from "./presenters.ts";
@@ -103,7 +103,7 @@ export const reviewHandlers = {
   async getRunReview({ path, ctx }) {
     const run = await loadRun(ctx, path.run_id, "run:read");
     const principal = principalOf(ctx);
-    const target = { organizationId: run.organizationId, projectId: run.projectId, workspaceId: run.workspaceId };
+    const target = runTarget(run);
     const records = await reviewRecords(ctx.services, run);
     const review = deriveRunReview(
       records,

@@ -1,6 +1,6 @@
 import type { RequestContext } from "../../http/app.ts";
-import { authorize, notFound, principalOf } from "../authorize.ts";
-import { loadWorkspace } from "../lookup.ts";
+import { authorize, notFound, principalOf, workspaceTarget } from "../authorize.ts";
+import { loadWorkspace, refuseOtherId } from "../lookup.ts";
 import { DomainError } from "../../domain/errors.ts";
 import { isAllowed } from "../../domain/authorization.ts";
 import { isVerified, type FederationProfile } from "../../domain/workload-identity.ts";
@@ -88,11 +88,7 @@ export const workloadIdentityHandlers = {
   async updateFederationProfile({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
     const profile = await loadProfile(ctx, workspace.id, path.profile_id);
-    if (body.data.id !== undefined && body.data.id !== profile.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the federation profile in the path.", {
-        source: { pointer: "/data/id" },
-      });
-    }
+    refuseOtherId(body.data.id, profile.id, "the federation profile");
     const updated = await updateFederationProfile(ctx.services, actorOf(ctx), profile, body.data.attributes);
     return { status: 200, body: { data: presentFederationProfile(updated) } };
   },
@@ -112,12 +108,7 @@ export const workloadIdentityHandlers = {
     // Verification vouches for the profile on the organization's behalf: organization admins
     // only (an admin role on a project or workspace is not enough); others who see it get 403.
     if (!isAllowed(principalOf(ctx), "org:admin", { organizationId: workspace.organizationId })) {
-      authorize(
-        ctx,
-        "workspace:read",
-        { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
-        what,
-      );
+      authorize(ctx, "workspace:read", workspaceTarget(workspace), what);
       throw new DomainError("FORBIDDEN", `Only an organization admin may verify ${what}.`);
     }
     return {

@@ -1,10 +1,17 @@
 import type { RequestContext } from "../../http/app.ts";
-import { authorize, notFound, principalOf } from "../authorize.ts";
-import { createVariable, deleteVariable, updateVariable } from "../../commands/variables.ts";
+import { authorize, notFound, principalOf, workspaceTarget } from "../authorize.ts";
+import { createVariable, updateVariable } from "../../commands/variables.ts";
+import { variableDeletionHandler } from "../variables.ts";
 import { createWorkspace, setStructuredRunOutput, updateWorkspaceSettings } from "../../commands/workspaces.ts";
-import { loadOrganization, loadOrganizationToList, loadProjectForNewWorkspace, loadWorkspace } from "../lookup.ts";
+import {
+  loadOrganization,
+  loadOrganizationToList,
+  loadProjectForNewWorkspace,
+  loadVariable,
+  loadWorkspace,
+  refuseOtherId,
+} from "../lookup.ts";
 import { isAllowed } from "../../domain/authorization.ts";
-import { DomainError } from "../../domain/errors.ts";
 import { decodeWorkspaceCursor, encodeWorkspaceCursor } from "../../domain/workspace-cursor.ts";
 import type { Workspace } from "../../domain/records.ts";
 import { presentVariable, presentWorkspace } from "./presenters.ts";
@@ -46,11 +53,7 @@ export const workspaceHandlers = {
     const needle = query.name?.toLowerCase();
     const workspaces = (await ctx.services.stores.workspaces.listByOrganization(organization.id)).filter(
       (w) =>
-        isAllowed(principal, "workspace:read", {
-          organizationId: w.organizationId,
-          projectId: w.projectId,
-          workspaceId: w.id,
-        }) &&
+        isAllowed(principal, "workspace:read", workspaceTarget(w)) &&
         (needle === undefined || w.name.toLowerCase().includes(needle)) &&
         (after === undefined || w.name > after),
     );
@@ -76,20 +79,11 @@ export const workspaceHandlers = {
 
   async updateWorkspace({ path, body, ctx }) {
     const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    if (body.data.id !== undefined && body.data.id !== workspace.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the workspace in the path.", {
-        source: { pointer: "/data/id" },
-      });
-    }
+    refuseOtherId(body.data.id, workspace.id, "the workspace");
     const { name, description, working_directory: workingDirectory, project_id: projectId } = body.data.attributes;
     if (projectId !== undefined) {
       // A move changes who reaches the workspace through project-scoped roles: the organization's administrators decide it.
-      authorize(
-        ctx,
-        "org:admin",
-        { organizationId: workspace.organizationId, projectId: workspace.projectId, workspaceId: workspace.id },
-        `Workspace ${workspace.name}`,
-      );
+      authorize(ctx, "org:admin", workspaceTarget(workspace), `Workspace ${workspace.name}`);
       const project = await ctx.services.stores.projects.getById(projectId);
       if (!project || project.organizationId !== workspace.organizationId) throw notFound(`Project ${projectId}`);
     }
@@ -170,13 +164,8 @@ export const workspaceHandlers = {
   },
 
   async updateVariable({ path, body, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
-    if (body.data.id !== undefined && body.data.id !== variable.id) {
-      throw new DomainError("DOCUMENT_INVALID", "data.id does not match the variable in the path.", {
-        source: { pointer: "/data/id" },
-      });
-    }
+    const { workspace, variable } = await loadVariable(ctx, path, "workspace:write");
+    refuseOtherId(body.data.id, variable.id, "the variable");
     const updated = await updateVariable(
       ctx.services,
       principalOf(ctx),
@@ -187,32 +176,16 @@ export const workspaceHandlers = {
     return { status: 200, body: { data: presentVariable(updated) } };
   },
 
-  async deleteVariable({ path, ctx }) {
-    const workspace = await loadWorkspace(ctx, path.workspace_id, "workspace:write");
-    const variable = await loadVariable(ctx, workspace.id, path.variable_id);
-    await deleteVariable(ctx.services, principalOf(ctx), workspace, variable);
-    return { status: 204, body: undefined };
-  },
+  ...variableDeletionHandler,
 } satisfies Partial<H>;
 
 /** What the caller may do with the workspace (the dashboard shows only those controls). */
 function workspaceMeta(ctx: RequestContext, workspace: Workspace) {
   const principal = principalOf(ctx);
-  const target = {
-    organizationId: workspace.organizationId,
-    projectId: workspace.projectId,
-    workspaceId: workspace.id,
-  };
   return {
     permissions: {
-      write: isAllowed(principal, "workspace:write", target),
+      write: isAllowed(principal, "workspace:write", workspaceTarget(workspace)),
       verify_federation_profiles: isAllowed(principal, "org:admin", { organizationId: workspace.organizationId }),
     },
   };
-}
-
-async function loadVariable(ctx: RequestContext, workspaceId: string, variableId: string) {
-  const variable = await ctx.services.stores.variables.getById(variableId);
-  if (!variable || variable.workspaceId !== workspaceId) throw notFound(`Variable ${variableId}`);
-  return variable;
 }
