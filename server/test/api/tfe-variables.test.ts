@@ -4,86 +4,18 @@
 // the canaries below must never appear in any response of either API, nor in the database.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  createOrganizationWithToken,
-  createToken,
-  createVariable as v1CreateVariable,
-  createWorkspace,
-  databaseText,
-  expectNothingWritten,
-  leakForms,
-} from "../support/factories.ts";
-import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
+import { createToken, createVariable as v1CreateVariable, databaseText, leakForms } from "../support/factories.ts";
 import type { Tfe, V1 } from "../support/documents.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
-
-const CANARY = "tfe-vars-canary-7c1e93";
-const CANARY_UPDATED = "tfe-vars-canary-updated-40b8d2";
-const V1_CANARY = "tfe-vars-v1-canary-913f55";
-const VARIABLE_TABLES = ["workspace_variables", "audit_events"] as const;
-
-interface Answer<T = unknown> {
-  status: number;
-  text: string;
-  json: T;
-}
-
-/** Every response body of the test, to search for canaries at the end. */
-class Calls {
-  readonly texts: string[] = [];
-  constructor(private readonly server: TestServer) {}
-
-  async send<T = unknown>(method: string, path: string, token: string, body?: unknown): Promise<Answer<T>> {
-    const response = await fetch(`${this.server.baseUrl}${path}`, {
-      method,
-      headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/vnd.api+json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    this.texts.push(text);
-    return { status: response.status, text, json: (text ? JSON.parse(text) : undefined) as T };
-  }
-
-  tfe<T = unknown>(method: string, path: string, token: string, body?: unknown) {
-    return this.send<T>(method, `/api/v2${path}`, token, body);
-  }
-
-  v1<T = unknown>(method: string, path: string, token: string, body?: unknown) {
-    return this.send<T>(method, `/v1${path}`, token, body);
-  }
-
-  assertNoLeak(...secrets: string[]) {
-    for (const secret of secrets) {
-      for (const form of leakForms(secret)) {
-        const leaked = this.texts.find((text) => text.includes(form));
-        assert.is(leaked, undefined, `a response carries the sensitive value (${form})`);
-      }
-    }
-  }
-}
-
-function expectError(answer: Answer, status: number, code: string): Tfe["ErrorDocument"]["errors"][number] {
-  assert.is(answer.status, status, `expected ${status} ${code}, got ${answer.status}: ${answer.text}`);
-  const document = answer.json as Tfe["ErrorDocument"] | undefined;
-  assert.ok(tfeValidators.ErrorDocument(answer.json) || document?.errors, answer.text);
-  const error = document!.errors[0];
-  assert.is(error.code, code);
-  return error;
-}
-
-function varsDocument(attributes: Record<string, unknown>, id?: string) {
-  return { data: { type: "vars", ...(id ? { id } : {}), attributes } };
-}
-
-async function setUp(server: TestServer) {
-  const acme = await createOrganizationWithToken(server, "acme", "admin");
-  const workspace = await createWorkspace(server, acme.token, "acme", { name: "networking" });
-  return { token: acme.token, workspace, calls: new Calls(server) };
-}
-
-async function storedRow(server: TestServer, id: string) {
-  return server.services.stores.variables.getById(id);
-}
+import { testEachServer } from "../support/test-server.ts";
+import {
+  CANARY,
+  CANARY_UPDATED,
+  expectError,
+  setUp,
+  storedRow,
+  V1_CANARY,
+  varsDocument,
+} from "../support/api-tfe-variables.ts";
 
 // ---------------------------------------------------------------------------------------------
 const shared = suite("/api/v2 vars are /v1's variables");
@@ -348,10 +280,11 @@ testEachServer(
     assert.is(server.services.keys.secrets.openText((await storedRow(server, id))!.valueCiphertext!), CANARY_UPDATED);
 
     // Making it non-sensitive would make it readable: refused, nothing written.
-    const revealed = await expectNothingWritten(
-      server,
-      () => calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${id}`, token, varsDocument({ sensitive: false })),
-      VARIABLE_TABLES,
+    const revealed = await calls.refused(
+      "PATCH",
+      `/workspaces/${workspace.id}/vars/${id}`,
+      token,
+      varsDocument({ sensitive: false }),
     );
     expectError(revealed, 422, "VARIABLE_SENSITIVITY_IRREVERSIBLE");
     assert.is((await storedRow(server, id))?.sensitive, true);
@@ -368,174 +301,5 @@ testEachServer(
   },
 );
 
-// ---------------------------------------------------------------------------------------------
-const refusals = suite("refused vars writes");
-
-testEachServer(
-  refusals,
-  "an unknown category, a bad key or a value over 64 KiB is 422 DOCUMENT_INVALID; nothing is written",
-  async (server) => {
-    const { token, workspace, calls } = await setUp(server);
-    const cases: [Record<string, unknown>, string][] = [
-      [{ key: "region", value: "eu", category: "policy-set" }, "/data/attributes/category"],
-      // Required, as in TFE (go-tfe always sends it).
-      [{ key: "region", value: "eu" }, "/data/attributes/category"],
-      [{ key: "1region", value: "eu", category: "terraform" }, "/data/attributes/key"],
-      [{ key: "re-gion", value: "eu", category: "terraform" }, "/data/attributes/key"],
-      [{ key: "k".repeat(129), value: "eu", category: "terraform" }, "/data/attributes/key"],
-      [{ key: "region", value: "v".repeat(65537), category: "terraform" }, "/data/attributes/value"],
-      [{ key: "region", value: "eu", category: "env", description: "d".repeat(501) }, "/data/attributes/description"],
-    ];
-    for (const [attributes, pointer] of cases) {
-      const answer = await expectNothingWritten(
-        server,
-        () => calls.tfe("POST", `/workspaces/${workspace.id}/vars`, token, varsDocument(attributes)),
-        VARIABLE_TABLES,
-      );
-      const error = expectError(answer, 422, "DOCUMENT_INVALID");
-      assert.is(error.source?.pointer, pointer, JSON.stringify(attributes).slice(0, 80));
-    }
-    // The limits themselves are accepted: a 128-character key, a 64 KiB value.
-    const longest = await calls.tfe<Tfe["VariableDocument"]>(
-      "POST",
-      `/workspaces/${workspace.id}/vars`,
-      token,
-      varsDocument({ key: "k".repeat(128), value: "v".repeat(65536), category: "terraform" }),
-    );
-    assert.is(longest.status, 201, longest.text);
-    const variable = longest.json.data.id;
-    const badPatch = await expectNothingWritten(
-      server,
-      () =>
-        calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${variable}`, token, varsDocument({ category: "secret" })),
-      VARIABLE_TABLES,
-    );
-    expectError(badPatch, 422, "DOCUMENT_INVALID");
-    assert.is((await storedRow(server, variable))?.category, "terraform");
-  },
-);
-
-testEachServer(
-  refusals,
-  "a key taken in the same category is 409 VARIABLE_KEY_TAKEN, as on /v1; the other category may reuse it",
-  async (server) => {
-    const { token, workspace, calls } = await setUp(server);
-    await v1CreateVariable(server, token, workspace.id, { key: "region", value: "eu" });
-    const taken = await expectNothingWritten(
-      server,
-      () =>
-        calls.tfe(
-          "POST",
-          `/workspaces/${workspace.id}/vars`,
-          token,
-          varsDocument({ key: "region", value: "us", category: "terraform" }),
-        ),
-      VARIABLE_TABLES,
-    );
-    expectError(taken, 409, "VARIABLE_KEY_TAKEN");
-    const v1Taken = await calls.v1("POST", `/workspaces/${workspace.id}/variables`, token, {
-      data: { type: "variables", attributes: { key: "region", value: "us" } },
-    });
-    assert.is(v1Taken.status, 409);
-    const env = await calls.tfe(
-      "POST",
-      `/workspaces/${workspace.id}/vars`,
-      token,
-      varsDocument({ key: "region", value: "us", category: "env" }),
-    );
-    assert.is(env.status, 201);
-    // Renaming onto a taken key is refused the same way.
-    const other = await calls.tfe<Tfe["VariableDocument"]>(
-      "POST",
-      `/workspaces/${workspace.id}/vars`,
-      token,
-      varsDocument({ key: "zone", value: "a", category: "terraform" }),
-    );
-    const renamed = await expectNothingWritten(
-      server,
-      () =>
-        calls.tfe(
-          "PATCH",
-          `/workspaces/${workspace.id}/vars/${other.json.data.id}`,
-          token,
-          varsDocument({ key: "region" }),
-        ),
-      VARIABLE_TABLES,
-    );
-    expectError(renamed, 409, "VARIABLE_KEY_TAKEN");
-    assert.is((await storedRow(server, other.json.data.id))?.key, "zone");
-  },
-);
-
-testEachServer(
-  refusals,
-  "permissions are /v1's: a viewer may read but not write; another workspace's variable and another organization are 404",
-  async (server) => {
-    const { token, workspace, calls } = await setUp(server);
-    const viewer = (await createToken(server, token, "acme", "viewer")).token;
-    const globex = await createOrganizationWithToken(server, "globex", "admin");
-    const otherWorkspace = await createWorkspace(server, token, "acme", { name: "storage" });
-    const variable = await v1CreateVariable(server, token, workspace.id, { key: "region", value: "eu" });
-    const write = varsDocument({ key: "zone", value: "a", category: "terraform" });
-
-    expectError(
-      await expectNothingWritten(
-        server,
-        () => calls.tfe("POST", `/workspaces/${workspace.id}/vars`, viewer, write),
-        VARIABLE_TABLES,
-      ),
-      403,
-      "FORBIDDEN",
-    );
-    expectError(
-      await expectNothingWritten(
-        server,
-        () =>
-          calls.tfe("PATCH", `/workspaces/${workspace.id}/vars/${variable.id}`, viewer, varsDocument({ value: "x" })),
-        VARIABLE_TABLES,
-      ),
-      403,
-      "FORBIDDEN",
-    );
-    expectError(
-      await expectNothingWritten(
-        server,
-        () => calls.tfe("DELETE", `/workspaces/${workspace.id}/vars/${variable.id}`, viewer),
-        VARIABLE_TABLES,
-      ),
-      403,
-      "FORBIDDEN",
-    );
-    assert.is((await calls.tfe("GET", `/workspaces/${workspace.id}/vars`, viewer)).status, 200);
-
-    expectError(
-      await calls.tfe("GET", `/workspaces/${otherWorkspace.id}/vars/${variable.id}`, token),
-      404,
-      "NOT_FOUND",
-    );
-    expectError(
-      await expectNothingWritten(
-        server,
-        () => calls.tfe("DELETE", `/workspaces/${otherWorkspace.id}/vars/${variable.id}`, token),
-        VARIABLE_TABLES,
-      ),
-      404,
-      "NOT_FOUND",
-    );
-    expectError(await calls.tfe("GET", `/workspaces/${workspace.id}/vars`, globex.token), 404, "NOT_FOUND");
-    expectError(
-      await expectNothingWritten(
-        server,
-        () => calls.tfe("POST", `/workspaces/${workspace.id}/vars`, globex.token, write),
-        VARIABLE_TABLES,
-      ),
-      404,
-      "NOT_FOUND",
-    );
-    assert.is((await storedRow(server, variable.id))?.value, "eu");
-  },
-);
-
 shared.run();
 sensitive.run();
-refusals.run();
