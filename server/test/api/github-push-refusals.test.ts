@@ -16,7 +16,14 @@ import type { CheckRunRow } from "../../src/store/github-records.ts";
 import type { RunRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { auditOf, MAIN_TF, PIPELINE_TABLES, runOf, TARBALL_LIMIT } from "../support/github-source.ts";
-import { newBytes, newCommit, pushSettled, pushSuite } from "../support/api-github-push.ts";
+import {
+  newBytes,
+  newCommit,
+  pushSettled,
+  pushSuite,
+  connectedRepository,
+  deliverPush,
+} from "../support/api-github-push.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending): pushes that create nothing, refusals, outages, several workspaces on one repository and
@@ -29,35 +36,24 @@ testEachServer(
   push,
   "a push that changes nothing under the working directory or trigger paths, and a push to another branch, create nothing (audited)",
   async (server) => {
-    const connected = await connectWorkspace(server, double, {
+    const connected = await connectedRepository(server, double, {
       workingDirectory: "infra",
       triggerPaths: ["modules/**"],
     });
-    double.installations.set(connected.installationId, [connected.repository]);
     const sha = await newCommit(double, connected.repository, {
       "infra/main.tf": MAIN_TF,
       "modules/x/main.tf": "# x\n",
     });
     const before = await countRows(server, PIPELINE_TABLES);
-    const readme = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, { changed: ["README.md", "infra2/main.tf"] }),
-    );
+    const readme = await deliverPush(server, double, connected, sha, { changed: ["README.md", "infra2/main.tf"] });
     assert.equal(await settled(server, readme.deliveryId).then((r) => [r.status, r.outcome]), [
       "ignored",
       "no_relevant_changes",
     ]);
-    const other = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, {
-        branch: "feature",
-        changed: ["infra/main.tf"],
-      }),
-    );
+    const other = await deliverPush(server, double, connected, sha, {
+      branch: "feature",
+      changed: ["infra/main.tf"],
+    });
     assert.equal(await settled(server, other.deliveryId).then((r) => [r.status, r.outcome]), [
       "ignored",
       "branch_not_tracked",
@@ -70,12 +66,7 @@ testEachServer(
       [["github.delivery.ignored", "branch_not_tracked"]],
     );
     // A trigger path outside the working directory does create one.
-    const module = await deliver(
-      server,
-      double,
-      "push",
-      pushPayload(connected.repository, connected.installationId, sha, { changed: ["modules/x/main.tf"] }),
-    );
+    const module = await deliverPush(server, double, connected, sha, { changed: ["modules/x/main.tf"] });
     assert.is((await settled(server, module.deliveryId)).status, "processed");
   },
   GITHUB,
@@ -85,8 +76,7 @@ testEachServer(
   push,
   "refusals write nothing and are audited: unknown installation, repository not connected, `..`, an absolute path, an escaping symlink, a tarball over the limit",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     const top = (sha: string) => `${connected.repository.replace("/", "-")}-${sha.slice(0, 7)}`;
     const cases: Array<{
       outcome: string;
@@ -175,7 +165,7 @@ testEachServer(
         { name: `${top(sha)}/blob.bin`, content: newBytes((size -= 256)) },
       ]);
     double.setTarball(connected.repository, sha, tarball);
-    const ok = await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha));
+    const ok = await deliverPush(server, double, connected, sha);
     assert.is((await settled(server, ok.deliveryId)).status, "processed");
   },
   GITHUB,
@@ -185,17 +175,11 @@ testEachServer(
   push,
   "a GitHub outage is retried with backoff and audited; the delivery then creates its run",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     double.down = true;
     try {
-      const sent = await deliver(
-        server,
-        double,
-        "push",
-        pushPayload(connected.repository, connected.installationId, sha),
-      );
+      const sent = await deliverPush(server, double, connected, sha);
       assert.is(sent.response.status, 202);
       await eventually("a failed attempt", async () =>
         (await auditOf(server, sent.deliveryId)).some((e) => e.action === "github.delivery.attempt_failed"),
@@ -269,17 +253,11 @@ testEachServer(
   push,
   "check runs failing on GitHub are retried and audited, and never block or change the run",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     double.checkRunsDown = true;
     try {
-      const sent = await deliver(
-        server,
-        double,
-        "push",
-        pushPayload(connected.repository, connected.installationId, sha),
-      );
+      const sent = await deliverPush(server, double, connected, sha);
       const result = await settled(server, sent.deliveryId);
       assert.is(result.status, "processed", "the delivery does not wait for the check run");
       const runId = result.run_ids[0];

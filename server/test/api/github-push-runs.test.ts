@@ -5,7 +5,7 @@ import { connectWorkspace, deliver, eventually, pushPayload, settled } from "../
 import type { ConfigurationVersionRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { MAIN_TF, PIPELINE_TABLES, runOf, sourceOf } from "../support/github-source.ts";
-import { newCommit, pushSettled, pushSuite } from "../support/api-github-push.ts";
+import { newCommit, pushSettled, pushSuite, connectedRepository } from "../support/api-github-push.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending, which is what the queue-related cases need): a push to the tracked branch and what it
@@ -133,8 +133,7 @@ testEachServer(
   push,
   "a push to the tracked branch creates a plan_and_apply run from the commit with its identity recorded, a check run, and the delivery in the source document; a redelivery creates nothing",
   async (server) => {
-    const connected = await connectWorkspace(server, double, { workingDirectory: "infra" });
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double, { workingDirectory: "infra" });
     const sha = await newCommit(double, connected.repository, { "infra/main.tf": MAIN_TF, "README.md": "# infra\n" });
     const payload = pushPayload(connected.repository, connected.installationId, sha, {
       changed: ["infra/main.tf"],

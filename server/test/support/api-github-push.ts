@@ -2,7 +2,7 @@
 // API double, a commit the double serves, and a push delivered and settled.
 import { suite } from "uvu";
 import { GitHubDouble } from "./github-double.ts";
-import { commitTarball, deliver, newSha, pushPayload, settled } from "./github.ts";
+import { commitTarball, connectWorkspace, deliver, newSha, pushPayload, settled } from "./github.ts";
 import { githubServerOptions } from "./github-source.ts";
 import type { TestServer } from "./test-server.ts";
 
@@ -24,6 +24,30 @@ export async function newCommit(double: GitHubDouble, repository: string, files:
   return sha;
 }
 
+/** A workspace connected to a repository that its installation can see. */
+export async function connectedRepository(
+  server: TestServer,
+  double: GitHubDouble,
+  options?: Parameters<typeof connectWorkspace>[2],
+) {
+  const connected = await connectWorkspace(server, double, options);
+  double.installations.set(connected.installationId, [connected.repository]);
+  return connected;
+}
+
+type Connected = { repository: string; installationId: number };
+
+/** A push of `sha` to the connected repository, delivered (not waited for). */
+export function deliverPush(
+  server: TestServer,
+  double: GitHubDouble,
+  connected: Connected,
+  sha: string,
+  options?: Parameters<typeof pushPayload>[3],
+) {
+  return deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha, options));
+}
+
 /** A push of `sha` to the connected repository, delivered and then settled. */
 export async function pushSettled(
   server: TestServer,
@@ -32,13 +56,7 @@ export async function pushSettled(
   sha: string,
   options?: Parameters<typeof pushPayload>[3],
 ) {
-  const sent = await deliver(
-    server,
-    double,
-    "push",
-    pushPayload(connected.repository, connected.installationId, sha, options),
-  );
-  return settled(server, sent.deliveryId);
+  return settled(server, (await deliverPush(server, double, connected, sha, options)).deliveryId);
 }
 
 /** `size` bytes that do not compress. */
