@@ -12,8 +12,9 @@ import { writeRunArtifact } from "../../src/commands/run-artifacts.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
 import { renderLocal, renderPlanUnavailable, renderRedacted } from "../support/render-plan.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, startRun } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { plannedRun } from "../support/api-plan-json.ts";
 
 const test = suite("tfe json-output-redacted");
 
@@ -112,13 +113,7 @@ testEachServer(
   "a plan that imports: the redacted plan holds no sensitive value and renders as the plan JSON does",
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
-    const run = await startRun(server, admin, workspace.id, IMPORTING);
-    const planned = await waitForStatus(server, admin, run.id, [
-      "awaiting_approval",
-      "planned_and_finished",
-      "errored",
-    ]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
+    const run = await plannedRun(server, admin, workspace.id, IMPORTING);
     const response = await get(server, viewer, phaseId(run.id, "plan"));
     assert.is(response.status, 200);
     const text = await response.text();
@@ -164,13 +159,7 @@ testEachServer(
   "a workspace without structured output and a plan without imports: no redacted plan (404)",
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
-    const run = await startRun(server, admin, workspace.id, fixture("random"));
-    const planned = await waitForStatus(server, admin, run.id, [
-      "awaiting_approval",
-      "planned_and_finished",
-      "errored",
-    ]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
+    const run = await plannedRun(server, admin, workspace.id, fixture("random"));
     await assertUnavailable(await get(server, viewer, phaseId(run.id, "plan")));
   },
   { runner: true },
