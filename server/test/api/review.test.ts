@@ -16,6 +16,17 @@ import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { ApiTokenRow } from "../../src/store/rows.ts";
 
+/** The review's redacted-plan download item of a run whose plan is not stored yet. */
+function redactedPlanItem(runId: string) {
+  return {
+    kind: "redacted_plan",
+    method: "GET",
+    href: `/v1/runs/${runId}/downloads/redacted-plan`,
+    requires_reason: false,
+    requires_step_up: false,
+    available: false,
+  };
+}
 const SECRET = "s3cr3t-review-value-0xdeadbeef";
 
 /** An organization with an admin token, a workspace holding a sensitive variable, and a pending run on it (no runner). */
@@ -146,14 +157,7 @@ testEachServer(
     const d = (await review(server.v1(token), run.id)).attributes.downloads;
     assert.ok(d && d.state === "permitted");
     assert.equal(d.items, [
-      {
-        kind: "redacted_plan",
-        method: "GET",
-        href: `/v1/runs/${run.id}/downloads/redacted-plan`,
-        requires_reason: false,
-        requires_step_up: false,
-        available: false,
-      },
+      redactedPlanItem(run.id),
       {
         kind: "raw_plan",
         method: "POST",
@@ -194,16 +198,7 @@ testEachServer(
     const viewerReview = await sessionReview(viewer.session, run.id);
     assert.equal(viewerReview.attributes.downloads, {
       state: "permitted",
-      items: [
-        {
-          kind: "redacted_plan",
-          method: "GET",
-          href: `/v1/runs/${run.id}/downloads/redacted-plan`,
-          requires_reason: false,
-          requires_step_up: false,
-          available: false,
-        },
-      ],
+      items: [redactedPlanItem(run.id)],
     });
     assert.equal(viewerReview.attributes.available_actions, []);
   },

@@ -8,9 +8,27 @@ import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { matchesWildcard } from "../../src/api/tfe/workspaces.ts";
 import { createWorkspace } from "../support/factories.ts";
 import { startRun } from "../support/runs.ts";
-import { testEachServer } from "../support/test-server.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { Tfe } from "../support/documents.ts";
 import { api, createRun, setUp, uploadedVersion } from "../support/tfe-runs-fixtures.ts";
+
+type ReviewRecord = Parameters<TestServer["services"]["stores"]["reviews"]["record"]>[0];
+
+/** A review decision recorded without plan or state digests (the lists do not read them). */
+function recordUndigested(
+  server: TestServer,
+  review: Pick<ReviewRecord, "runId" | "decision" | "actorId" | "reason" | "decidedAt">,
+) {
+  return server.services.stores.reviews.record({
+    ...review,
+    planDigest: null,
+    planJsonDigest: null,
+    planDiffDigest: null,
+    policyResultDigest: null,
+    predecessorStateDigest: null,
+    dependencyBundleDigest: null,
+  });
+}
 
 // ---------------------------------------------------------------------------------------------
 const runList = suite("GET workspace runs (tfe)");
@@ -34,19 +52,7 @@ testEachServer(
       await stores.attempts.finish(attempt.id, "succeeded", "exit_zero", at(end));
     };
     const decide = (runId: string, decision: "approved" | "discarded", minute: number) =>
-      stores.reviews.record({
-        runId,
-        decision,
-        actorId: null,
-        reason: "test",
-        planDigest: null,
-        planJsonDigest: null,
-        planDiffDigest: null,
-        policyResultDigest: null,
-        predecessorStateDigest: null,
-        dependencyBundleDigest: null,
-        decidedAt: at(minute),
-      });
+      recordUndigested(server, { runId, decision, actorId: null, reason: "test", decidedAt: at(minute) });
 
     const applied = await startRun(server, token, workspace.id, { "main.tf": "\n" });
     await live(applied.id, "plan", 1, 2);
@@ -147,17 +153,11 @@ testEachServer(
     const approved = await startRun(server, token, workspace.id, { "main.tf": "\n" });
     const creator = (await server.services.stores.runs.getById(approved.id))!.createdBy!;
     assert.ok(creator);
-    await server.services.stores.reviews.record({
+    await recordUndigested(server, {
       runId: approved.id,
       decision: "approved",
       actorId: creator,
       reason: "ok",
-      planDigest: null,
-      planJsonDigest: null,
-      planDiffDigest: null,
-      policyResultDigest: null,
-      predecessorStateDigest: null,
-      dependencyBundleDigest: null,
       decidedAt: new Date(),
     });
     const other = await startRun(server, token, workspace.id, { "main.tf": "\n" });

@@ -258,18 +258,9 @@ testEachServer(
     const { token, workspace } = await setUp(server);
     const tags = (names: string[]) =>
       JSON.stringify({ data: names.map((name) => ({ type: "tags", attributes: { name } })) });
-    assert.is(
-      (
-        await api(
-          server,
-          token,
-          "POST",
-          `/workspaces/${workspace.id}/relationships/tags`,
-          tags(["tag2", "tag1", "tag3"]),
-        )
-      ).status,
-      204,
-    );
+    const changeTags = async (method: "POST" | "DELETE", names: string[]) =>
+      (await api(server, token, method, `/workspaces/${workspace.id}/relationships/tags`, tags(names))).status;
+    assert.is(await changeTags("POST", ["tag2", "tag1", "tag3"]), 204);
     const listed = answerAs<Tfe["TagListDocument"]>(
       await api(server, token, "GET", `/workspaces/${workspace.id}/relationships/tags`),
     );
@@ -287,18 +278,7 @@ testEachServer(
       ["tag3"],
     );
 
-    assert.is(
-      (
-        await api(
-          server,
-          token,
-          "DELETE",
-          `/workspaces/${workspace.id}/relationships/tags`,
-          tags(["tag1", "tag2", "never-there"]),
-        )
-      ).status,
-      204,
-    );
+    assert.is(await changeTags("DELETE", ["tag1", "tag2", "never-there"]), 204);
     const after = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
     assert.equal(after.json.data.attributes["tag-names"], ["tag3"]);
     const removed = (await server.db
