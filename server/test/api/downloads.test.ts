@@ -268,34 +268,16 @@ testEachServer(
       );
       now = new Date("2026-12-02T10:15:01.000Z");
       const tables = await applicationTables(server);
-      await errorOf(
-        await expectNothingWritten(
-          server,
-          () => admin.session.request("POST", path, { body: reasonBody("stale") }),
-          tables,
-        ),
-        403,
+      const forbidden = async (call: () => Promise<Response>, code: string) =>
+        errorOf(await expectNothingWritten(server, call, tables), 403, code);
+      await forbidden(() => admin.session.request("POST", path, { body: reasonBody("stale") }), "STEP_UP_REQUIRED");
+      await forbidden(
+        () =>
+          admin.session.request("POST", `/v1/runs/${run.id}/downloads/emergency-state`, { body: reasonBody("stale") }),
         "STEP_UP_REQUIRED",
       );
-      await errorOf(
-        await expectNothingWritten(
-          server,
-          () =>
-            admin.session.request("POST", `/v1/runs/${run.id}/downloads/emergency-state`, {
-              body: reasonBody("stale"),
-            }),
-          tables,
-        ),
-        403,
-        "STEP_UP_REQUIRED",
-      );
-      await errorOf(
-        await expectNothingWritten(
-          server,
-          () => admin.session.request("POST", path, { body: reasonBody("no csrf"), csrf: false }),
-          tables,
-        ),
-        403,
+      await forbidden(
+        () => admin.session.request("POST", path, { body: reasonBody("no csrf"), csrf: false }),
         "SESSION_CSRF_INVALID",
       );
       assert.is(
