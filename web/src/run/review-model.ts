@@ -32,12 +32,9 @@ export const PLAN_PHASE_STATUSES = [
   "errored",
   "canceled",
 ] as const satisfies readonly PlanStage["phase_status"][];
+/** The plan's phase statuses and the one only an apply reaches. */
 export const APPLY_PHASE_STATUSES = [
-  "pending",
-  "running",
-  "finished",
-  "errored",
-  "canceled",
+  ...PLAN_PHASE_STATUSES,
   "interrupted",
 ] as const satisfies readonly ApplyStage["phase_status"][];
 export const STAGE_STATUSES = [
