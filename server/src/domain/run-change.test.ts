@@ -1,7 +1,13 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { isDomainError } from "./errors.ts";
-import type { ApplyPhaseStatus, PlanPhaseStatus, RunKind, RunStatus } from "./run.ts";
+import {
+  isTerminalRunStatus,
+  type ApplyPhaseStatus,
+  type PlanPhaseStatus,
+  type RunKind,
+  type RunStatus,
+} from "./run.ts";
 import {
   DEFAULT_APPROVAL_TTL_SECONDS,
   runChange,
@@ -271,15 +277,7 @@ for (const [title, from, event] of refused) {
 change("every terminal status reached sets finished_at; needs_recovery and the waiting statuses do not", () => {
   for (const [, from, event, , ttl] of cases) {
     const { patch } = runChange(from, event, { now: NOW, approvalTtlSeconds: ttl });
-    const terminal = [
-      "applied",
-      "planned_and_finished",
-      "discarded",
-      "canceled",
-      "errored",
-      "expired",
-      "plan_credentials_required",
-    ].includes(patch.status);
+    const terminal = isTerminalRunStatus(patch.status);
     assert.is(patch.finishedAt, terminal ? T : undefined, `${from.status} + ${event.type}`);
   }
 });

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { isDomainError } from "./errors.ts";
-import { RUN_STATUSES, type RunKind, type RunStatus } from "./run.ts";
+import { RUN_STATUSES, TERMINAL_RUN_STATUSES, type RunKind, type RunStatus } from "./run.ts";
 import { awaitsDecision, isCancelable, transition, type LifecycleRun, type RunEvent } from "./run-lifecycle.ts";
 
 const lifecycle = suite("transition");
@@ -220,15 +220,7 @@ lifecycle("no event moves a terminal run", () => {
     { type: "apply_uncertain", interrupted: true },
     { type: "recovery_resolved", stateCommitted: true },
   ];
-  for (const status of [
-    "applied",
-    "planned_and_finished",
-    "discarded",
-    "canceled",
-    "errored",
-    "expired",
-    "plan_credentials_required",
-  ] as const) {
+  for (const status of TERMINAL_RUN_STATUSES) {
     for (const event of events) assert.throws(() => transition(run(status), event), `${status} took ${event.type}`);
   }
 });

@@ -10,6 +10,7 @@ import {
   isRunStatus,
   isTerminalRunStatus,
   PLAN_PHASE_STATUSES,
+  TERMINAL_RUN_STATUSES,
   RUN_KINDS,
   RUN_STATUSES,
 } from "./run.ts";
@@ -35,15 +36,7 @@ statuses("are the closed sets the architecture names", () => {
 
 statuses("isTerminalRunStatus is true exactly for the finished statuses", () => {
   const terminal = RUN_STATUSES.filter(isTerminalRunStatus);
-  assert.equal(terminal, [
-    "applied",
-    "planned_and_finished",
-    "discarded",
-    "canceled",
-    "errored",
-    "expired",
-    "plan_credentials_required",
-  ]);
+  assert.equal(terminal, [...TERMINAL_RUN_STATUSES]);
 });
 
 statuses("needs_recovery is not terminal: an operator must still resolve it", () => {
