@@ -12,10 +12,8 @@ import { createHash } from "node:crypto";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import {
-  approveRun,
   cancelRun,
   createPolicyOverride,
-  createPolicySet,
   getAttestationKeys,
   listRunAttestations,
   type RunAttestation,
@@ -27,9 +25,10 @@ import type { RunDecisionPredicate } from "../../src/domain/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
+import { newPolicySet, policy } from "../support/policies.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 
 const SECURESYSTEMSLIB_VERSION = "1.3.1";
@@ -122,16 +121,7 @@ testEachServer(
   async (server) => {
     const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
     const { token, planned, run, workspace, organizationName } = await plannedRun(server, "attested");
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: {
-          data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest!, reason: "CHG-42" } },
-        },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!, "CHG-42");
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
 
@@ -326,14 +316,7 @@ testEachServer(
     const run = await startRun(server, token, workspace.id, SLOW);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
     await waitForLog(server, token, run.id, "apply", "provisioning-started");
     expectStatus(
       await cancelRun({
@@ -369,20 +352,7 @@ testEachServer(
     const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
     const { token, organizationName, workspace } = await acmeWorkspace(server, "overridden");
     expectStatus(
-      await createPolicySet({
-        client: server.v1(token),
-        path: { organization_name: organizationName },
-        body: {
-          data: {
-            type: "policy-sets",
-            attributes: {
-              name: "tags",
-              policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: SOFT_FAIL }],
-              global: true,
-            },
-          },
-        },
-      }),
+      await newPolicySet(server, token, organizationName, "tags", [policy("tagged", "soft_mandatory", SOFT_FAIL)]),
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
@@ -399,14 +369,7 @@ testEachServer(
       }),
       201,
     ).data;
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, failed.attributes.plan_digest!);
     const [decision] = await attestationsOf(server, token, run.id);
     assert.is(decision.attributes.stage, "decision");
     const verdict = await verify(dir, await publishedKeys(server), decision.attributes.envelope);

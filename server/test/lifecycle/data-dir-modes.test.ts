@@ -6,7 +6,7 @@ import { Readable } from "node:stream";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { LocalObjectBackend } from "../../src/artifacts/backends/local.ts";
-import { spawnStackShip } from "../support/spawned.ts";
+import { apiOnlyEnv, spawnStackShip } from "../support/spawned.ts";
 
 // Other local users must not read the data directory: the SQLite database (with its -wal and -shm),
 // the master key, the bootstrap token, the local CA's keys and the local artifacts. A start makes
@@ -46,13 +46,7 @@ modes(
   "a start on a data directory left 0755/0644 makes it 0700 and every file 0600 (database, WAL, keys, token, CA, artifacts); another owner's file is warned about",
   async () => {
     const dataDir = await mkdtemp(join(tmpdir(), "ss-modes-"));
-    const env = {
-      STACKSHIP_DATA_DIR: dataDir,
-      STACKSHIP_HTTP_PORT: "0",
-      STACKSHIP_HTTPS_PORT: "0",
-      STACKSHIP_RUNNER_CONCURRENCY: "0",
-      STACKSHIP_LOG_LEVEL: "warn",
-    };
+    const env = apiOnlyEnv(dataDir);
     try {
       // A first start creates everything; it is then opened up as an older StackShip (or a careless
       // copy) left it, with a local artifact and a file that belongs to someone else.

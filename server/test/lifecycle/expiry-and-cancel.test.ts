@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, cancelRun, getRun } from "../../../client/src/index.ts";
+import { cancelRun, getRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { planningRun } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -104,14 +104,7 @@ testEachServer(
     };
     const run = await startRun(server, token, workspace.id, slow);
     const planned = await waitForStatus(server, token, run.id, ["awaiting_approval"]);
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
     await waitForLog(server, token, run.id, "apply", "provisioning-started");
     const asked = expectStatus(await cancelRun({ client: server.v1(token), path: { run_id: run.id } }), 202).data;
     assert.is(asked.attributes.status, "applying", "cancel during apply is an interrupt, not a status");

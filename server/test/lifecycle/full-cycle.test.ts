@@ -1,9 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRun } from "../../../client/src/index.ts";
+import { getRun } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { openRunChangeFeed, type RunStateNotice } from "../../src/store/index.ts";
 
@@ -33,12 +33,8 @@ testEachServer(
       assert.is(planned.attributes.predecessor_state_digest, null);
       assert.match(await readLog(server, token, run.id, "plan"), "Plan: 1 to add, 0 to change, 0 to destroy.");
 
-      const approved = await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      });
-      assert.is(expectStatus(approved, 202).data.attributes.status, "applying");
+      const approved = await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
+      assert.is(approved.attributes.status, "applying");
 
       const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
       assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));

@@ -1,8 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun } from "../../../client/src/index.ts";
+
 import { jsonOf, type V1 } from "../support/documents.ts";
-import { expectStatus } from "../support/factories.ts";
+
 import { GitHubDouble } from "../support/github-double.ts";
 import {
   commitTarball,
@@ -14,7 +14,7 @@ import {
   pushPayload,
   settled,
 } from "../support/github.ts";
-import { readLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 // End to end with real tofu in the sandbox: a push and a pull request through the GitHub App
@@ -95,12 +95,7 @@ testEachServer(
     assert.match(waiting.body.output!.summary, "1 to add, 0 to change, 0 to destroy");
     assert.match(waiting.body.output!.summary, "Policy: skipped");
 
-    const approved = await approveRun({
-      client: server.v1(connected.token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-    });
-    expectStatus(approved, 202);
+    await approvePlan(server, connected.token, runId, planned.attributes.plan_digest!);
     const applied = await waitForStatus(server, connected.token, runId, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, connected.token, runId, "apply"));
     await eventually("success on GitHub", () => double.statesOf(check.id).at(-1) === "completed:success");

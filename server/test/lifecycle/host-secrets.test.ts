@@ -4,8 +4,8 @@
 // a sensitive number, and the phase's own run token printed by a provisioner.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createVariable, createWorkspace, expectStatus } from "../support/factories.ts";
+import { getRunPlanChanges } from "../../../client/src/index.ts";
+import { createOrganizationWithToken, createVariable, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import {
   commitTarball,
@@ -16,7 +16,7 @@ import {
   pushPayload,
   settled,
 } from "../support/github.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const CANARY = "host-known-canary-40917";
@@ -58,14 +58,7 @@ async function approveAndApply(server: TestServer, token: string, runId: string)
   // The snapshot has the values: the collection's elements and the number's canonical form too.
   assertNoLeak("the first plan log", planLog);
   assert.match(planLog, "[sensitive value]");
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-    }),
-    202,
-  );
+  await approvePlan(server, token, runId, planned.attributes.plan_digest!);
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
   const applyLog = await readLog(server, token, runId, "apply");
   assert.is(applied.attributes.status, "applied", applyLog);

@@ -1,16 +1,10 @@
 import { suite } from "uvu";
 import { writeRunArtifact } from "../../src/commands/run-artifacts.ts";
 import * as assert from "uvu/assert";
-import { approveRun, getRunPlanChanges } from "../../../client/src/index.ts";
+import { getRunPlanChanges } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import {
-  createOrganizationWithToken,
-  createVariable,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-} from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { createOrganizationWithToken, createVariable, createWorkspace, expectV1Error } from "../support/factories.ts";
+import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 
@@ -100,14 +94,7 @@ testEachServer(
     assert.is(stored.key, `runs/${run.id}/plan-diff.json`);
     assert.is(stored.format, "framed-aes256gcm-v1");
 
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
     const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
     assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
 

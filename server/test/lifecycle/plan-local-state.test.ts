@@ -4,7 +4,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { RunnerEngine } from "../../src/runner/engine.ts";
+import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
@@ -216,20 +216,11 @@ testEachServer(
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
       assert.is((await server.services.stores.workspaceLocks.current(workspace.id))?.holder.id, run.id);
-      runner.kill("SIGKILL");
-      await new Promise((resolve) => runner.once("exit", resolve));
+      await killRunner(runner);
     } finally {
       if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");
     }
-    const survivor = new RunnerEngine(
-      {
-        services: server.services,
-        api: { host: "127.0.0.1", port: Number(new URL(server.baseUrl).port) },
-        phaseTimeoutMs: 60_000,
-      },
-      { staleAfterMs: 1_000, heartbeatIntervalMs: 200, pollIntervalMs: 50 },
-    );
-    await survivor.start();
+    const survivor = await startSurvivorRunner(server);
     try {
       // The lost plan goes back to the queue (plan_requeued) and the survivor plans it again from the start.
       const deadline = Date.now() + 120_000;

@@ -1,6 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRun, resolveRunRecovery } from "../../../client/src/index.ts";
+import { getRun, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import {
   createOrganizationWithToken,
@@ -9,23 +9,20 @@ import {
   expectStatus,
   expectV1Error,
 } from "../support/factories.ts";
-import { fixture, readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import {
+  approvePlan,
+  fixture,
+  readLog,
+  startRun,
+  startRunnerProcess,
+  waitForLog,
+  waitForStatus,
+} from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
-import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { testEachServer } from "../support/test-server.ts";
 import type { AuditEventRow, RunRow } from "../../src/store/rows.ts";
 
 const recovery = suite("recovery after an interrupted apply");
-
-async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
-    }),
-    202,
-  );
-}
 
 const slow = {
   "main.tf":
@@ -43,13 +40,13 @@ testEachServer(
       // A first apply publishes serial 1, so there is state that must not be lost.
       const first = await startRun(server, token, workspace.id, fixture("basic"));
       const firstPlanned = await waitForStatus(server, token, first.id, ["awaiting_approval", "errored"]);
-      await approve(server, token, first.id, firstPlanned.attributes.plan_digest!);
+      await approvePlan(server, token, first.id, firstPlanned.attributes.plan_digest!);
       await waitForStatus(server, token, first.id, ["applied"]);
 
       const run = await startRun(server, token, workspace.id, slow);
       const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
       assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-      await approve(server, token, run.id, planned.attributes.plan_digest!);
+      await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
       await waitForLog(server, token, run.id, "apply", "provisioning-started");
       await killRunner(runner);
     } finally {

@@ -5,7 +5,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import {
-  approveRun,
   getRunPlanChanges,
   getRunPolicyEvaluation,
   updateVariable,
@@ -21,21 +20,14 @@ import {
   leakForms,
 } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const S = { $stackship: "sensitive" };
 const U = { $stackship: "unknown" };
 
 async function approveAndApply(server: TestServer, token: string, runId: string, planDigest: string) {
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
-    }),
-    202,
-  );
+  await approvePlan(server, token, runId, planDigest);
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
 }

@@ -1,9 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
+
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
-import { readLog, startRunnerProcess, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, startRunnerProcess, waitForLog, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -25,14 +25,7 @@ testEachServer(
     try {
       const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
       assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-      expectStatus(
-        await approveRun({
-          client: server.v1(token),
-          path: { run_id: run.id },
-          body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-        }),
-        202,
-      );
+      await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
       await waitForLog(server, token, run.id, "apply", "provisioning-started");
       // While applying: the review shows the running apply and offers cancel (an interrupt request).
       const applying = await review(server.v1(token), run.id);

@@ -1,12 +1,6 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  approveRun,
-  cancelRun,
-  createPolicyOverride,
-  createPolicySet,
-  type RunReview,
-} from "../../../client/src/index.ts";
+import { cancelRun, createPolicyOverride, type RunReview } from "../../../client/src/index.ts";
 import {
   createOrganizationWithToken,
   createToken,
@@ -15,9 +9,10 @@ import {
   expectStatus,
 } from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
 import { planningRun } from "../support/scenarios.ts";
+import { FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { StateVersionRow } from "../../src/store/rows.ts";
 
@@ -322,8 +317,6 @@ testEachServer(
   { runner: true },
 );
 
-const FLAG_EVERY_DATA = `package soft\n\nviolations contains {"title": "Needs tags", "message": sprintf("%s is flagged", [rc.address]), "address": rc.address} if {\n  some rc in input.resource_changes\n  rc.type == "terraform_data"\n}\n`;
-
 testEachServer(
   states,
   "policy soft-failed: findings as text; the override control only for policy:override_soft; after an override, approve",
@@ -331,21 +324,9 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "tagged" });
     await sensitiveVariable(server, token, workspace.id);
+    const tagged = policy("tagged", "soft_mandatory", FLAG_EVERY_DATA("soft", "Needs tags"));
     expectStatus(
-      await createPolicySet({
-        client: server.v1(token),
-        path: { organization_name: organizationName },
-        body: {
-          data: {
-            type: "policy-sets",
-            attributes: {
-              name: "tags",
-              policies: [{ name: "tagged", enforcement_level: "soft_mandatory", source: FLAG_EVERY_DATA }],
-              workspace_ids: [workspace.id],
-            },
-          },
-        },
-      }),
+      await newPolicySet(server, token, organizationName, "tags", [tagged], { workspace_ids: [workspace.id] }),
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
@@ -411,14 +392,7 @@ testEachServer(
     );
     assert.equal(overridden.attributes.available_actions, ["approve", "discard", "cancel", "override"]);
     assert.is(overridden.attributes.stages.approval.status, "waiting");
-    expectStatus(
-      await approveRun({
-        client: server.v1(operator.token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: failed.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, operator.token, run.id, failed.attributes.plan_digest!);
     await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
   },
   { runner: true },

@@ -1,10 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, cancelRun } from "../../../client/src/index.ts";
+import { cancelRun } from "../../../client/src/index.ts";
 import { cancelRun as tfeCancelRun } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { runnerEnv, sandboxProcesses, scrape, spawnStackShip } from "../support/spawned.ts";
-import { readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, poll, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The API (this test's server: no runner in its process, so no in-process interrupt exists) and
@@ -18,21 +18,6 @@ const slow = {
   "main.tf":
     'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',
 };
-
-async function poll<T>(
-  what: string,
-  read: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 60_000,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
 
 /** The run_attempts columns read here (sandbox_name is set once the sandbox is). */
 interface AttemptRow {
@@ -110,14 +95,7 @@ testEachServer(
       // tfe cancel (the CLI's Ctrl-C) while applying: an interrupt request; the run ends as what happened.
       const applyRun = await startRun(server, token, workspace.id, slow);
       const planned = await waitForStatus(server, token, applyRun.id, ["awaiting_approval"]);
-      expectStatus(
-        await approveRun({
-          client: server.v1(token),
-          path: { run_id: applyRun.id },
-          body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-        }),
-        202,
-      );
+      await approvePlan(server, token, applyRun.id, planned.attributes.plan_digest!);
       await waitForLog(server, token, applyRun.id, "apply", "provisioning-started");
       const apply = await runningSandbox(server, applyRun.id, "apply");
       const applyAsked = Date.now();

@@ -3,12 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun, getRunPlanChanges, resolveRunRecovery } from "../../../client/src/index.ts";
+import { getRunPlanChanges, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { masterKeyOf, runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
@@ -51,17 +51,6 @@ async function startRunner(server: TestServer, dirs: string[]): Promise<Spawned>
   return runner;
 }
 
-async function approve(server: TestServer, token: string, runId: string, planDigest: string) {
-  expectStatus(
-    await approveRun({
-      client: server.v1(token),
-      path: { run_id: runId },
-      body: { data: { type: "approvals", attributes: { plan_digest: planDigest } } },
-    }),
-    202,
-  );
-}
-
 /** The parts of a state file and of a plan's JSON output these tests read. */
 interface StateFile {
   serial: number;
@@ -100,7 +89,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           const run = await startRun(server, token, workspace.id, fixture("basic"));
           const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
           assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-          await approve(server, token, run.id, planned.attributes.plan_digest!);
+          await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
           const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
           assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
           const current = await getCurrentStateVersion({
@@ -140,7 +129,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
             "awaiting_approval",
             await readLog(server, token, fragile.id, "plan"),
           );
-          await approve(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
+          await approvePlan(server, token, fragile.id, fragilePlanned.attributes.plan_digest!);
           await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
           await runners[0].kill("SIGKILL");
           runners.push(await startRunner(server, dirs));

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { spawnStackShip, type Spawned } from "../support/spawned.ts";
+import { apiOnlyEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 
 // `npm start` on a data directory with no user prints a one-time setup link; each start while no
 // administrator exists prints a new one (the earlier one stops working); once the link has been
@@ -35,13 +35,7 @@ const setup = (url: string, token: string) =>
 
 startup("a link each start while no administrator exists, the older one retired; none once setup is done", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "ss-setup-link-"));
-  const env = {
-    STACKSHIP_DATA_DIR: dataDir,
-    STACKSHIP_HTTP_PORT: "0",
-    STACKSHIP_HTTPS_PORT: "0",
-    STACKSHIP_RUNNER_CONCURRENCY: "0",
-    STACKSHIP_LOG_LEVEL: "warn",
-  };
+  const env = apiOnlyEnv(dataDir);
   try {
     const first = await started(env);
     const firstLink = first.process.output.map((line) => line.trim().match(LINK)).find(Boolean);

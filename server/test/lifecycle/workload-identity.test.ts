@@ -6,19 +6,12 @@ import { join } from "node:path";
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { approveRun } from "../../../client/src/index.ts";
+
 import { openSigningKey, signWorkloadToken } from "../../src/commands/signing-keys.ts";
 import { tokenClaims } from "../../src/domain/workload-identity.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  databaseText,
-  expectStatus,
-  leakForms,
-  sha256,
-} from "../support/factories.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { createOrganizationWithToken, createWorkspace, databaseText, leakForms, sha256 } from "../support/factories.ts";
+import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 
@@ -192,14 +185,7 @@ testEachServer(
     });
     assert.is(verified.payload.run_phase, "plan");
 
-    expectStatus(
-      await approveRun({
-        client: server.v1(token),
-        path: { run_id: run.id },
-        body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
-      }),
-      202,
-    );
+    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
     await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]).then((r) =>
       assert.is(r.attributes.status, "applied", r.attributes.status_reason ?? ""),
     );

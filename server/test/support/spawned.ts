@@ -19,6 +19,17 @@ export interface Spawned {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/** The environment of a main.ts process on `dataDir` that runs no runs: its own ports (chosen at start), warnings only. */
+export function apiOnlyEnv(dataDir: string): Record<string, string> {
+  return {
+    STACKSHIP_DATA_DIR: dataDir,
+    STACKSHIP_HTTP_PORT: "0",
+    STACKSHIP_HTTPS_PORT: "0",
+    STACKSHIP_RUNNER_CONCURRENCY: "0",
+    STACKSHIP_LOG_LEVEL: "warn",
+  };
+}
+
 /** Spawns `script` (relative to server/src) with exactly `env` plus PATH. */
 export function spawnStackShip(script: string, env: Record<string, string>, { quietStderr = false } = {}): Spawned {
   const child = spawn(process.execPath, ["--import", "tsx", join(REPO_ROOT, "server/src", script)], {
