@@ -1,14 +1,10 @@
 // Transport-dependent security: the session cookie's Secure attribute follows the connection (TLS)
 // or the public URL, whichever is https.
 import { readFileSync } from "node:fs";
-import { request as httpsRequest, createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
+import { request as httpsRequest } from "node:https";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { tfeSurface } from "../../src/api/tfe/index.ts";
-import { v1Surface } from "../../src/api/v1/index.ts";
-import { buildApp } from "../../src/http/app.ts";
-import { ensureLocalTls } from "../../src/http/tls.ts";
+import { listenOverHttps } from "../support/https-listener.ts";
 import { createUser } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -24,18 +20,13 @@ async function signInOverHttps(
   email: string,
   password: string,
 ): Promise<{ status: number; setCookie: string }> {
-  const tls = ensureLocalTls(server.dataDir);
-  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-  const listener: Server = createServer(
-    { cert: tls.cert, key: tls.key },
-    buildApp(server.services, [tfeSurface, v1Surface]).callback(),
-  );
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const https = await listenOverHttps(server);
+  const tls = https.tls;
   try {
     const body = signInBody(email, password);
     return await new Promise((resolve, reject) => {
       const req = httpsRequest(
-        `https://localhost:${(listener.address() as AddressInfo).port}/v1/auth/sessions`,
+        `https://localhost:${https.port}/v1/auth/sessions`,
         {
           method: "POST",
           ca: readFileSync(tls.caFile, "utf8"),
@@ -53,8 +44,7 @@ async function signInOverHttps(
       req.end(body);
     });
   } finally {
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    listener.closeAllConnections();
+    await https.close();
   }
 }
 

@@ -6,17 +6,12 @@
 // and the Go build cache afterwards); a run of the allowlist takes about 10 s per database.
 import { readFileSync } from "node:fs";
 import { mkdtemp, readFile } from "node:fs/promises";
-import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { tfeSurface } from "../../src/api/tfe/index.ts";
-import { v1Surface } from "../../src/api/v1/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
-import { buildApp } from "../../src/http/app.ts";
-import { ensureLocalTls } from "../../src/http/tls.ts";
+import { listenOverHttps } from "../support/https-listener.ts";
 import type { Dialect } from "../../src/store/db.ts";
 import { testDialects } from "../support/databases.ts";
 import { withTestServer } from "../support/test-server.ts";
@@ -62,18 +57,13 @@ async function runSuite(dialect: Dialect): Promise<Map<string, Outcome>> {
   return withTestServer(
     dialect,
     async (server) => {
-      const tls = ensureLocalTls(server.dataDir);
-      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-      const listener: Server = createServer(
-        { cert: tls.cert, key: tls.key },
-        buildApp(server.services, [tfeSurface, v1Surface]).callback(),
-      );
-      await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+      const https = await listenOverHttps(server);
+      const tls = https.tls;
       const logs = await mkdtemp(join(tmpdir(), "ss-go-tfe-suite-"));
       try {
         const env = {
           ...process.env,
-          TFE_ADDRESS: `https://localhost:${(listener.address() as AddressInfo).port}`,
+          TFE_ADDRESS: `https://localhost:${https.port}`,
           TFE_TOKEN: server.bootstrapToken,
           SSL_CERT_FILE: tls.bundleFile,
           GO_TFE_SUITE_LOGS: logs,
@@ -91,8 +81,7 @@ async function runSuite(dialect: Dialect): Promise<Map<string, Outcome>> {
         }
         return results;
       } finally {
-        await new Promise<void>((resolve) => listener.close(() => resolve()));
-        listener.closeAllConnections();
+        await https.close();
       }
     },
     { runner: true },

@@ -7,17 +7,12 @@
 // each database's scenario about half a minute.
 import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type Server } from "node:https";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { tfeSurface } from "../../src/api/tfe/index.ts";
-import { v1Surface } from "../../src/api/v1/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
-import { buildApp } from "../../src/http/app.ts";
-import { ensureLocalTls } from "../../src/http/tls.ts";
+import { listenOverHttps } from "../support/https-listener.ts";
 import { testDialects } from "../support/databases.ts";
 import type { V1 } from "../support/documents.ts";
 import { createOrganizationWithToken } from "../support/factories.ts";
@@ -132,17 +127,12 @@ async function v1<T = unknown>(server: TestServer, token: string, path: string):
 }
 
 async function scenario(server: TestServer, mirror: string): Promise<void> {
-  const tls = ensureLocalTls(server.dataDir);
-  // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
-  const listener: Server = createServer(
-    { cert: tls.cert, key: tls.key },
-    buildApp(server.services, [tfeSurface, v1Surface]).callback(),
-  );
-  await new Promise<void>((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const https = await listenOverHttps(server);
+  const tls = https.tls;
   const work = await mkdtemp(join(tmpdir(), "ss-tfe-provider-"));
   try {
     const { organizationName: organization, token } = await createOrganizationWithToken(server, "acme", "admin");
-    const hostname = `localhost:${(listener.address() as AddressInfo).port}`;
+    const hostname = `localhost:${https.port}`;
     await writeFile(
       join(work, "cli.tfrc"),
       `provider_installation {\n  filesystem_mirror {\n    path    = "${mirror}"\n    include = ["registry.opentofu.org/hashicorp/tfe"]\n  }\n}\n`,
@@ -219,8 +209,7 @@ async function scenario(server: TestServer, mirror: string): Promise<void> {
     assert.is(listed.status, 404);
   } finally {
     await rm(work, { recursive: true, force: true });
-    await new Promise<void>((resolve) => listener.close(() => resolve()));
-    listener.closeAllConnections();
+    await https.close();
   }
 }
 
