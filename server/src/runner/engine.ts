@@ -13,41 +13,15 @@ import { WarmSandboxPool } from "./warm-sandboxes.ts";
 import { sandboxReleasesSettled } from "./sandbox.ts";
 import { endLostPhase } from "./lost-phase.ts";
 import { describeFailure, type ShutdownReport } from "./runner-reports.ts";
+import { DEFAULT_RUNNER_OPTIONS, type RunnerOptions } from "./runner-options.ts";
+
+export type { RunnerOptions } from "./runner-options.ts";
 
 /** How long after an attempt its slot's next warm sandbox starts booting (WarmSandboxPool.refill). */
 const WARM_REFILL_DELAY_MS = 50;
 
 /** How long a queued job may wait for graphile-worker's hand-over before a runner claims it from the table. */
 const GRAPHILE_OVERDUE_MS = 15_000;
-
-/** Tuning of a runner process. */
-export interface RunnerOptions {
-  /** How many phases this process executes at once. */
-  concurrency: number;
-  /** How often an idle runner looks for work. */
-  pollIntervalMs: number;
-  /** How often a runner refreshes the heartbeat of its jobs and attempts. */
-  heartbeatIntervalMs: number;
-  /** A job whose heartbeat is older than this is taken to have lost its runner. */
-  staleAfterMs: number;
-  /** How long a job waits before it is tried again when its workspace is busy. */
-  busyRetryMs: number;
-  /** Keep one plan sandbox pre-started per slot (see warm-sandboxes.ts). */
-  warmSandboxes: boolean;
-  /** A pre-started sandbox idle this long is replaced by a new one. */
-  warmSandboxIdleMs: number;
-}
-
-/** Defaults: a stopped runner is detected within 30 s (staleAfter), its work is then handled by any runner. */
-export const DEFAULT_RUNNER_OPTIONS: RunnerOptions = {
-  concurrency: 2,
-  pollIntervalMs: 100,
-  heartbeatIntervalMs: 5_000,
-  staleAfterMs: 30_000,
-  busyRetryMs: 2_000,
-  warmSandboxes: true,
-  warmSandboxIdleMs: 10 * 60_000,
-};
 
 /**
  * The job loop: claims queued phases (one serial phase per workspace at a time, oldest first),
