@@ -1,10 +1,10 @@
 import { DomainError, isDomainError } from "../domain/errors.ts";
 import type { Run, RunReview } from "../domain/records.ts";
-import { isCancelable } from "../domain/run-lifecycle.ts";
+import { isCancelable, type RunEvent } from "../domain/run-lifecycle.ts";
 import { approvalRefusal } from "../domain/approval-binding.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction, type Stores } from "../store/index.ts";
+import { inTransaction, type RecordAuditEventInput, type Stores } from "../store/index.ts";
 import { activeOverrideOf } from "./active-override.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
 import { currentStateEvidence } from "./state-evidence.ts";
@@ -23,6 +23,42 @@ async function recordDecision(
       throw new DomainError("RUN_ALREADY_DECIDED", `Run ${review.runId} already has a recorded decision.`);
     throw error;
   }
+}
+
+/** What the audit event of a decision says beyond the run it is about. */
+type DecisionAudit = Pick<RecordAuditEventInput, "actorId" | "action" | "reason" | "data">;
+
+/** Records `event` on the run, with its audit event (the run's organization and id as target). */
+function recordAuditedEvent(stores: Stores, run: Run, event: RunEvent, now: Date, audit: DecisionAudit): Promise<Run> {
+  return recordRunEvent(stores, run, event, {
+    now,
+    audit: [{ organizationId: run.organizationId, targetType: "runs", targetId: run.id, ...audit }],
+  });
+}
+
+/**
+ * Ends the run by a person's decision in one transaction: `event` audited as `run.<decision>`,
+ * and the decision recorded with the evidence the run holds.
+ */
+function endByDecision(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  run: Run,
+  event: RunEvent,
+  decision: "discarded" | "canceled",
+  reason: string | null,
+  now: Date,
+): Promise<Run> {
+  return inTransaction(services.db, async (stores) => {
+    const current = (await stores.runs.getById(run.id)) ?? run;
+    const ended = await recordAuditedEvent(stores, current, event, now, {
+      actorId: actor.id,
+      action: `run.${decision}`,
+      reason,
+    });
+    await recordDecision(stores, { runId: run.id, decision, actorId: actor.id, reason, ...evidenceOf(current) }, now);
+    return ended;
+  });
 }
 
 /**
@@ -68,44 +104,26 @@ export async function approveRun(
         decision: "approved",
         actorId: actor.id,
         reason: input.reason ?? null,
-        planDigest: x.planDigest,
-        planJsonDigest: x.planJsonDigest,
-        planDiffDigest: x.planDiffDigest,
-        policyResultDigest: x.policyResultDigest,
-        predecessorStateDigest: x.predecessorStateDigest,
-        dependencyBundleDigest: x.dependencyBundleDigest,
+        ...evidenceOf(current),
       },
       now,
     );
-    const approved = await recordRunEvent(
-      stores,
-      current,
-      { type: "approved" },
-      {
-        now,
-        audit: [
-          {
-            organizationId: run.organizationId,
-            actorId: actor.id,
-            action: "run.approved",
-            targetType: "runs",
-            targetId: run.id,
-            reason: input.reason ?? null,
-            data: {
-              plan_digest: x.planDigest,
-              plan_json_digest: x.planJsonDigest,
-              plan_diff_digest: x.planDiffDigest,
-              policy_result_digest: x.policyResultDigest,
-              predecessor_state_digest: x.predecessorStateDigest,
-              dependency_bundle_digest: x.dependencyBundleDigest,
-              ...(policyOverride
-                ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt }
-                : {}),
-            },
-          },
-        ],
+    const approved = await recordAuditedEvent(stores, current, { type: "approved" }, now, {
+      actorId: actor.id,
+      action: "run.approved",
+      reason: input.reason ?? null,
+      data: {
+        plan_digest: x.planDigest,
+        plan_json_digest: x.planJsonDigest,
+        plan_diff_digest: x.planDiffDigest,
+        policy_result_digest: x.policyResultDigest,
+        predecessor_state_digest: x.predecessorStateDigest,
+        dependency_bundle_digest: x.dependencyBundleDigest,
+        ...(policyOverride
+          ? { policy_override_id: policyOverride.id, policy_override_expires_at: policyOverride.expiresAt }
+          : {}),
       },
-    );
+    });
     await stores.jobs.enqueue({ runId: run.id, workspaceId: run.workspaceId, phase: "apply", serial: true, now });
     return approved;
   });
@@ -124,33 +142,7 @@ export async function discardRun(
   reason: string | null,
 ): Promise<Run> {
   const now = services.clock();
-  const discarded = await inTransaction(services.db, async (stores) => {
-    const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await recordRunEvent(
-      stores,
-      current,
-      { type: "discarded" },
-      {
-        now,
-        audit: [
-          {
-            organizationId: run.organizationId,
-            actorId: actor.id,
-            action: "run.discarded",
-            targetType: "runs",
-            targetId: run.id,
-            reason,
-          },
-        ],
-      },
-    );
-    await recordDecision(
-      stores,
-      { runId: run.id, decision: "discarded", actorId: actor.id, reason, ...evidenceOf(current) },
-      now,
-    );
-    return ended;
-  });
+  const discarded = await endByDecision(services, actor, run, { type: "discarded" }, "discarded", reason, now);
   await releaseRun(services, discarded);
   void attestAfterDecision(services, run.id);
   return discarded;
@@ -171,57 +163,18 @@ export async function cancelRun(
   if (run.status === "applying") {
     const marked = await inTransaction(services.db, async (stores) => {
       const current = (await stores.runs.getById(run.id)) ?? run;
-      return recordRunEvent(
-        stores,
-        current,
-        { type: "apply_cancel_requested" },
-        {
-          now,
-          audit: [
-            {
-              organizationId: run.organizationId,
-              actorId: actor.id,
-              action: "run.cancel_requested",
-              targetType: "runs",
-              targetId: run.id,
-              reason,
-            },
-          ],
-        },
-      );
+      return recordAuditedEvent(stores, current, { type: "apply_cancel_requested" }, now, {
+        actorId: actor.id,
+        action: "run.cancel_requested",
+        reason,
+      });
     });
     services.interruptRun?.(run.id);
     return marked;
   }
   if (!isCancelable(run.status))
     throw new DomainError("RUN_TRANSITION_INVALID", `Run ${run.id} is ${run.status} and cannot be canceled.`);
-  const canceled = await inTransaction(services.db, async (stores) => {
-    const current = (await stores.runs.getById(run.id)) ?? run;
-    const ended = await recordRunEvent(
-      stores,
-      current,
-      { type: "cancel_requested" },
-      {
-        now,
-        audit: [
-          {
-            organizationId: run.organizationId,
-            actorId: actor.id,
-            action: "run.canceled",
-            targetType: "runs",
-            targetId: run.id,
-            reason,
-          },
-        ],
-      },
-    );
-    await recordDecision(
-      stores,
-      { runId: run.id, decision: "canceled", actorId: actor.id, reason, ...evidenceOf(current) },
-      now,
-    );
-    return ended;
-  });
+  const canceled = await endByDecision(services, actor, run, { type: "cancel_requested" }, "canceled", reason, now);
   services.interruptRun?.(run.id);
   await releaseRun(services, canceled);
   return canceled;
@@ -237,23 +190,10 @@ export async function expireApproval(services: Services, run: Run, now: Date): P
   try {
     expired = await inTransaction(services.db, async (stores) => {
       const current = (await stores.runs.getById(run.id)) ?? run;
-      const ended = await recordRunEvent(
-        stores,
-        current,
-        { type: "approval_expired" },
-        {
-          now,
-          audit: [
-            {
-              organizationId: run.organizationId,
-              actorId: null,
-              action: "run.expired",
-              targetType: "runs",
-              targetId: run.id,
-            },
-          ],
-        },
-      );
+      const ended = await recordAuditedEvent(stores, current, { type: "approval_expired" }, now, {
+        actorId: null,
+        action: "run.expired",
+      });
       await stores.reviews.record({
         runId: run.id,
         decision: "expired",
