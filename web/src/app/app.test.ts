@@ -1,6 +1,6 @@
 // Component tests (Chromium, @web/test-runner) of the shell's pure parts: routes, the `next`
 // parameter, formatting, the closed sets, the runs page merge and the status badge.
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "../../test/support/components.ts";
+import { equal, FakeServer, mount, ok, text } from "../../test/support/components.ts";
 import { checkRun, ContractError, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "./closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "./format.ts";
 import { matchRoute, safeNext } from "./router.ts";
@@ -150,8 +150,6 @@ describe("closed sets", () => {
 });
 
 describe("ss-status-badge", () => {
-  afterEach(cleanup);
-
   it("should say the status in words, and an unknown one as unknown", async () => {
     const server = new FakeServer();
     const known = await mount(

@@ -1,25 +1,12 @@
 // The step-up dialog (used before guarded downloads): focus in the password field, a wrong
 // password keeps it open with an error, Cancel resolves false, success resolves true and fires
 // ss-stepped-up. Against the generated SDK over a fake fetch (the e2e scenarios use the real server).
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  errorAnswer,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  until,
-} from "../../test/support/components.ts";
+import { equal, errorAnswer, FakeServer, mount, ok, until } from "../../test/support/components.ts";
 import "./step-up-dialog.ts";
 
 const FRESH = "2026-12-03T12:15:00.000Z";
 
 describe("ss-step-up-dialog", () => {
-  afterEach(cleanup);
-
   it("should refuse a wrong password in place, then resolve true with the new freshness", async () => {
     let attempts = 0;
     const server = new FakeServer().on("POST /v1/auth/step-up", (request) => {

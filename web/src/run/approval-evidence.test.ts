@@ -1,10 +1,6 @@
 import {
-  afterEach,
-  cleanup,
-  describe,
   equal,
   FakeServer,
-  it,
   mountForRun,
   ok,
   reviewFixture,
@@ -43,8 +39,6 @@ function approved(patch: Partial<ApprovalStage> = {}): ApprovalStage {
 }
 
 describe("ss-approval-evidence", () => {
-  afterEach(cleanup);
-
   it("should offer no attestation download before one is issued", async () => {
     const el = await mountForRun(new FakeServer(), "ss-approval-evidence", {
       approval: approved({ attestations: [] }),

@@ -1,12 +1,8 @@
 import {
-  afterEach,
-  cleanup,
   deep,
-  describe,
   DIGEST,
   equal,
   FakeServer,
-  it,
   mount,
   ok,
   reviewFixture,
@@ -35,8 +31,6 @@ const button = (el: HTMLElement, label: string) =>
   [...el.shadowRoot!.querySelectorAll("button")].find((b) => b.textContent.trim() === label);
 
 describe("ss-attention-strip", () => {
-  afterEach(cleanup);
-
   it("should approve in one click with the bound plan digest when the plan destroys nothing", async () => {
     const server = new FakeServer().on(`POST /v1/runs/${RUN_ID}/actions/approve`, { status: 202, body: {} });
     const el = await strip(server, 0);

@@ -1,9 +1,7 @@
-import { afterEach, cleanup, describe, equal, FakeServer, it, mount, ok, text } from "../../test/support/components.ts";
+import { equal, FakeServer, mount, ok, text } from "../../test/support/components.ts";
 import "./phase-badge.ts";
 
 describe("ss-phase-badge", () => {
-  afterEach(cleanup);
-
   it("should pair the Plan/Apply label and an icon with the status, in the description's tones", async () => {
     const cases: Array<["plan" | "apply", string, string]> = [
       ["plan", "pending", "info"],

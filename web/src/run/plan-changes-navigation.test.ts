@@ -1,14 +1,4 @@
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  it,
-  ok,
-  planDiffFixture,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok, planDiffFixture, text, until } from "../../test/support/components.ts";
 import { sendKeys, setViewport } from "@web/test-runner-commands";
 import type { PlanDiffResource } from "@stackship/client";
 import { changes, open, resourceRows, rowOf, rows, serve, visibleBox } from "../../test/support/plan-changes.ts";
@@ -17,8 +7,6 @@ import { changes, open, resourceRows, rowOf, rows, serve, visibleBox } from "../
 // and the layout at two screen widths.
 
 describe("ss-plan-changes", () => {
-  afterEach(cleanup);
-
   it("should copy a resource's address from its row and from its detail, and say Copied", async () => {
     const copied: string[] = [];
     let fail = false;

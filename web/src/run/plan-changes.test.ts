@@ -1,11 +1,8 @@
 import {
-  afterEach,
   cleanup,
   deep,
-  describe,
   equal,
   FakeServer,
-  it,
   match,
   ok,
   planDiffFixture,
@@ -17,8 +14,6 @@ import {
 import { changes, detailRows, open, resourceRows, rowOf, rows, serve } from "../../test/support/plan-changes.ts";
 
 describe("ss-plan-changes", () => {
-  afterEach(cleanup);
-
   it("should keep a 5,000-resource list virtualized: only the rows in view exist, and scrolling brings the others", async () => {
     const server = new FakeServer().on(`GET /v1/runs/${RUN_ID}/plan-changes`, {
       status: 200,

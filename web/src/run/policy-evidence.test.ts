@@ -1,10 +1,7 @@
 import {
-  afterEach,
   cleanup,
-  describe,
   equal,
   FakeServer,
-  it,
   mountForRun,
   NEEDS_TAGS_FINDING,
   ok,
@@ -40,8 +37,6 @@ const evidence = (server: FakeServer, policy: PolicyStage, actions: Action[]) =>
   mountForRun(server, "ss-policy-evidence", { policy, actions });
 
 describe("ss-policy-evidence", () => {
-  afterEach(cleanup);
-
   it("should offer the override control only where the review carries one and override is available", async () => {
     const server = new FakeServer();
     const without = await evidence(server, softFailed(), ["discard"]);

@@ -1,16 +1,4 @@
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  FakeServer,
-  it,
-  mountForRun,
-  ok,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, FakeServer, mountForRun, ok, RUN_ID, text, until } from "../../test/support/components.ts";
 import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 
@@ -35,8 +23,6 @@ const panel = (server: FakeServer, recovery: Recovery, actions: Action[]) =>
   mountForRun(server, "ss-recovery-panel", { recovery, actions });
 
 describe("ss-recovery-panel", () => {
-  afterEach(cleanup);
-
   it("should show the recorded evidence, and the resolve form only with recover", async () => {
     const viewer = await panel(new FakeServer(), EVIDENCE, []);
     const t = text(viewer.shadowRoot!.querySelector("section"));

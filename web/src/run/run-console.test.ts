@@ -1,17 +1,4 @@
-import {
-  afterEach,
-  cleanup,
-  deep,
-  describe,
-  equal,
-  FakeSocket,
-  helloMessage,
-  it,
-  logMessage,
-  ok,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { deep, equal, FakeSocket, helloMessage, logMessage, ok, text, until } from "../../test/support/components.ts";
 import {
   applying,
   applyLogServer,
@@ -68,7 +55,6 @@ async function append(el: HTMLElement, log: { stored: string }, seq: number, chu
 
 describe("the run console", () => {
   afterEach(() => {
-    cleanup();
     FakeSocket.all = [];
   });
 

@@ -1,15 +1,4 @@
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  RUN_ID,
-  text,
-} from "../../test/support/components.ts";
+import { equal, FakeServer, mount, ok, RUN_ID, text } from "../../test/support/components.ts";
 import type { Downloads } from "./review-model.ts";
 import "./run-downloads.ts";
 
@@ -21,8 +10,6 @@ function downloads(value: Downloads) {
 }
 
 describe("ss-run-downloads", () => {
-  afterEach(cleanup);
-
   it("should render no section at all for a caller who could never download", async () => {
     const el = await downloads(null);
     equal(el.shadowRoot!.querySelector("section"), null);

@@ -1,25 +1,10 @@
-import {
-  afterEach,
-  cleanup,
-  deep,
-  deepAll,
-  describe,
-  equal,
-  it,
-  ok,
-  reviewFixture,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { deep, deepAll, equal, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
 import { fakeLiveFeed, reviewedPage, withReview } from "../../test/support/run-page.ts";
 
 fakeLiveFeed();
 // The run page's header and terminal reason, as the page shows them.
 
 describe("ss-run-header", () => {
-  afterEach(cleanup);
-
   it("should title the run with its message's first line, the rest below, and say when everything is recorded", async () => {
     const el = await reviewedPage(
       withReview(
@@ -66,8 +51,6 @@ describe("ss-run-header", () => {
 });
 
 describe("ss-terminal-reason", () => {
-  afterEach(cleanup);
-
   it("should name who canceled, when and why, for a run canceled before its approval stage", async () => {
     const el = await reviewedPage(
       withReview(

@@ -1,13 +1,10 @@
 import {
-  afterEach,
   cleanup,
   deep,
-  describe,
   equal,
   type FakeServer,
   FakeSocket,
   helloMessage,
-  it,
   logMessage,
   ok,
   RUN_ID,
@@ -51,7 +48,6 @@ const refreshButton = (el: HTMLElement) => deep(el, '[data-testid="refresh-log"]
 
 describe("the run page's live feed", () => {
   afterEach(() => {
-    cleanup();
     FakeSocket.all = [];
   });
 

@@ -1,13 +1,10 @@
 import {
-  afterEach,
   cleanup,
   deep,
   deepAll,
-  describe,
   equal,
   errorAnswer,
   FakeServer,
-  it,
   match,
   NEEDS_TAGS_FINDING,
   ok,
@@ -37,8 +34,6 @@ const endedWith = (
 const head = (stageEl: HTMLElement) => stageEl.shadowRoot!.querySelector<HTMLElement>('[data-testid="stage-head"]')!;
 
 describe("ss-run-page", () => {
-  afterEach(cleanup);
-
   it("should render an unavailable review as unavailable (with a retry), never as an empty run", async () => {
     const server = new FakeServer().on(REVIEW, errorAnswer(503, "STORE_UNAVAILABLE", "The database is not answering."));
     const el = await reviewedPage(server);

@@ -1,14 +1,11 @@
 import type { Session } from "../app/session.ts";
 import { NAVIGATE_EVENT } from "../app/router.ts";
 import {
-  afterEach,
   cleanup,
   deep,
-  describe,
   equal,
   errorAnswer,
   FakeServer,
-  it,
   mount,
   ok,
   text,
@@ -44,8 +41,6 @@ async function count(server: FakeServer, organization = "acme") {
 const link = (el: HTMLElement) => deep<HTMLAnchorElement>(el, "#needs-attention");
 
 describe("ss-attention-count", () => {
-  afterEach(cleanup);
-
   it("should read the waiting statuses through the run list's filter and link to them", async () => {
     let n = 3;
     const server = new FakeServer().on(RUNS, () => ({

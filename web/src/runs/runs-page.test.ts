@@ -2,20 +2,7 @@ import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import type { Session } from "../app/session.ts";
 import { navigate } from "../app/router.ts";
-import {
-  afterEach,
-  cleanup,
-  deep,
-  deepAll,
-  describe,
-  equal,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { cleanup, deep, deepAll, equal, FakeServer, mount, ok, text, until } from "../../test/support/components.ts";
 import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token
@@ -89,7 +76,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("the runs page's filters", () => {
   const original = location.pathname + location.search;
   afterEach(() => {
-    cleanup();
     history.replaceState(null, "", original);
   });
 
@@ -154,7 +140,6 @@ describe("the runs page's filters", () => {
 describe("the runs page's rows and the way back", () => {
   const original = location.pathname + location.search;
   afterEach(() => {
-    cleanup();
     document.body.style.minHeight = "";
     history.replaceState(null, "", original);
   });
@@ -271,7 +256,6 @@ describe("the runs page's rows and the way back", () => {
 describe("the runs page under a link to itself", () => {
   const original = location.pathname + location.search;
   afterEach(() => {
-    cleanup();
     history.replaceState(null, "", original);
   });
 
@@ -295,7 +279,6 @@ describe("the runs page under a link to itself", () => {
 
 describe("the runs page on a phone", () => {
   afterEach(async () => {
-    cleanup();
     await setViewport({ width: 800, height: 600 });
   });
 

@@ -1,4 +1,4 @@
-import { describe, equal, it, ok } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/components.ts";
 import "./elapsed.ts";
 
 describe("ss-elapsed", () => {

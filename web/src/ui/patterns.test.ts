@@ -1,4 +1,4 @@
-import { describe, equal, it } from "../../test/support/components.ts";
+import { equal } from "../../test/support/components.ts";
 import { ORGANIZATION_NAME_PATTERN, WORKSPACE_NAME_PATTERN } from "./patterns.ts";
 
 /** Whether Chromium's constraint validation accepts `value` under `pattern` (what a form submit checks). */

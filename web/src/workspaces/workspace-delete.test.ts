@@ -1,17 +1,4 @@
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  errorAnswer,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  text,
-  until,
-  WS_ID,
-} from "../../test/support/components.ts";
+import { equal, errorAnswer, FakeServer, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import "./workspace-delete.ts";
 
 const DELETE = `POST /v1/workspaces/${WS_ID}/actions/delete`;
@@ -35,7 +22,6 @@ const button = (el: HTMLElement) => el.shadowRoot!.querySelector<HTMLButtonEleme
 describe("ss-workspace-delete", () => {
   const original = location.pathname + location.search;
   afterEach(() => {
-    cleanup();
     history.replaceState(null, "", original);
   });
 

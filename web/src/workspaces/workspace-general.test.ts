@@ -1,12 +1,9 @@
 import type { Workspace } from "@stackship/client";
 import {
-  afterEach,
   cleanup,
-  describe,
   equal,
   errorAnswer,
   FakeServer,
-  it,
   mount,
   ok,
   text,
@@ -34,8 +31,6 @@ function fill(el: HTMLElement, id: string, value: string) {
 }
 
 describe("ss-workspace-general", () => {
-  afterEach(cleanup);
-
   it("should send only what changed, and announce it", async () => {
     const server = new FakeServer().on(PATCH, {
       status: 200,

@@ -1,11 +1,8 @@
 import {
-  afterEach,
   cleanup,
-  describe,
   equal,
   errorAnswer,
   FakeServer,
-  it,
   mount,
   ok,
   text,
@@ -50,8 +47,6 @@ async function control(server: FakeServer, inputs: Partial<SsWorkspaceLock>) {
 const button = (el: HTMLElement, id: string) => el.shadowRoot!.querySelector<HTMLButtonElement>(`#${id}`);
 
 describe("ss-workspace-lock", () => {
-  afterEach(cleanup);
-
   it("should lock with a typed reason (a blank one sends nothing) and announce the change", async () => {
     const server = new FakeServer().on(LOCK, { status: 200, body: lockDoc });
     const el = await control(server, { lock: null, canWrite: true });

@@ -3,20 +3,7 @@
 // outside them is a ContractError, never a guess).
 import type { FederationProfile, Run, SourceConnectionDocument, Workspace } from "@stackship/client";
 import { checkRun, commitLine, ContractError } from "../app/closed-sets.ts";
-import {
-  afterEach,
-  cleanup,
-  describe,
-  equal,
-  errorAnswer,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  text,
-  until,
-  WS_ID,
-} from "../../test/support/components.ts";
+import { equal, errorAnswer, FakeServer, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
 import { checkProfile, PROVIDER_TARGETS } from "./workspace-cloud-access-page.ts";
 import { checkSourceDocument, missingVariables } from "./workspace-source-page.ts";
 import { structuredOutputPatch, structuredOutputSentence } from "./workspace-settings.ts";
@@ -168,7 +155,6 @@ describe("workspace settings pages", () => {
 });
 
 describe("ss-workspace-settings: structured run output (issue 29)", () => {
-  afterEach(cleanup);
   const PATCH = `PATCH /v1/workspaces/${WS_ID}`;
   const workspace = (enabled: boolean) =>
     ({

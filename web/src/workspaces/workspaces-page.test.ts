@@ -1,19 +1,6 @@
 import type { Workspace } from "@stackship/client";
 import type { Session } from "../app/session.ts";
-import {
-  afterEach,
-  cleanup,
-  deep,
-  deepAll,
-  describe,
-  equal,
-  FakeServer,
-  it,
-  mount,
-  ok,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { deep, deepAll, equal, FakeServer, mount, ok, text, until } from "../../test/support/components.ts";
 import { FILTER_DEBOUNCE_MS, PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 
@@ -77,8 +64,6 @@ async function page(s: FakeServer) {
 const rows = (el: HTMLElement) => deepAll(el, "tr[data-workspace-id]");
 
 describe("the workspaces page", () => {
-  afterEach(cleanup);
-
   it(`should read ${PAGE_SIZE} workspaces a page and load more through the cursor until the list ends`, async () => {
     const s = server(Array.from({ length: 45 }, (_, i) => `ws-${String(i).padStart(2, "0")}`));
     const el = await page(s);

@@ -1,7 +1,8 @@
 /**
- * Component-test support (browser only, @web/test-runner with mocha): typed mocha globals, small
- * assertions, a fake server behind the real generated SDK (a `fetch` that answers per route and
- * records every request), a context provider element, and review fixtures.
+ * Component-test support (browser only, @web/test-runner with mocha, whose globals are typed in
+ * mocha-globals.d.ts): removing what a test mounted after each test, small assertions, a fake
+ * server behind the real generated SDK (a `fetch` that answers per route and records every
+ * request), a context provider element, and review fixtures.
  */
 import { provide } from "@lit/context";
 import { createStackShipClient, type Client, type PlanDiff, type PlanDiffResource } from "@stackship/client";
@@ -9,17 +10,6 @@ import { LitElement, html } from "lit";
 import { customElement } from "lit/decorators.js";
 import { apiContext } from "../../src/app/context.ts";
 import type { Review } from "../../src/run/review-model.ts";
-
-type Fn = () => unknown;
-const g = globalThis as unknown as {
-  describe(name: string, fn: () => void): void;
-  it(name: string, fn: Fn): void;
-  beforeEach(fn: Fn): void;
-  afterEach(fn: Fn): void;
-};
-export const describe = (name: string, fn: () => void) => g.describe(name, fn);
-export const it = (name: string, fn: Fn) => g.it(name, fn);
-export const afterEach = (fn: Fn) => g.afterEach(fn);
 
 export function ok(value: unknown, message = "expected a truthy value"): asserts value {
   if (!value) throw new Error(message);
@@ -147,9 +137,12 @@ export function mountForRun<K extends keyof HTMLElementTagNameMap>(
   return mount(server, Object.assign(document.createElement(tag), { runId: RUN_ID }, inputs));
 }
 
+/** Removes what the test mounted; also runs after every test of a file that imports this module. */
 export function cleanup() {
   for (const provider of document.querySelectorAll("ss-test-context")) provider.remove();
 }
+// A hook of the file's root suite: it runs after each test, after the hooks of the test's own suite.
+afterEach(cleanup);
 
 /** Resolves once `check` returns a truthy value (polling animation frames), or fails after `ms`. */
 export async function until<T>(check: () => T, ms = 3000, what = "condition"): Promise<NonNullable<T>> {
