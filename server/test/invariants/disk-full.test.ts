@@ -12,7 +12,6 @@ import { join } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
-import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
 import {
   createOrganizationWithToken,
@@ -33,6 +32,7 @@ import {
 } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import { currentState } from "../support/state.ts";
 import { fillFilesystem } from "../support/files.ts";
 
 const test = suite("the artifact directory's filesystem full");
@@ -106,31 +106,6 @@ async function assertNothingHalfWritten(server: TestServer, artifacts: string): 
     assert.ok(existsSync(path), `artifact ${row.key} is recorded but its object is missing`);
     assert.ok(statSync(path).size >= Number(row.size), `artifact ${row.key} is shorter than recorded`);
   }
-}
-
-/** The workspace's current state version: serial, recorded SHA-256 and download URL. */
-async function currentState(
-  server: TestServer,
-  token: string,
-  workspaceId: string,
-): Promise<{ id: string; serial: number; sha256: string; downloadUrl: string }> {
-  const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
-  const data = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-  const row = await server.db.knex("state_versions").where({ id: data.id }).first<{ sha256: string }>("sha256");
-  return {
-    id: data.id,
-    serial: data.attributes.serial as number,
-    sha256: row.sha256,
-    downloadUrl: data.attributes["hosted-state-download-url"] as string,
-  };
-}
-
-async function stateBytes(server: TestServer, token: string, url: string): Promise<Buffer> {
-  const response = await fetch(url.startsWith("http") ? url : `${server.baseUrl}${url}`, {
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  assert.is(response.status, 200);
-  return Buffer.from(await response.arrayBuffer());
 }
 
 const mountable = canMount();
@@ -210,10 +185,9 @@ for (const dialect of testDialects()) {
           assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
           const published = await currentState(server, token, workspace.id);
           assert.is(published.serial, 2);
-          const bytes = await stateBytes(server, token, published.downloadUrl);
-          assert.is(sha256(bytes), published.sha256, "the published state's bytes are the ones recorded");
+          assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
           assert.ok(
-            (JSON.parse(bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
+            (JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
               (resource) => resource.name === "y",
             ),
           );

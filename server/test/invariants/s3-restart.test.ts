@@ -6,7 +6,6 @@
 // and the same server process plans and applies again without a restart. Counted as skipped
 // without the weed binary. About 110 s per database on this 2-core machine.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createHash } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 
@@ -22,6 +21,7 @@ import {
   createOrganizationWithToken,
   createWorkspace,
   makeConfigurationTarball,
+  sha256,
   uploadConfiguration,
 } from "../support/factories.ts";
 import {
@@ -34,8 +34,9 @@ import {
   waitForStatus,
 } from "../support/runs.ts";
 import { artifactStoreUrl, seaweedServer, WEED } from "../support/seaweedfs.ts";
-import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { withTestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import { currentState } from "../support/state.ts";
 
 const test = suite("the S3 store killed and started again");
 
@@ -102,32 +103,10 @@ async function killableSeaweed(): Promise<KillableS3> {
   };
 }
 
-/** The current state version, its bytes as served and the SHA-256 its row records. */
-async function currentState(
-  server: TestServer,
-  token: string,
-  workspaceId: string,
-): Promise<{ serial: number; bytes: Buffer; sha256: string }> {
-  const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
-  const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-  const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, {
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  assert.is(response.status, 200);
-  const row = await server.db.knex("state_versions").where({ id: version.id }).first<{ sha256: string }>("sha256");
-  return {
-    serial: version.attributes.serial as number,
-    bytes: Buffer.from(await response.arrayBuffer()),
-    sha256: row.sha256,
-  };
-}
-
 const slowApply = {
   "main.tf":
     'resource "terraform_data" "slow" {\n  input = "three"\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 3"\n  }\n}\n',
 };
-
-const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 
 for (const dialect of testDialects()) {
   const title = `SIGKILL of S3 under a plan's artifact writes and an apply's state upload, then a start: recorded, nothing published half, recovered without a restart [${dialect}]`;

@@ -1,0 +1,30 @@
+// A workspace's current state version as the tfe API serves it, checked against the row it came from.
+import * as assert from "uvu/assert";
+import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
+import type { TestServer } from "./test-server.ts";
+
+export interface CurrentState {
+  id: string;
+  serial: number;
+  /** The SHA-256 the state_versions row records. */
+  sha256: string;
+  /** The bytes its hosted-state-download-url serves. */
+  bytes: Buffer;
+}
+
+/** The workspace's current state version: its serial, recorded SHA-256 and the bytes it serves. */
+export async function currentState(server: TestServer, token: string, workspaceId: string): Promise<CurrentState> {
+  const current = await getCurrentStateVersion({ client: server.tfe(token), path: { workspace_id: workspaceId } });
+  const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
+  const response = await fetch(`${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`, {
+    headers: { Authorization: `Bearer ${token}` },
+  });
+  assert.is(response.status, 200);
+  const row = await server.db.knex("state_versions").where({ id: version.id }).first<{ sha256: string }>("sha256");
+  return {
+    id: version.id,
+    serial: version.attributes.serial as number,
+    sha256: row.sha256,
+    bytes: Buffer.from(await response.arrayBuffer()),
+  };
+}
