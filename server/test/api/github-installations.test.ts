@@ -6,12 +6,11 @@ import { countRows, createOrganizationWithToken, createWorkspace } from "../supp
 import { GitHubDouble } from "../support/github-double.ts";
 import {
   bindInstallation,
-  commitTarball,
   connectWorkspace,
   deliver,
+  newCommit,
   newInstallationId,
   newRepository,
-  newSha,
   pushPayload,
   settled,
 } from "../support/github.ts";
@@ -294,12 +293,7 @@ testEachServer(
       triggerPaths: [],
       now: new Date(),
     });
-    const sha = newSha();
-    double.setTarball(
-      victim.repository,
-      sha,
-      await commitTarball(victim.repository, sha, { "main.tf": MAIN_TF, "app/main.tf": MAIN_TF }),
-    );
+    const sha = await newCommit(double, victim.repository, { "main.tf": MAIN_TF, "app/main.tf": MAIN_TF });
     const result = await settled(
       server,
       (
@@ -385,8 +379,7 @@ testEachServer(
   "deliveries are per organization: naming another organization's repository shows none of its deliveries",
   async (server) => {
     const victim = await connectWorkspace(server, double);
-    const sha = newSha();
-    double.setTarball(victim.repository, sha, await commitTarball(victim.repository, sha, { "main.tf": MAIN_TF }));
+    const sha = await newCommit(double, victim.repository, { "main.tf": MAIN_TF });
     const pushed = await deliver(server, double, "push", pushPayload(victim.repository, victim.installationId, sha));
     await settled(server, pushed.deliveryId);
     const own = await sourceOf(server, victim.workspaceId, victim.token);

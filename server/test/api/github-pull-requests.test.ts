@@ -4,12 +4,12 @@ import type { InputSnapshotRow, RunRow } from "../../src/store/rows.ts";
 import { createVariable } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import {
-  commitTarball,
   connectWorkspace,
   deliver,
+  newCommit,
   newInstallationId,
   newSha,
-  pullRequestPayload,
+  pullRequestSettled,
   pushPayload,
   settled,
 } from "../support/github.ts";
@@ -40,21 +40,9 @@ testEachServer(
   async (server) => {
     const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
-    const first = newSha();
-    const second = newSha();
-    for (const sha of [first, second])
-      double.setTarball(
-        connected.repository,
-        sha,
-        await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-      );
-    const opened = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }),
-    );
-    const one = await settled(server, opened.deliveryId);
+    const first = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
+    const second = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
+    const one = await pullRequestSettled(server, double, connected, "opened", { number: 7, headSha: first });
     assert.is(one.status, "processed", JSON.stringify(one));
     const older = await runOf(server, connected.token, one.run_ids[0]);
     assert.is(older.attributes.kind, "speculative");
@@ -69,58 +57,29 @@ testEachServer(
     });
 
     // Replay: the same signed body under a new X-GitHub-Delivery creates nothing (number and head SHA ran already).
-    const replayed = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 7, headSha: first }),
-    );
-    assert.equal(await settled(server, replayed.deliveryId).then((r) => [r.status, r.outcome, r.run_ids]), [
-      "ignored",
-      "replayed",
-      [],
-    ]);
+    const replayed = await pullRequestSettled(server, double, connected, "opened", { number: 7, headSha: first });
+    assert.equal([replayed.status, replayed.outcome, replayed.run_ids], ["ignored", "replayed", []]);
     assert.is(
       (await runOf(server, connected.token, older.id)).attributes.status,
       "pending",
       "the replay did not supersede the run",
     );
 
-    const synced = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "synchronize", { number: 7, headSha: second }),
-    );
-    const two = await settled(server, synced.deliveryId);
+    const two = await pullRequestSettled(server, double, connected, "synchronize", { number: 7, headSha: second });
     assert.is((await runOf(server, connected.token, older.id)).attributes.status, "canceled");
     const newer = await runOf(server, connected.token, two.run_ids[0]);
     assert.is(newer.attributes.status, "pending");
     assert.is(newer.attributes.commit!.sha, second);
 
     // A pull request targeting another branch plans nothing.
-    const elsewhere = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", {
-        number: 8,
-        headSha: first,
-        base: "develop",
-      }),
-    );
-    assert.equal(await settled(server, elsewhere.deliveryId).then((r) => [r.status, r.outcome]), [
-      "ignored",
-      "branch_not_tracked",
-    ]);
+    const elsewhere = await pullRequestSettled(server, double, connected, "opened", {
+      number: 8,
+      headSha: first,
+      base: "develop",
+    });
+    assert.equal([elsewhere.status, elsewhere.outcome], ["ignored", "branch_not_tracked"]);
 
-    const closed = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "closed", { number: 7, headSha: second }),
-    );
-    const three = await settled(server, closed.deliveryId);
+    const three = await pullRequestSettled(server, double, connected, "closed", { number: 7, headSha: second });
     assert.equal([three.outcome, three.run_ids], ["pull_request_closed", [newer.id]]);
     assert.is((await runOf(server, connected.token, newer.id)).attributes.status, "canceled");
   },
@@ -145,23 +104,12 @@ testEachServer(
       sensitive: true,
       category: "env",
     });
-    const sha = newSha();
-    double.setTarball(
-      connected.repository,
-      sha,
-      await commitTarball(connected.repository, sha, { "main.tf": MAIN_TF }),
-    );
-    const sent = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", {
-        number: 9,
-        headSha: sha,
-        headRepository: "mallory/infra",
-      }),
-    );
-    const result = await settled(server, sent.deliveryId);
+    const sha = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
+    const result = await pullRequestSettled(server, double, connected, "opened", {
+      number: 9,
+      headSha: sha,
+      headRepository: "mallory/infra",
+    });
     assert.is(result.status, "processed", JSON.stringify(result));
     const run = await runOf(server, connected.token, result.run_ids[0]);
     assert.is(run.attributes.kind, "speculative");

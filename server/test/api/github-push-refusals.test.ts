@@ -6,6 +6,7 @@ import {
   connectWorkspace,
   deliver,
   eventually,
+  newCommit,
   newInstallationId,
   newSha,
   pushPayload,
@@ -16,14 +17,7 @@ import type { CheckRunRow } from "../../src/store/github-records.ts";
 import type { RunRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { auditOf, MAIN_TF, PIPELINE_TABLES, runOf, TARBALL_LIMIT } from "../support/github-source.ts";
-import {
-  newBytes,
-  newCommit,
-  pushSettled,
-  pushSuite,
-  connectedRepository,
-  deliverPush,
-} from "../support/api-github-push.ts";
+import { newBytes, pushSettled, pushSuite, connectedRepository, deliverPush } from "../support/api-github-push.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending): pushes that create nothing, refusals, outages, several workspaces on one repository and

@@ -5,7 +5,8 @@ import { connectWorkspace, deliver, eventually, pushPayload, settled } from "../
 import type { ConfigurationVersionRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { MAIN_TF, PIPELINE_TABLES, runOf, sourceOf } from "../support/github-source.ts";
-import { newCommit, pushSettled, pushSuite, connectedRepository } from "../support/api-github-push.ts";
+import { pushSettled, pushSuite, connectedRepository } from "../support/api-github-push.ts";
+import { newCommit } from "../support/github.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending, which is what the queue-related cases need): a push to the tracked branch and what it

@@ -5,12 +5,11 @@ import { jsonOf, type V1 } from "../support/documents.ts";
 
 import { GitHubDouble } from "../support/github-double.ts";
 import {
-  commitTarball,
   connectWorkspace,
   deliver,
   eventually,
-  newSha,
-  pullRequestPayload,
+  newCommit,
+  pullRequestSettled,
   pushPayload,
   settled,
 } from "../support/github.ts";
@@ -44,8 +43,7 @@ testEachServer(
       triggerPaths: ["modules/**"],
     });
     double.installations.set(connected.installationId, [connected.repository]);
-    const sha = newSha();
-    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));
+    const sha = await newCommit(double, connected.repository, FILES);
     const sent = await deliver(
       server,
       double,
@@ -112,15 +110,8 @@ testEachServer(
     );
 
     // A pull request targeting the tracked branch: a speculative plan of its head, never applied.
-    const head = newSha();
-    double.setTarball(connected.repository, head, await commitTarball(connected.repository, head, FILES));
-    const pr = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", { number: 3, headSha: head }),
-    );
-    const prResult = await settled(server, pr.deliveryId);
+    const head = await newCommit(double, connected.repository, FILES);
+    const prResult = await pullRequestSettled(server, double, connected, "opened", { number: 3, headSha: head });
     const speculative = await waitForStatus(server, connected.token, prResult.run_ids[0], [
       "planned_and_finished",
       "errored",

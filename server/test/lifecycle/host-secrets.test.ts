@@ -7,15 +7,7 @@ import * as assert from "uvu/assert";
 import { getRunPlanChanges } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import {
-  commitTarball,
-  connectWorkspace,
-  deliver,
-  newSha,
-  pullRequestPayload,
-  pushPayload,
-  settled,
-} from "../support/github.ts";
+import { connectWorkspace, deliver, newCommit, pullRequestSettled, pushPayload, settled } from "../support/github.ts";
 import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -116,8 +108,7 @@ testEachServer(
     const connected = await connectWorkspace(server, double);
     double.installations.set(connected.installationId, [connected.repository]);
     await sensitiveVariables(server, connected.token, connected.workspaceId);
-    const sha = newSha();
-    double.setTarball(connected.repository, sha, await commitTarball(connected.repository, sha, FILES));
+    const sha = await newCommit(double, connected.repository, FILES);
     const pushed = await settled(
       server,
       (await deliver(server, double, "push", pushPayload(connected.repository, connected.installationId, sha)))
@@ -126,19 +117,12 @@ testEachServer(
     assert.is(pushed.status, "processed", JSON.stringify(pushed));
     await approveAndApply(server, connected.token, pushed.run_ids[0]);
 
-    const head = newSha();
-    double.setTarball(connected.repository, head, await commitTarball(connected.repository, head, FILES));
-    const sent = await deliver(
-      server,
-      double,
-      "pull_request",
-      pullRequestPayload(connected.repository, connected.installationId, "opened", {
-        number: 11,
-        headSha: head,
-        headRepository: "mallory/infra",
-      }),
-    );
-    const result = await settled(server, sent.deliveryId);
+    const head = await newCommit(double, connected.repository, FILES);
+    const result = await pullRequestSettled(server, double, connected, "opened", {
+      number: 11,
+      headSha: head,
+      headRepository: "mallory/infra",
+    });
     assert.is(result.status, "processed", JSON.stringify(result));
     await assertSpeculativeRedacted(server, connected.token, result.run_ids[0]);
   },

@@ -1,8 +1,8 @@
 // Shared by github-push-runs.test.ts and github-push-refusals.test.ts: a push suite with its GitHub
-// API double, a commit the double serves, and a push delivered and settled.
+// API double, a connected repository, and a push delivered and settled.
 import { suite } from "uvu";
 import { GitHubDouble } from "./github-double.ts";
-import { commitTarball, connectWorkspace, deliver, newSha, pushPayload, settled } from "./github.ts";
+import { connectWorkspace, deliver, newSha, pushPayload, settled } from "./github.ts";
 import { githubServerOptions } from "./github-source.ts";
 import type { TestServer } from "./test-server.ts";
 
@@ -15,13 +15,6 @@ export function pushSuite(name: string) {
   });
   push.after(() => double.stop());
   return { double, push, GITHUB: githubServerOptions(double) };
-}
-
-/** A new commit SHA of `repository` whose tarball the double serves with `files`. */
-export async function newCommit(double: GitHubDouble, repository: string, files: Record<string, string>) {
-  const sha = newSha();
-  double.setTarball(repository, sha, await commitTarball(repository, sha, files));
-  return sha;
 }
 
 /** A workspace connected to a repository that its installation can see. */

@@ -185,6 +185,25 @@ export function pullRequestPayload(
   return payload;
 }
 
+/** A new commit SHA of `repository` whose tarball the double serves with `files`. */
+export async function newCommit(double: GitHubDouble, repository: string, files: Record<string, string>) {
+  const sha = newSha();
+  double.setTarball(repository, sha, await commitTarball(repository, sha, files));
+  return sha;
+}
+
+/** A pull_request event about the connected repository, delivered and then settled. */
+export async function pullRequestSettled(
+  server: TestServer,
+  double: GitHubDouble,
+  connected: { repository: string; installationId: number },
+  action: Parameters<typeof pullRequestPayload>[2],
+  pull: Parameters<typeof pullRequestPayload>[3],
+) {
+  const payload = pullRequestPayload(connected.repository, connected.installationId, action, pull);
+  return settled(server, (await deliver(server, double, "pull_request", payload)).deliveryId);
+}
+
 /**
  * POSTs a delivery signed with the double's secret (or the given signature; null: none). `body` is
  * the answer's JSON as the shape `T` the caller expects: the delivery document by default (202,
