@@ -8,12 +8,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import {
-  createReadStream,
-  createWriteStream,
-  mkdtempSync,
-  rmSync,
-} from "node:fs";
+import { createReadStream, createWriteStream, mkdtempSync, rmSync } from "node:fs";
 import { createServer, get } from "node:http";
 import type { AddressInfo } from "node:net";
 import { availableParallelism, loadavg, tmpdir } from "node:os";

@@ -203,17 +203,15 @@ testEachDatabase(
       { id: "aud-0000000000000004", organization_id: ORG_A, created_at: at(2) },
     ];
     for (const row of legacy) {
-      await db
-        .knex("audit_events")
-        .insert({
-          ...row,
-          actor_id: null,
-          action: "legacy",
-          target_type: "t",
-          target_id: row.id,
-          reason: null,
-          data: '{"k":1}',
-        });
+      await db.knex("audit_events").insert({
+        ...row,
+        actor_id: null,
+        action: "legacy",
+        target_type: "t",
+        target_id: row.id,
+        reason: null,
+        data: '{"k":1}',
+      });
     }
     // More than one page of the migration (1,000 rows) in another organization.
     const many = Array.from({ length: 1003 }, (_, i) => ({
