@@ -1,26 +1,21 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { cancelRun, getRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { expectStatus } from "../support/factories.ts";
 import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
-import { planningRun } from "../support/scenarios.ts";
+import { acmeWorkspace, planningRun, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const expiry = suite("approval expiry");
 
-let offsetMs = 0;
-const clock = () => new Date(Date.now() + offsetMs);
+const clock = shiftedClock();
 
 testEachServer(
   expiry,
   "an unanswered plan expires after the workspace's approval window and frees the workspace",
   async (server) => {
-    offsetMs = 0;
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, {
-      name: "slowpoke",
-      approval_ttl_seconds: 60,
-    } as never);
+    clock.set(0);
+    const { token, workspace } = await acmeWorkspace(server, "slowpoke", { approval_ttl_seconds: 60 });
     assert.is((workspace.attributes as { approval_ttl_seconds: number }).approval_ttl_seconds, 60);
     const first = await startRun(server, token, workspace.id, fixture("basic"));
     const second = await startRun(server, token, workspace.id, fixture("basic"));
@@ -29,7 +24,7 @@ testEachServer(
       new Date(waiting.attributes.approval_expires_at!).getTime() - new Date(waiting.attributes.updated_at).getTime();
     assert.ok(Math.abs(opened - 60_000) < 2_000, `the window is the workspace's 60 s (got ${opened} ms)`);
 
-    offsetMs = 50_000;
+    clock.set(50_000);
     // A sweep at 50 s (the runner's own, run here so the check does not wait on its timer) expires nothing.
     assert.ok(server.runner, "the test server runs a runner");
     await server.runner.sweep();
@@ -39,7 +34,7 @@ testEachServer(
       "not before the window closes",
     );
 
-    offsetMs = 61_000;
+    clock.set(61_000);
     const expired = await waitForStatus(server, token, first.id, ["expired"], 20_000);
     assert.is(expired.attributes.status_reason, "approval_expired");
     const review = await server.db
@@ -51,7 +46,7 @@ testEachServer(
     // The lock went with it: the queued run plans now.
     await waitForStatus(server, token, second.id, ["awaiting_approval"]);
   },
-  { runner: true, clock },
+  { runner: true, clock: clock.now },
 );
 
 const cancel = suite("cancel interrupts tofu");
@@ -96,8 +91,7 @@ testEachServer(
   cancel,
   "cancel while applying interrupts tofu and the run ends as what happened, never as applied by guess",
   async (server) => {
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, { name: "halt" });
+    const { token, workspace } = await acmeWorkspace(server, "halt");
     const slow = {
       "main.tf":
         'resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep 60"\n  }\n}\n',

@@ -1,10 +1,10 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { createToken } from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
-import { plannedRun } from "../support/scenarios.ts";
+import { acmeWorkspace, plannedRun, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const decisions = suite("run review of decided runs");
@@ -58,19 +58,14 @@ testEachServer(
 
 const expiry = suite("run review of an expired run");
 
-let offsetMs = 0;
-const clock = () => new Date(Date.now() + offsetMs);
+const clock = shiftedClock();
 
 testEachServer(
   expiry,
   "expired: the approval expired with no actor, the expired guidance, no actions left",
   async (server) => {
-    offsetMs = 0;
-    const { token, organizationName } = await createOrganizationWithToken(server, "acme");
-    const workspace = await createWorkspace(server, token, organizationName, {
-      name: "slowpoke",
-      approval_ttl_seconds: 60,
-    } as never);
+    clock.set(0);
+    const { token, workspace } = await acmeWorkspace(server, "slowpoke", { approval_ttl_seconds: 60 });
     const run = await startRun(server, token, workspace.id, fixture("basic"));
     const waiting = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
     assert.is(waiting.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
@@ -79,7 +74,7 @@ testEachServer(
     assert.equal(open.attributes.available_actions, ["approve", "discard", "cancel"]);
 
     // Past the window the expiry sweep records the expiry (an actorless decision).
-    offsetMs = 61_000;
+    clock.set(61_000);
     const expired = await waitForStatus(server, token, run.id, ["expired"], 20_000);
     assert.is(expired.attributes.status_reason, "approval_expired");
     const data = await review(server.v1(token), run.id);
@@ -107,7 +102,7 @@ testEachServer(
     assert.is(data.attributes.stages.apply.status, "skipped");
     await assertNoLeaks(server, data, run.id);
   },
-  { runner: true, clock },
+  { runner: true, clock: clock.now },
 );
 
 decisions.run();

@@ -1,6 +1,6 @@
 // Arrange blocks the lifecycle scenarios share, so each scenario states only what differs: an
 // organization with a workspace, a run started there, a planned run awaiting approval, a run held
-// in its plan, and a second runner that notices a killed one.
+// in its plan, a clock ahead of real time, and a second runner that notices a killed one.
 import type { ChildProcess } from "node:child_process";
 import * as assert from "uvu/assert";
 import type { Run } from "../../../client/src/index.ts";
@@ -19,6 +19,17 @@ export async function acmeWorkspace(server: TestServer, name: string, attributes
   const { token, organizationName, organizationId } = await createOrganizationWithToken(server, "acme");
   const workspace = await createWorkspace(server, token, organizationName, { name, ...attributes });
   return { token, organizationName, organizationId, workspace };
+}
+
+/** A clock for a test server's `clock` option, `set` milliseconds ahead of real time (to pass an approval window). */
+export function shiftedClock() {
+  let offsetMs = 0;
+  return {
+    now: () => new Date(Date.now() + offsetMs),
+    set(ms: number) {
+      offsetMs = ms;
+    },
+  };
 }
 
 /** …with a run of `files` (the basic fixture unless given) started there, queued for the runner. */
