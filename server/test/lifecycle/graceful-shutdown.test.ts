@@ -7,7 +7,8 @@ import { createOrganizationWithToken, createWorkspace, expectStatus, putUpload }
 import { connectLive } from "../support/live.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { runnerEnv, sandboxProcesses, spawnStackShip, type Spawned } from "../support/spawned.ts";
-import { readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { poll, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { MANY_RESOURCES } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { createWith, hex, newRun, setUp, startApply, stateFile } from "../api/state-support.ts";
 
@@ -17,25 +18,9 @@ import { createWith, hex, newRun, setUp, startApply, stateFile } from "../api/st
 // here is timed: every wait is on a condition.
 const shutdown = suite("graceful shutdown");
 
-const many = { "main.tf": 'resource "terraform_data" "many" {\n  count = 4000\n  input = count.index\n}\n' };
 const sleeping = (seconds: number) => ({
   "main.tf": `resource "terraform_data" "slow" {\n  provisioner "local-exec" {\n    command = "echo provisioning-started; sleep ${seconds}; echo provisioning-done"\n  }\n}\n`,
 });
-
-async function poll<T>(
-  what: string,
-  read: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 60_000,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
 
 /** Sends `signal` and waits for the exit; returns the exit code and the process's last line. */
 async function signalAndExit(process: Spawned, signal: NodeJS.Signals): Promise<{ code: number | null; last: string }> {
@@ -93,7 +78,7 @@ testEachServer(
     const runner = startRunner(server, "60");
     try {
       await runner.line(/runner \S+ started: concurrency 1,/);
-      const run = await startRun(server, token, workspace.id, many);
+      const run = await startRun(server, token, workspace.id, MANY_RESOURCES);
       await runningAttempt(server, run.id, "plan");
       const { code, last } = await signalAndExit(runner, "SIGTERM");
       assert.is(code, 0, runner.output.join("\n"));
@@ -113,7 +98,7 @@ testEachServer(
         [["plan", "succeeded", "exit_zero"]],
       );
       // Work queued after the signal was not claimed by the stopped runner: it waits for another one.
-      const queued = await startRun(server, token, workspace.id, many, "speculative");
+      const queued = await startRun(server, token, workspace.id, MANY_RESOURCES, "speculative");
       assert.is((await waitForStatus(server, token, queued.id, ["pending"], 5_000)).attributes.status, "pending");
     } finally {
       await runner.kill();
@@ -130,7 +115,7 @@ testEachServer(
     const runner = startRunner(server, "0");
     try {
       await runner.line(/runner \S+ started: concurrency 1,/);
-      const run = await startRun(server, token, workspace.id, many);
+      const run = await startRun(server, token, workspace.id, MANY_RESOURCES);
       const attemptId = await runningAttempt(server, run.id, "plan");
       const { code, last } = await signalAndExit(runner, "SIGTERM");
       assert.is(code, 0, runner.output.join("\n"));
