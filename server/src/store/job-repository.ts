@@ -75,30 +75,8 @@ export class JobRepository extends Repository {
   async claimById(id: string, runnerId: string, now: Date | string): Promise<RunJob | undefined> {
     const at = isoForWrite(now);
     return translating(this.dialect, async () => {
-      const candidate = (await this.db("run_jobs as j")
-        .where("j.id", id)
-        .where("j.status", "queued")
-        .where((q) => {
-          void q
-            .where("j.serial", false)
-            .orWhereNotExists(
-              this.db("run_jobs as r")
-                .select(this.db.raw("1"))
-                .whereRaw("r.workspace_id = j.workspace_id")
-                .where("r.serial", true)
-                .where("r.status", "running"),
-            );
-        })
-        .select("j.*")
-        .first()) as JobRow | undefined;
-      if (!candidate) return undefined;
-      const attempts = numberFromRow(candidate.attempts) + 1;
-      const changed = await this.db("run_jobs")
-        .where({ id, status: "queued" })
-        .update({ status: "running", runner_id: runnerId, attempts, heartbeat_at: at });
-      return changed > 0
-        ? toJob({ ...candidate, status: "running", runner_id: runnerId, attempts, heartbeat_at: at })
-        : undefined;
+      const candidate = (await this.claimable().where("j.id", id).select("j.*").first()) as JobRow | undefined;
+      return candidate && this.take(candidate, runnerId, at);
     });
   }
 
@@ -117,20 +95,8 @@ export class JobRepository extends Repository {
   async claim(runnerId: string, now: Date | string): Promise<RunJob | undefined> {
     const at = isoForWrite(now);
     return translating(this.dialect, async () => {
-      const candidates = await this.db("run_jobs as j")
-        .where("j.status", "queued")
+      const candidates = await this.claimable()
         .where("j.available_at", "<=", at)
-        .where((q) => {
-          void q
-            .where("j.serial", false)
-            .orWhereNotExists(
-              this.db("run_jobs as r")
-                .select(this.db.raw("1"))
-                .whereRaw("r.workspace_id = j.workspace_id")
-                .where("r.serial", true)
-                .where("r.status", "running"),
-            );
-        })
         .orderBy([
           { column: "j.created_at", order: "asc" },
           { column: "j.id", order: "asc" },
@@ -138,25 +104,40 @@ export class JobRepository extends Repository {
         .limit(5)
         .select<JobRow[]>("j.*");
       for (const candidate of candidates) {
-        const changed = await this.db("run_jobs")
-          .where({ id: candidate.id, status: "queued" })
-          .update({
-            status: "running",
-            runner_id: runnerId,
-            attempts: numberFromRow(candidate.attempts) + 1,
-            heartbeat_at: at,
-          });
-        if (changed > 0)
-          return toJob({
-            ...candidate,
-            status: "running",
-            runner_id: runnerId,
-            attempts: numberFromRow(candidate.attempts) + 1,
-            heartbeat_at: at,
-          });
+        const job = await this.take(candidate, runnerId, at);
+        if (job) return job;
       }
       return undefined;
     });
+  }
+
+  /** Queued jobs a runner may take: a serial job only while no serial job of its workspace runs. */
+  private claimable() {
+    return this.db("run_jobs as j")
+      .where("j.status", "queued")
+      .where((q) => {
+        void q
+          .where("j.serial", false)
+          .orWhereNotExists(
+            this.db("run_jobs as r")
+              .select(this.db.raw("1"))
+              .whereRaw("r.workspace_id = j.workspace_id")
+              .where("r.serial", true)
+              .where("r.status", "running"),
+          );
+      });
+  }
+
+  /** Queued → running for `runnerId`, compare-and-set on the status; undefined when another runner won. */
+  private async take(candidate: JobRow, runnerId: string, at: string): Promise<RunJob | undefined> {
+    const claimed = {
+      status: "running" as const,
+      runner_id: runnerId,
+      attempts: numberFromRow(candidate.attempts) + 1,
+      heartbeat_at: at,
+    };
+    const changed = await this.db("run_jobs").where({ id: candidate.id, status: "queued" }).update(claimed);
+    return changed > 0 ? toJob({ ...candidate, ...claimed }) : undefined;
   }
 
   /** Refreshes the heartbeat of the runner's running jobs. */
