@@ -134,31 +134,29 @@ export async function approveRun(
   return decided;
 }
 
-/** Discards a run awaiting a decision, recording who, when and why. */
-export async function discardRun(
+/** A person's decision that ends (or, during apply, interrupts) a run, with the reason they gave. */
+type EndingDecision = (
   services: Services,
   actor: AuthenticatedPrincipal,
   run: Run,
   reason: string | null,
-): Promise<Run> {
+) => Promise<Run>;
+
+/** Discards a run awaiting a decision, recording who, when and why. */
+export const discardRun: EndingDecision = async (services, actor, run, reason) => {
   const now = services.clock();
   const discarded = await endByDecision(services, actor, run, { type: "discarded" }, "discarded", reason, now);
   await releaseRun(services, discarded);
   void attestAfterDecision(services, run.id);
   return discarded;
-}
+};
 
 /**
  * Cancels a run. Before apply it ends now (a planning attempt is interrupted by its runner);
  * during apply it only asks the runner to interrupt tofu, and the run then ends as what
  * really happened.
  */
-export async function cancelRun(
-  services: Services,
-  actor: AuthenticatedPrincipal,
-  run: Run,
-  reason: string | null,
-): Promise<Run> {
+export const cancelRun: EndingDecision = async (services, actor, run, reason) => {
   const now = services.clock();
   if (run.status === "applying") {
     const marked = await inTransaction(services.db, async (stores) => {
@@ -178,7 +176,7 @@ export async function cancelRun(
   services.interruptRun?.(run.id);
   await releaseRun(services, canceled);
   return canceled;
-}
+};
 
 /**
  * Ends a run whose approval window closed (the runner's sweep): the run expires, the decision
