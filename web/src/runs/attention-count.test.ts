@@ -1,4 +1,3 @@
-import type { Session } from "../app/session.ts";
 import { NAVIGATE_EVENT } from "../app/router.ts";
 import {
   cleanup,
@@ -8,6 +7,7 @@ import {
   FakeServer,
   mount,
   ok,
+  sessionFixture,
   text,
   until,
 } from "../../test/support/components.ts";
@@ -15,19 +15,14 @@ import { ATTENTION_LIMIT } from "./attention-count.ts";
 import "./attention-count.ts";
 
 const RUNS = "GET /v1/organizations/acme/runs";
-const session = (organization: string): Session => ({
-  id: "ses-1",
-  csrfToken: "csrf",
-  expiresAt: "2027-01-01T00:00:00.000Z",
-  stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
-  organizations: [
-    { id: "org-1", name: "acme" },
-    { id: "org-2", name: "beta" },
-  ],
-  organization,
-  organizationAdmin: false,
-});
+const session = (organization: string) =>
+  sessionFixture({
+    organizations: [
+      { id: "org-1", name: "acme" },
+      { id: "org-2", name: "beta" },
+    ],
+    organization,
+  });
 
 const runs = (n: number) =>
   Array.from({ length: n }, (_, i) => ({ type: "runs", id: `run-${String(i).padStart(16, "0")}` }));

@@ -1,8 +1,18 @@
 import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
-import type { Session } from "../app/session.ts";
 import { navigate } from "../app/router.ts";
-import { cleanup, deep, deepAll, equal, FakeServer, mount, ok, text, until } from "../../test/support/components.ts";
+import {
+  cleanup,
+  deep,
+  deepAll,
+  equal,
+  FakeServer,
+  mount,
+  ok,
+  sessionFixture,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token
@@ -11,16 +21,7 @@ import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 // SEARCH_BUDGET runs and continues on request.
 
 const RUNS = "GET /v1/organizations/acme/runs";
-const session: Session = {
-  id: "ses-1",
-  csrfToken: "csrf",
-  expiresAt: "2027-01-01T00:00:00.000Z",
-  stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
-  organizations: [{ id: "org-1", name: "acme" }],
-  organization: "acme",
-  organizationAdmin: false,
-};
+const session = sessionFixture();
 
 /** `count` runs, newest first; the ones in `awaiting` await approval, every other one is applied. */
 function runsHistory(count: number, awaiting: number[] = []): Run[] {

@@ -1,20 +1,20 @@
 import type { Workspace } from "@stackship/client";
-import type { Session } from "../app/session.ts";
-import { deep, deepAll, equal, FakeServer, mount, ok, text, until } from "../../test/support/components.ts";
+import {
+  deep,
+  deepAll,
+  equal,
+  FakeServer,
+  mount,
+  ok,
+  sessionFixture,
+  text,
+  until,
+} from "../../test/support/components.ts";
 import { FILTER_DEBOUNCE_MS, PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 
 const WORKSPACES = "GET /v1/organizations/acme/workspaces";
-const session: Session = {
-  id: "ses-1",
-  csrfToken: "csrf",
-  expiresAt: "2027-01-01T00:00:00.000Z",
-  stepUpFreshUntil: null,
-  user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
-  organizations: [{ id: "org-1", name: "acme" }],
-  organization: "acme",
-  organizationAdmin: false,
-};
+const session = sessionFixture();
 
 function workspace(name: string, i: number): Workspace {
   return {

@@ -9,6 +9,7 @@ import { createStackShipClient, type Client, type PlanDiff, type PlanDiffResourc
 import { LitElement, html } from "lit";
 import { customElement } from "lit/decorators.js";
 import { apiContext } from "../../src/app/context.ts";
+import type { Session } from "../../src/app/session.ts";
 import type { Review } from "../../src/run/review-model.ts";
 
 export function ok(value: unknown, message = "expected a truthy value"): asserts value {
@@ -193,6 +194,21 @@ export function text(el: Element | null): string {
   return ((el as HTMLElement).shadowRoot ? (el as HTMLElement).shadowRoot!.textContent : el.textContent)
     .replace(/\s+/g, " ")
     .trim();
+}
+
+/** A member's session in acme (no organization admin), changed by `patch`. */
+export function sessionFixture(patch: Partial<Session> = {}): Session {
+  return {
+    id: "ses-1",
+    csrfToken: "csrf",
+    expiresAt: "2027-01-01T00:00:00.000Z",
+    stepUpFreshUntil: null,
+    user: { id: "usr-1", email: "a@example.com", display_name: "A", site_admin: false },
+    organizations: [{ id: "org-1", name: "acme" }],
+    organization: "acme",
+    organizationAdmin: false,
+    ...patch,
+  };
 }
 
 export const RUN_ID = "run-0000000000000001";
