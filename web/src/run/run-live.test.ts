@@ -18,6 +18,7 @@ import {
   consoleText,
   fastLiveFeed,
   logAnswer,
+  planning,
   REVIEW,
   sleep,
   stage,
@@ -234,16 +235,6 @@ describe("the run page's live feed", () => {
   });
 
   it("should say the plan log appears when the plan finishes while the plan runs", async () => {
-    const planning = (r: Review) => {
-      r.attributes.header.status = "planning";
-      Object.assign(r.attributes.stages.plan, {
-        status: "running",
-        phase_status: "running",
-        finished_at: null,
-        summary: { state: "not_finished" },
-      });
-      Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
-    };
     const s = server(planning).s.on(
       `GET /v1/runs/${RUN_ID}/logs/plan`,
       logAnswer("plan", { offset: 0, text: "", next_offset: 0, complete: false }),

@@ -14,7 +14,15 @@ import {
   until,
   WS_ID,
 } from "../../test/support/components.ts";
-import { fakeLiveFeed, logAnswer, REVIEW, reviewedPage, stage, withReview } from "../../test/support/run-page.ts";
+import {
+  fakeLiveFeed,
+  logAnswer,
+  planning,
+  REVIEW,
+  reviewedPage,
+  stage,
+  withReview,
+} from "../../test/support/run-page.ts";
 import type { Review, TerminalReason } from "./review-model.ts";
 
 fakeLiveFeed();
@@ -110,21 +118,7 @@ describe("ss-run-page", () => {
   });
 
   it("should say “Plan not finished yet” while planning, and keep the attention badge for an unrecorded change result", async () => {
-    const running = await reviewedPage(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "planning";
-          r.attributes.available_actions = ["cancel"];
-          Object.assign(r.attributes.stages.plan, {
-            status: "running",
-            phase_status: "running",
-            finished_at: null,
-            summary: { state: "not_finished" },
-          });
-          Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
-        }),
-      ),
-    );
+    const running = await reviewedPage(withReview(reviewFixture(planning)));
     const plan = stage(running, "plan");
     equal(text(deep(plan, '[data-testid="plan-summary"]')), "Plan not finished yet");
     equal(deep(plan, ".attention-badge"), null);
@@ -305,28 +299,23 @@ describe("ss-run-page", () => {
       );
       cleanup();
     }
-    const canceled = await reviewedPage(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "canceled";
-          r.attributes.available_actions = [];
-          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "canceled" });
-        }),
-      ),
-    );
+    // A run whose plan ended `status` (the run took the same status).
+    const planEnded = (status: "canceled" | "errored") =>
+      reviewedPage(
+        withReview(
+          reviewFixture((r) => {
+            r.attributes.header.status = status;
+            r.attributes.available_actions = [];
+            Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: status });
+          }),
+        ),
+      );
+    const canceled = await planEnded("canceled");
     equal(text(statusOf(canceled, "plan")), "Canceled");
     ok(statusOf(canceled, "plan").classList.contains("tone-neutral"));
     cleanup();
     // A real failure stays a failure, and opens at its error.
-    const errored = await reviewedPage(
-      withReview(
-        reviewFixture((r) => {
-          r.attributes.header.status = "errored";
-          r.attributes.available_actions = [];
-          Object.assign(r.attributes.stages.plan, { status: "failed", phase_status: "errored" });
-        }),
-      ),
-    );
+    const errored = await planEnded("errored");
     equal(text(statusOf(errored, "plan")), "Failed");
     ok(statusOf(errored, "plan").classList.contains("tone-danger"));
     equal(head(stage(errored, "plan")).getAttribute("aria-expanded"), "true");

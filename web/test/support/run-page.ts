@@ -23,6 +23,19 @@ export function fastLiveFeed(): void {
   SsRunPage.pollMs = 60;
 }
 
+/** A run that is planning (plan stage running, nothing to approve yet). */
+export function planning(r: Review) {
+  r.attributes.header.status = "planning";
+  r.attributes.available_actions = ["cancel"];
+  Object.assign(r.attributes.stages.plan, {
+    status: "running",
+    phase_status: "running",
+    finished_at: null,
+    summary: { state: "not_finished" },
+  });
+  Object.assign(r.attributes.stages.approval, { status: "pending", state: "not_reached", plan_digest: null });
+}
+
 /** A run that is applying (apply stage running). */
 export function applying(r: Review) {
   r.attributes.header.status = "applying";
