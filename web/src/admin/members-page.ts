@@ -20,6 +20,7 @@ import { dataOf, RequestFailed } from "../app/api.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
+import { adminFrame } from "./admin-frame.ts";
 import { membersPageStyles } from "./members-page.styles.ts";
 
 type Role = Membership["attributes"]["role"];
@@ -166,26 +167,14 @@ export class SsMembersPage extends LitElement {
   }
 
   override render(): TemplateResult {
-    const organization = this.session?.organization ?? null;
-    if (!organization)
-      return html`<h1>Members</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
-    return html`<h1>Members</h1>
-      <p class="muted">Who can use <strong>${organization}</strong>, and with which role.</p>
-      ${this.members.render({
-        pending: () => html`<p role="status">Loading members…</p>`,
-        error: (error) => this.renderUnavailable(error),
-        complete: (loaded) => (loaded ? this.renderMembers(loaded) : nothing),
-      })}`;
-  }
-
-  private renderUnavailable(error: unknown): TemplateResult {
-    if (error instanceof RequestFailed && (error.status === 403 || error.status === 404)) {
-      return html`<p class="notice info" role="status" id="members-not-allowed">Only an administrator of ${this.session?.organization} manages its members.</p>`;
-    }
-    return html`<div class="notice danger" role="alert">
-      <p>The members could not be read${error instanceof RequestFailed ? html` (${error.summary})` : nothing}. Try again in a moment.</p>
-      <button @click=${() => void this.members.run()}>Try again</button>
-    </div>`;
+    return adminFrame(this.session?.organization ?? null, {
+      title: "Members",
+      intro: (organization) => html`Who can use <strong>${organization}</strong>, and with which role.`,
+      noun: "members",
+      administers: "manages its members",
+      task: this.members,
+      body: (loaded) => this.renderMembers(loaded),
+    });
   }
 
   private renderMembers(loaded: Loaded): TemplateResult {

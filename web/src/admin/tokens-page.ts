@@ -17,6 +17,7 @@ import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, relativeTime } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
+import { adminFrame } from "./admin-frame.ts";
 import { tokensPageStyles } from "./tokens-page.styles.ts";
 
 type Role = Token["attributes"]["role"];
@@ -117,26 +118,15 @@ export class SsTokensPage extends LitElement {
   }
 
   override render(): TemplateResult {
-    const organization = this.session?.organization ?? null;
-    if (!organization)
-      return html`<h1>API tokens</h1><p class="notice info" role="status">You are not a member of any organization yet.</p>`;
-    return html`<h1>API tokens</h1>
-      <p class="muted">Tokens of <strong>${organization}</strong> for the <code>tofu</code> CLI and automation. StackShip stores only their hashes.</p>
-      ${this.tokens.render({
-        pending: () => html`<p role="status">Loading tokens…</p>`,
-        error: (error) => this.renderUnavailable(error),
-        complete: (list) => (list ? this.renderTokens(list) : nothing),
-      })}`;
-  }
-
-  private renderUnavailable(error: unknown): TemplateResult {
-    if (error instanceof RequestFailed && (error.status === 403 || error.status === 404)) {
-      return html`<p class="notice info" role="status" id="tokens-not-allowed">Only an administrator of ${this.session?.organization} manages its API tokens.</p>`;
-    }
-    return html`<div class="notice danger" role="alert">
-      <p>The tokens could not be read${error instanceof RequestFailed ? html` (${error.summary})` : nothing}. Try again in a moment.</p>
-      <button @click=${() => void this.tokens.run()}>Try again</button>
-    </div>`;
+    return adminFrame(this.session?.organization ?? null, {
+      title: "API tokens",
+      intro: (organization) =>
+        html`Tokens of <strong>${organization}</strong> for the <code>tofu</code> CLI and automation. StackShip stores only their hashes.`,
+      noun: "tokens",
+      administers: "manages its API tokens",
+      task: this.tokens,
+      body: (list) => this.renderTokens(list),
+    });
   }
 
   private renderTokens(list: Token[]): TemplateResult {
