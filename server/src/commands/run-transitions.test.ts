@@ -7,7 +7,7 @@ import type { RunEvent } from "../domain/run-lifecycle.ts";
 import type { Database } from "../store/db.ts";
 import type { RunRow } from "../store/rows.ts";
 import { createStores, inTransaction, openRunChangeFeed, type RunChangeNotice } from "../store/index.ts";
-import { at, countRows, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
+import { at, countRows, storesWithRun } from "../../test/support/store-fixtures.ts";
 import { recordRunEvent } from "./run-transitions.ts";
 
 // The one writer of a run's lifecycle columns: what it writes, announces and audits, and that a
@@ -59,8 +59,7 @@ testEachDatabase(
   writer,
   "writes the whole patch with the facts, announces the event, audits in the same transaction; facts never set a lifecycle column",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { run: pending } = await storesWithRun(db);
     await withFeed(db, pending.id, async (heard) => {
       const started = await move(db, pending, { type: "plan_started" }, 20, {
         facts: { workspaceLockFence: 7, status: "applied", finishedAt: at(99) } as never,
@@ -93,8 +92,7 @@ testEachDatabase(
   writer,
   "a refused event and a stale run each write nothing: no row change, no audit, no announcement",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const pending = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { run: pending } = await storesWithRun(db);
     const planning = await move(db, pending, { type: "plan_started" }, 20);
     await withFeed(db, pending.id, async (heard) => {
       const before = await rowOf(db, pending.id);
@@ -128,8 +126,8 @@ testEachDatabase(
 );
 
 testEachDatabase(writer, "apply_started sets the apply running once; a second start is refused", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  let run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+  const { run: created } = await storesWithRun(db);
+  let run = created;
   for (const [i, event] of (
     [
       { type: "plan_started" },

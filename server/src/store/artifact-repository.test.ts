@@ -10,6 +10,7 @@ import {
   countRows,
   runInput,
   seedRunPrerequisites,
+  storesWithRun,
 } from "../../test/support/store-fixtures.ts";
 
 const artifacts = suite("ArtifactRepository");
@@ -57,8 +58,7 @@ testEachDatabase(
   artifacts,
   "the table refuses another format, an unknown kind, a negative size and a second row of a kind under another key",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { stores, run } = await storesWithRun(db);
     const owner = { workspaceId: run.workspaceId, runId: run.id };
     await stores.artifacts.recordForRun(ref("plan", run.id, "a"), owner, at(10));
     const row = {
@@ -83,8 +83,7 @@ testEachDatabase(
   artifacts,
   "configuration and state objects are recorded by key: several states per run, none with a run, a key once",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { stores, run } = await storesWithRun(db);
     const state = (key: string, sha: string): ArtifactRef & { kind: "state" } => ({
       kind: "state",
       key,

@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { migrateDown, migrateLatest } from "./db.ts";
 import { createStores } from "./index.ts";
-import { at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
+import { at, runInput, seedRunPrerequisites, storesWithRun } from "../../test/support/store-fixtures.ts";
 
 const logs = suite("run logs: windowed reads");
 
@@ -70,8 +70,7 @@ testEachDatabase(
   logs,
   "tail of a long log reads back only as far as it needs and still returns whole lines",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { stores, run } = await storesWithRun(db);
     // 300 chunks, each ending mid-line, so lines straddle chunk (and read batch) boundaries.
     for (let i = 0; i < 300; i++) await stores.logs.append(run.id, "apply", `line ${i} starts here and `, false, at(i));
     await stores.logs.append(run.id, "apply", "ends\n", true, at(300));
@@ -88,8 +87,7 @@ testEachDatabase(logs, "the migration backfills the offsets of chunks written be
   // schema goes back to before 20261203000000_add_log_chunk_offsets, whatever came after it. On
   // SQLite a dropped column rebuilds its table, which the rows referencing it would refuse while
   // foreign keys are enforced (knex runs each migration in a transaction, where the pragma is inert).
-  const stores = createStores(db.knex, db.dialect);
-  const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+  const { stores, run } = await storesWithRun(db);
   if (db.dialect === "sqlite") await db.knex.raw("PRAGMA foreign_keys = OFF");
   while (!(await migrateDown(db)).includes("20261203000000_add_log_chunk_offsets"));
   if (db.dialect === "sqlite") await db.knex.raw("PRAGMA foreign_keys = ON");

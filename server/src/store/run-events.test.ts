@@ -1,9 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
-import { createStores, inTransaction } from "./index.ts";
+import { inTransaction } from "./index.ts";
 import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
-import { at, runInput, seedRunPrerequisites } from "../../test/support/store-fixtures.ts";
+import { at, storesWithRun } from "../../test/support/store-fixtures.ts";
 
 /** The run notice of a plan that has just started. */
 function planStartedNotice(runId: string): Extract<RunChangeNotice, { kind: "run" }> {
@@ -48,8 +48,7 @@ testEachDatabase(
   feed,
   "announces committed log chunks and run updates, after the commit, and nothing that rolls back",
   async (db) => {
-    const stores = createStores(db.knex, db.dialect);
-    const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+    const { stores, run } = await storesWithRun(db);
     const heard: RunChangeNotice[] = [];
     const changes = openRunChangeFeed(db);
     const unsubscribe = await changes.subscribe({

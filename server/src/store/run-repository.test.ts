@@ -15,6 +15,7 @@ import {
   countRows,
   runInput,
   seedRunPrerequisites,
+  storesWithRun,
   type RunPrerequisites,
 } from "../../test/support/store-fixtures.ts";
 import { runExecution } from "../../test/support/domain-fixtures.ts";
@@ -110,8 +111,7 @@ testEachDatabase(
 );
 
 testEachDatabase(runs, "update is compare-and-set on the status and round-trips every execution field", async (db) => {
-  const stores = createStores(db.knex, db.dialect);
-  const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+  const { stores, run } = await storesWithRun(db);
   const patch = {
     status: "awaiting_approval" as const,
     planStatus: "finished" as const,

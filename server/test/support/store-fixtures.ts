@@ -11,7 +11,8 @@ import type {
   Project,
   Workspace,
 } from "../../src/domain/records.ts";
-import type { Stores } from "../../src/store/index.ts";
+import type { Database } from "../../src/store/db.ts";
+import { createStores, type Stores } from "../../src/store/index.ts";
 import type { CreateRunInput } from "../../src/store/run-repository.ts";
 
 const EPOCH = Date.parse("2026-12-02T09:00:00.000Z");
@@ -106,6 +107,13 @@ export function runInput(prerequisites: RunPrerequisites, overrides: Partial<Cre
     createdAt: at(10),
     ...overrides,
   };
+}
+
+/** The stores over `db` and one pending run of acme (seedRunPrerequisites, runInput). */
+export async function storesWithRun(db: Pick<Database, "knex" | "dialect">) {
+  const stores = createStores(db.knex, db.dialect);
+  const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
+  return { stores, run };
 }
 
 /** Reads `select count(*)` of a table as a number on either dialect (pg returns a string). */
