@@ -45,8 +45,8 @@ async function tofu(dir: string, env: NodeJS.ProcessEnv, args: string[]): Promis
 
 const transcript = (f: Finished) => `exit ${f.code}\n${f.stdout}\n${f.stderr}`;
 
-/** The managed configuration: a workspace, two variables (one sensitive) and the workspace read back. */
-function configuration(hostname: string, organization: string): string {
+/** The tfe provider's requirement and its configuration for StackShip at `hostname`. */
+function providerBlock(hostname: string, organization: string): string {
   return `terraform {
   required_providers {
     tfe = { source = "hashicorp/tfe" }
@@ -57,7 +57,12 @@ provider "tfe" {
   hostname     = "${hostname}"
   organization = "${organization}"
 }
+`;
+}
 
+/** The managed configuration: a workspace, two variables (one sensitive) and the workspace read back. */
+function configuration(hostname: string, organization: string): string {
+  return `${providerBlock(hostname, organization)}
 resource "tfe_workspace" "app" {
   name              = "provider-app"
   description       = "Managed by the tfe provider"
@@ -98,17 +103,7 @@ output "read_back" {
 
 /** A workspace asking for auto-apply, which StackShip refuses. */
 function autoApplyConfiguration(hostname: string, organization: string): string {
-  return `terraform {
-  required_providers {
-    tfe = { source = "hashicorp/tfe" }
-  }
-}
-
-provider "tfe" {
-  hostname     = "${hostname}"
-  organization = "${organization}"
-}
-
+  return `${providerBlock(hostname, organization)}
 resource "tfe_workspace" "eager" {
   name               = "provider-eager"
   auto_apply         = true
