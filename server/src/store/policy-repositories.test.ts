@@ -104,29 +104,18 @@ testEachDatabase(
       findings,
       opaVersion: "1.22.4",
     });
-    await stores.policyResults.record(
-      {
-        runId: run.id,
-        outcome: "soft_failed",
-        resultDigest: digest,
-        opaVersion: "1.22.4",
-        opaBuildCommit: null,
-        policySetVersions: pinned,
-        error: null,
-        evaluatedAt: at(10),
-      },
-      findings,
-    );
-    assert.equal(await stores.policyResults.getEvaluation(run.id), {
+    const evaluation = {
       runId: run.id,
-      outcome: "soft_failed",
+      outcome: "soft_failed" as const,
       resultDigest: digest,
       opaVersion: "1.22.4",
       opaBuildCommit: null,
       policySetVersions: pinned,
       error: null,
       evaluatedAt: at(10),
-    });
+    };
+    await stores.policyResults.record(evaluation, findings);
+    assert.equal(await stores.policyResults.getEvaluation(run.id), evaluation, "read back as recorded");
     assert.equal(await stores.policyResults.listFindings(run.id), findings);
 
     for (let i = 0; i < 4; i += 1) {
