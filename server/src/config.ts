@@ -244,44 +244,42 @@ function runnerConcurrency(value: string | undefined): number {
   return n;
 }
 
-function origins(value: string | undefined): string[] {
-  if (!value) return [];
-  return value
+/** The items of a comma-separated setting, trimmed; empty ones dropped. */
+function commaSeparated(value: string | undefined): string[] {
+  return (value ?? "")
     .split(",")
     .map((item) => item.trim())
-    .filter(Boolean)
-    .map((item) => {
-      let url: URL;
-      try {
-        url = new URL(item);
-      } catch {
-        throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
-      }
-      if (url.origin !== item.replace(/\/+$/, ""))
-        throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
-      return url.origin;
-    });
+    .filter(Boolean);
+}
+
+function origins(value: string | undefined): string[] {
+  return commaSeparated(value).map((item) => {
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin like https://dashboard.example.com`);
+    }
+    if (url.origin !== item.replace(/\/+$/, ""))
+      throw new Error(`STACKSHIP_ALLOWED_ORIGINS: '${item}' is not an origin (scheme, host and port only)`);
+    return url.origin;
+  });
 }
 
 /** STACKSHIP_TRUSTED_PROXIES: `10.0.0.5, 192.168.0.0/16, ::1` (addresses and CIDR ranges, IPv4 or IPv6). */
 export function trustedProxies(value: string | undefined): string[] {
-  if (!value) return [];
-  return value
-    .split(",")
-    .map((item) => item.trim())
-    .filter(Boolean)
-    .map((item) => {
-      const [address, prefix, extra] = item.split("/");
-      const version = isIP(address);
-      const bits = version === 6 ? 128 : 32;
-      const validPrefix = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits);
-      if (version === 0 || !validPrefix || extra !== undefined) {
-        throw new Error(
-          `STACKSHIP_TRUSTED_PROXIES: '${item}' is not an IP address or CIDR range like 10.0.0.5 or 10.0.0.0/8`,
-        );
-      }
-      return item;
-    });
+  return commaSeparated(value).map((item) => {
+    const [address, prefix, extra] = item.split("/");
+    const version = isIP(address);
+    const bits = version === 6 ? 128 : 32;
+    const validPrefix = prefix === undefined || (/^[0-9]{1,3}$/.test(prefix) && Number(prefix) <= bits);
+    if (version === 0 || !validPrefix || extra !== undefined) {
+      throw new Error(
+        `STACKSHIP_TRUSTED_PROXIES: '${item}' is not an IP address or CIDR range like 10.0.0.5 or 10.0.0.0/8`,
+      );
+    }
+    return item;
+  });
 }
 
 function bootstrapAdmin(env: NodeJS.ProcessEnv): Config["bootstrapAdmin"] {
