@@ -43,6 +43,9 @@ export function systemCaBundle(): string | null {
   return SYSTEM_BUNDLES.find((file) => existsSync(file)) ?? null;
 }
 
+/** openssl req's options for a new, unencrypted P-256 key (the CA's and the server's). */
+const NEW_P256_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+
 /**
  * The local CA and server certificate in `<dataDir>/tls`, created on first use. Throws when
  * `openssl` is missing or fails (the caller then serves HTTP only).
@@ -62,11 +65,7 @@ export function ensureLocalTls(dataDir: string): LocalTls {
     openssl([
       "req",
       "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
+      ...NEW_P256_KEY,
       "-keyout",
       caKeyFile,
       "-out",
@@ -81,20 +80,7 @@ export function ensureLocalTls(dataDir: string): LocalTls {
       "-addext",
       "keyUsage=critical,keyCertSign,cRLSign",
     ]);
-    openssl([
-      "req",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:P-256",
-      "-nodes",
-      "-keyout",
-      keyFile,
-      "-out",
-      csrFile,
-      "-subj",
-      "/CN=localhost",
-    ]);
+    openssl(["req", ...NEW_P256_KEY, "-keyout", keyFile, "-out", csrFile, "-subj", "/CN=localhost"]);
     writeFileSync(
       extFile,
       "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,IP:::1\n",
