@@ -1,7 +1,7 @@
 // Types of redacted-plan.mjs (plain JavaScript so the plan sandbox can run it without a TypeScript toolchain).
 
+/** The first distinct sensitive primitive of a change; the n-th is `(sensitive value n)`. */
 export declare const SENSITIVE_VALUE: "(sensitive value)";
-export declare const CHANGED_SENSITIVE_VALUE: "(sensitive value, changed)";
 
 /** Input that is not a plan JSON or a provider schema document; the message never quotes the input. */
 export declare class RedactedPlanInputError extends Error {}

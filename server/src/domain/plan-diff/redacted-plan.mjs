@@ -7,10 +7,12 @@
 //
 // Redaction, so that the CLI renders exactly what `tofu plan` renders locally:
 // - By mask: a value at a path the masks mark sensitive keeps its shape (null stays null, so a
-//   create stays a create), but every string, number and boolean in it becomes SENSITIVE_VALUE,
-//   and becomes CHANGED_SENSITIVE_VALUE on the `after` side where it differs from `before` at the
-//   same path, so the renderer computes the same action and prints `(sensitive value)` from the
-//   masks, which are kept as they are. A side the masks leave public stays as tofu prints it.
+//   create stays a create), but every string, number and boolean in it becomes a placeholder: one
+//   per distinct value of the change (`(sensitive value)`, `(sensitive value 2)`, …), so equal
+//   values stay equal and different ones different, wherever they stand. The renderer then
+//   computes the same actions and aligns lists as tofu does (its list diff compares every element
+//   of before with every element of after), and prints `(sensitive value)` from the masks, which
+//   are kept as they are. A side the masks leave public stays as tofu prints it.
 // - By value: then every string (object keys included) anywhere in the changes that contains a
 //   value of the sensitive set (the snapshot's secrets the caller passes, and every value the plan
 //   itself marks sensitive) has it replaced by `[sensitive value]`, as in the logs; a number or
@@ -18,10 +20,8 @@
 // Nothing else of the plan JSON is copied: no prior_state, variables, planned_values or configuration.
 import { REDACTED, sensitiveValuesOfPlan, ValueMatcher } from "../redaction/sensitive-values.mjs";
 
-/** What a sensitive primitive becomes. */
+/** What the first distinct sensitive primitive of a change becomes; the n-th `(sensitive value n)`. */
 export const SENSITIVE_VALUE = "(sensitive value)";
-/** What it becomes on the `after` side where it differs from `before`. */
-export const CHANGED_SENSITIVE_VALUE = "(sensitive value, changed)";
 
 /** Thrown for an input that is not a plan JSON or a provider schema document. */
 export class RedactedPlanInputError extends Error {}
@@ -53,42 +53,32 @@ function deepEqual(a, b) {
   return ka.every((k) => hasOwn.call(b, k) && deepEqual(a[k], b[k]));
 }
 
-/** One side's value with every primitive replaced by `marker` (null and absent stay so). */
-function mask(v, marker) {
-  if (v === null || v === undefined) return v;
-  if (Array.isArray(v)) return v.map((x) => mask(x, marker));
-  if (typeof v === "object") {
-    const out = {};
-    for (const k of Object.keys(v)) put(out, k, mask(v[k], marker));
-    return out;
+/** The placeholders of one change: one per distinct primitive (a string and a number apart). */
+class Placeholders {
+  #byValue = new Map();
+
+  of(v) {
+    const key = `${typeof v}:${String(v)}`;
+    let placeholder = this.#byValue.get(key);
+    if (placeholder === undefined) {
+      const n = this.#byValue.size + 1;
+      placeholder = n === 1 ? SENSITIVE_VALUE : `(sensitive value ${n})`;
+      this.#byValue.set(key, placeholder);
+    }
+    return placeholder;
   }
-  return marker;
 }
 
-/** A sensitive position: both sides replaced, equal where they were equal, path by path. */
-function placeholders(before, after) {
-  if (Array.isArray(before) && Array.isArray(after)) {
-    const b = [];
-    const a = [];
-    for (let i = 0; i < Math.max(before.length, after.length); i++) {
-      const [x, y] = placeholders(before[i], after[i]);
-      if (i < before.length) b.push(x === undefined ? null : x);
-      if (i < after.length) a.push(y === undefined ? null : y);
-    }
-    return [b, a];
+/** One side's value with every primitive replaced by its placeholder (null and absent stay so). */
+function mask(v, placeholders) {
+  if (v === null || v === undefined) return v;
+  if (Array.isArray(v)) return v.map((x) => mask(x, placeholders));
+  if (typeof v === "object") {
+    const out = {};
+    for (const k of Object.keys(v)) put(out, k, mask(v[k], placeholders));
+    return out;
   }
-  if (isPlainObject(before) && isPlainObject(after)) {
-    const b = {};
-    const a = {};
-    for (const k of new Set([...Object.keys(before), ...Object.keys(after)])) {
-      const [x, y] = placeholders(own(before, k), own(after, k));
-      if (hasOwn.call(before, k)) put(b, k, x);
-      if (hasOwn.call(after, k)) put(a, k, y);
-    }
-    return [b, a];
-  }
-  const b = mask(before, SENSITIVE_VALUE);
-  return [b, deepEqual(before, after) ? mask(after, SENSITIVE_VALUE) : mask(after, CHANGED_SENSITIVE_VALUE)];
+  return placeholders.of(v);
 }
 
 function childMask(m, key) {
@@ -97,31 +87,31 @@ function childMask(m, key) {
   return own(m, key);
 }
 
-/** One side's value with every subtree its mask marks sensitive replaced by `marker`s. */
-function walkOne(v, m, marker) {
-  if (m === true) return mask(v, marker);
-  if (Array.isArray(v)) return v.map((x, i) => walkOne(x, childMask(m, i), marker));
+/** One side's value with every subtree its mask marks sensitive replaced by placeholders. */
+function walkOne(v, m, placeholders) {
+  if (m === true) return mask(v, placeholders);
+  if (Array.isArray(v)) return v.map((x, i) => walkOne(x, childMask(m, i), placeholders));
   if (isPlainObject(v)) {
     const out = {};
-    for (const k of Object.keys(v)) put(out, k, walkOne(v[k], childMask(m, k), marker));
+    for (const k of Object.keys(v)) put(out, k, walkOne(v[k], childMask(m, k), placeholders));
     return out;
   }
   return v;
 }
 
 /**
- * Walks both sides with both masks. A position sensitive on both sides is replaced on both
- * (placeholders). One sensitive on one side only is replaced on that side; the other side is
- * public by the plan's own masks and stays (tofu prints it locally too), except where it is equal
- * to the sensitive side: then both stay, and the value redaction replaces both.
+ * Walks both sides with both masks. A position sensitive on both sides is replaced on both. One
+ * sensitive on one side only is replaced on that side; the other side is public by the plan's own
+ * masks and stays (tofu prints it locally too), except where it is equal to the sensitive side:
+ * then both stay, and the value redaction replaces both.
  */
-function walk(before, after, bs, as) {
-  if (bs === true && as === true) return placeholders(before, after);
+function walk(before, after, bs, as, placeholders) {
+  if (bs === true && as === true) return [mask(before, placeholders), mask(after, placeholders)];
   if (bs === true || as === true) {
     if (deepEqual(before, after)) return [before, after];
     return bs === true
-      ? [mask(before, SENSITIVE_VALUE), walkOne(after, as, CHANGED_SENSITIVE_VALUE)]
-      : [walkOne(before, bs, SENSITIVE_VALUE), mask(after, CHANGED_SENSITIVE_VALUE)];
+      ? [mask(before, placeholders), walkOne(after, as, placeholders)]
+      : [walkOne(before, bs, placeholders), mask(after, placeholders)];
   }
   if (Array.isArray(before) || Array.isArray(after)) {
     const b = Array.isArray(before) ? [...before] : before;
@@ -132,6 +122,7 @@ function walk(before, after, bs, as) {
         Array.isArray(a) ? a[i] : undefined,
         childMask(bs, i),
         childMask(as, i),
+        placeholders,
       );
       if (Array.isArray(b) && i < b.length) b[i] = x === undefined ? null : x;
       if (Array.isArray(a) && i < a.length) a[i] = y === undefined ? null : y;
@@ -143,7 +134,7 @@ function walk(before, after, bs, as) {
     const a = isPlainObject(after) ? { ...after } : after;
     const keys = new Set([...(isPlainObject(b) ? Object.keys(b) : []), ...(isPlainObject(a) ? Object.keys(a) : [])]);
     for (const k of keys) {
-      const [x, y] = walk(own(b, k), own(a, k), childMask(bs, k), childMask(as, k));
+      const [x, y] = walk(own(b, k), own(a, k), childMask(bs, k), childMask(as, k), placeholders);
       if (isPlainObject(b) && hasOwn.call(b, k)) put(b, k, x);
       if (isPlainObject(a) && hasOwn.call(a, k)) put(a, k, y);
     }
@@ -178,6 +169,7 @@ function redactChange(change) {
     own(change, "after"),
     own(change, "before_sensitive"),
     own(change, "after_sensitive"),
+    new Placeholders(),
   );
   const out = { ...change };
   if (hasOwn.call(change, "before")) out.before = before === undefined ? null : before;

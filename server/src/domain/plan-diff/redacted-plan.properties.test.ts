@@ -4,7 +4,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { buildRedactedPlan, CHANGED_SENSITIVE_VALUE, SENSITIVE_VALUE } from "./redacted-plan.mjs";
+import { buildRedactedPlan, SENSITIVE_VALUE } from "./redacted-plan.mjs";
 import { REDACTED, sensitiveValuesOfPlan } from "../redaction/sensitive-values.mjs";
 import { renderLocal, renderPlanUnavailable, renderRedacted } from "../../../test/support/render-plan.ts";
 import { plan as planJson, terraformData } from "../../../test/support/unit-plan-diff.ts";
@@ -165,8 +165,26 @@ test("a changed sensitive value stays changed, an unchanged one unchanged, a nul
     resource_changes: Array<{ change: { before: { input: unknown }; after: { input: unknown } } }>;
   };
   const { before, after } = document.resource_changes[0].change;
-  assert.equal(before.input, { same: SENSITIVE_VALUE, changed: SENSITIVE_VALUE, gone: null });
-  assert.equal(after.input, { same: SENSITIVE_VALUE, changed: CHANGED_SENSITIVE_VALUE, gone: null });
+  assert.equal(before.input, { same: SENSITIVE_VALUE, changed: "(sensitive value 2)", gone: null });
+  assert.equal(after.input, { same: SENSITIVE_VALUE, changed: "(sensitive value 3)", gone: null });
+});
+
+test("list elements keep the equalities tofu's list diff aligns on, across indices", () => {
+  // tofu aligns [a, b] -> [c, b] as `- a`, `+ c`, `b`: b must stay equal to b and to nothing else.
+  const plan = planOfX({
+    actions: ["update"],
+    before: { input: ["secret-aaa-1", "secret-bbb-2"] },
+    after: { input: ["secret-ccc-3", "secret-bbb-2"] },
+    after_unknown: {},
+    before_sensitive: { input: [true, true] },
+    after_sensitive: { input: [true, true] },
+  });
+  const document = JSON.parse(buildRedactedPlan(plan, SCHEMAS)) as {
+    resource_changes: Array<{ change: { before: { input: string[] }; after: { input: string[] } } }>;
+  };
+  const { before, after } = document.resource_changes[0].change;
+  assert.equal(before.input, [SENSITIVE_VALUE, "(sensitive value 3)"]);
+  assert.equal(after.input, ["(sensitive value 2)", "(sensitive value 3)"]);
 });
 
 test("a known secret outside every mask is redacted by value, in values and keys", () => {
