@@ -7,7 +7,7 @@ import type { RunEvent } from "../domain/run-lifecycle.ts";
 import type { Database } from "../store/db.ts";
 import type { RunRow } from "../store/rows.ts";
 import { createStores, inTransaction, openRunChangeFeed, type RunChangeNotice } from "../store/index.ts";
-import { at, countRows, storesWithRun } from "../../test/support/store-fixtures.ts";
+import { at, countRows, planStartedNotice, storesWithRun } from "../../test/support/store-fixtures.ts";
 import { recordRunEvent } from "./run-transitions.ts";
 
 // The one writer of a run's lifecycle columns: what it writes, announces and audits, and that a
@@ -72,18 +72,7 @@ testEachDatabase(
       assert.is(started.updatedAt, at(20));
       const audit = await db.knex("audit_events").where({ target_id: pending.id, action: "run.test" });
       assert.is(audit.length, 1);
-      assert.equal(await heardUntilSentinel(db, pending.id, heard), [
-        {
-          kind: "run",
-          runId: pending.id,
-          status: "planning",
-          statusReason: null,
-          planStatus: "running",
-          policyOutcome: null,
-          applyStatus: "pending",
-          event: "plan_started",
-        },
-      ]);
+      assert.equal(await heardUntilSentinel(db, pending.id, heard), [planStartedNotice(pending.id)]);
     });
   },
 );

@@ -3,21 +3,7 @@ import * as assert from "uvu/assert";
 import { testEachDatabase } from "../../test/support/databases.ts";
 import { inTransaction } from "./index.ts";
 import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
-import { at, storesWithRun } from "../../test/support/store-fixtures.ts";
-
-/** The run notice of a plan that has just started. */
-function planStartedNotice(runId: string): Extract<RunChangeNotice, { kind: "run" }> {
-  return {
-    kind: "run",
-    runId,
-    status: "planning",
-    statusReason: null,
-    planStatus: "running",
-    policyOutcome: null,
-    applyStatus: "pending",
-    event: "plan_started",
-  };
-}
+import { at, planStartedNotice, storesWithRun } from "../../test/support/store-fixtures.ts";
 
 const payloads = suite("run change notices");
 

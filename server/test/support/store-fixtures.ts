@@ -12,7 +12,7 @@ import type {
   Workspace,
 } from "../../src/domain/records.ts";
 import type { Database } from "../../src/store/db.ts";
-import { createStores, type Stores } from "../../src/store/index.ts";
+import { createStores, type RunChangeNotice, type Stores } from "../../src/store/index.ts";
 import type { CreateRunInput } from "../../src/store/run-repository.ts";
 
 const EPOCH = Date.parse("2026-12-02T09:00:00.000Z");
@@ -114,6 +114,20 @@ export async function storesWithRun(db: Pick<Database, "knex" | "dialect">) {
   const stores = createStores(db.knex, db.dialect);
   const run = await stores.runs.create(runInput(await seedRunPrerequisites(stores)));
   return { stores, run };
+}
+
+/** The run notice of a plan that has just started. */
+export function planStartedNotice(runId: string): Extract<RunChangeNotice, { kind: "run" }> {
+  return {
+    kind: "run",
+    runId,
+    status: "planning",
+    statusReason: null,
+    planStatus: "running",
+    policyOutcome: null,
+    applyStatus: "pending",
+    event: "plan_started",
+  };
 }
 
 /** Reads `select count(*)` of a table as a number on either dialect (pg returns a string). */
