@@ -6,7 +6,7 @@ import type { Locator } from "playwright-core";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { issueSetupToken } from "../../../server/src/commands/setup.ts";
-import { hook, startHarness, type Harness } from "../support/index.ts";
+import { hook, responseBodies, startHarness, type Harness } from "../support/index.ts";
 
 const test = suite<{ h: Harness; token: string; cliToken: string }>("first-run setup page");
 
@@ -115,15 +115,7 @@ test("from the first sign-in to an applied run without curl: workspace, two vari
   const { makeConfigurationTarball } = await import("../../../server/test/support/factories.ts");
   const org = { name: "acme-setup", id: "", token: cliToken };
   const { page } = await h.newPage();
-  const bodies: string[] = [];
-  page.on(
-    "response",
-    (response) =>
-      void response.text().then(
-        (text) => bodies.push(text),
-        () => undefined,
-      ),
-  );
+  const bodies = responseBodies(page);
   await page.goto(h.url("/sign-in"));
   await page.getByLabel("Email").fill("first.admin@example.com");
   await page.getByLabel("Password").fill("twelve chars");

@@ -5,7 +5,14 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { StateVersionRow, WorkspaceVariableRow } from "../../../server/src/store/rows.ts";
-import { hook, startHarness, type Harness, type HarnessOrganization, type MadeRun } from "../support/index.ts";
+import {
+  hook,
+  responseBodies,
+  startHarness,
+  type Harness,
+  type HarnessOrganization,
+  type MadeRun,
+} from "../support/index.ts";
 
 const test = suite<{ h: Harness; acme: HarnessOrganization; applied: MadeRun; awaiting: MadeRun }>("workspace pages");
 
@@ -186,15 +193,7 @@ test("variables: an operator adds a plain and a sensitive one (never shown again
   const CANARY = "CANARY-s3cr3t-value-7q2x";
   const workspace = await h.workspace(acme, "with-variables");
   const { page } = await h.signInAs(acme, "operator");
-  const bodies: string[] = [];
-  page.on(
-    "response",
-    (response) =>
-      void response.text().then(
-        (text) => bodies.push(text),
-        () => undefined,
-      ),
-  );
+  const bodies = responseBodies(page);
   await page.goto(h.url(`/workspaces/${workspace.id}`));
   await page.getByRole("navigation", { name: "Workspace" }).getByRole("link", { name: "Variables" }).click();
   await page.waitForURL((u) => u.pathname === `/workspaces/${workspace.id}/variables`);

@@ -66,3 +66,17 @@ export async function checkA11y(page: Page, label: string, options: { exclude?: 
     );
   }
 }
+
+/** Every response body `page` receives from now on, as text (what the test then searches for a canary). */
+export function responseBodies(page: Page): string[] {
+  const bodies: string[] = [];
+  page.on(
+    "response",
+    (response) =>
+      void response.text().then(
+        (text) => bodies.push(text),
+        () => undefined,
+      ),
+  );
+  return bodies;
+}

@@ -55,6 +55,7 @@
  *   h.checkA11y(page, label, opts?) axe-core in the page (shadow DOM included); fails on serious or critical
  *                                  violations, listing rule, impact and targets. opts.exclude: CSS selectors
  *   h.stop()                       closes the browser, the runner and the server
+ *   responseBodies(page)           every response body the page receives from then on (to search for a canary)
  *
  * Everything runs on SQLite only (the API suites cover PostgreSQL); the browser suites are kept to
  * a few minutes. CHROMIUM (env STACKSHIP_CHROMIUM) defaults to /usr/lib/chromium/chromium.
@@ -71,3 +72,4 @@ export {
   type MadeRun,
 } from "./harness.ts";
 export { harnessSuite } from "./harness-suite.ts";
+export { responseBodies } from "./browser.ts";
