@@ -2,6 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { expectStatus } from "../support/factories.ts";
+import { poll } from "../support/runs.ts";
 import { holdWorkspace, testEachInitializedProject, transcript } from "./cli.ts";
 
 const queued = suite("tofu apply while another run holds the workspace");
@@ -22,7 +23,15 @@ testEachInitializedProject(
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     assert.ok(mine, "tofu apply created a run");
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // The runner tries its plan and puts it back while the holder keeps the workspace, twice.
+    const runId = mine.id;
+    await poll("the runner to put the queued plan back twice", async () => {
+      const job = await server.db
+        .knex("run_jobs")
+        .where({ run_id: runId, phase: "plan" })
+        .first<{ attempts: number | string; status: string } | undefined>();
+      return job && Number(job.attempts) >= 2 && job.status === "queued" ? job : undefined;
+    });
     assert.is((await server.services.stores.runs.getById(mine.id))?.status, "pending");
 
     const discarded = await discardRun({
