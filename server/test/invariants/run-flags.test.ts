@@ -40,6 +40,11 @@ import { invariants, type Attributes, type FlagInvariant } from "./run-flag-case
 type V1RunBody = Parameters<typeof createRun>[0]["body"];
 type TfeRunBody = Parameters<typeof tfeCreateRun>[0]["body"];
 
+/** v1 createRun of `body` in the seeded workspace, sent past the SDK's types. */
+function v1Create(server: TestServer, r: Runnable, body: unknown) {
+  return createRun({ client: server.v1(r.token), path: { workspace_id: r.workspaceId }, body: body as V1RunBody });
+}
+
 const suites = new Map<FlagInvariant, ReturnType<typeof suite>>();
 
 for (const inv of invariants) {
@@ -62,16 +67,7 @@ for (const inv of invariants) {
         { data: { type: "runs", attributes: { [column]: true, message: inv.v1Message }, relationships } },
       ];
       for (const body of bodies) {
-        const result = await expectNothingWritten(
-          server,
-          () =>
-            createRun({
-              client: server.v1(r.token),
-              path: { workspace_id: r.workspaceId },
-              body: body as unknown as V1RunBody,
-            }),
-          RUN_TABLES,
-        );
+        const result = await expectNothingWritten(server, () => v1Create(server, r, body), RUN_TABLES);
         expectV1Error(result, 422, code);
       }
     },
@@ -106,12 +102,7 @@ for (const inv of invariants) {
       for (const [attributes, pointer] of inv.misspelled) {
         const result = await expectNothingWritten(
           server,
-          () =>
-            createRun({
-              client: server.v1(r.token),
-              path: { workspace_id: r.workspaceId },
-              body: { data: { type: "runs", attributes } } as unknown as V1RunBody,
-            }),
+          () => v1Create(server, r, { data: { type: "runs", attributes } }),
           RUN_TABLES,
         );
         expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer });
@@ -120,12 +111,7 @@ for (const inv of invariants) {
         // Outside attributes (data.meta, top-level) it is not a member either.
         const smuggled = await expectNothingWritten(
           server,
-          () =>
-            createRun({
-              client: server.v1(r.token),
-              path: { workspace_id: r.workspaceId },
-              body: { data: { type: "runs", meta: { [column]: true } } } as unknown as V1RunBody,
-            }),
+          () => v1Create(server, r, { data: { type: "runs", meta: { [column]: true } } }),
           RUN_TABLES,
         );
         expectV1Error(smuggled, 422, "DOCUMENT_INVALID", { pointer: "/data/meta" });
@@ -146,10 +132,8 @@ for (const inv of invariants) {
             fc.jsonValue().filter((value) => value !== false),
           ),
           async (value) => {
-            const result = (await createRun({
-              client: server.v1(r.token),
-              path: { workspace_id: r.workspaceId },
-              body: { data: { type: "runs", attributes: { [column]: value } } } as unknown as V1RunBody,
+            const result = (await v1Create(server, r, {
+              data: { type: "runs", attributes: { [column]: value } },
             })) as SdkResult;
             if (value === true) expectV1Error(result, 422, code);
             else expectV1Error(result, 422, "DOCUMENT_INVALID", { pointer: `/data/attributes/${column}` });
