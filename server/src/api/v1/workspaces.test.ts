@@ -134,32 +134,11 @@ testEachServer(
     const second = await createWorkspace(server, acme.token, "acme", { name: "second" });
     const variable = await createVariable(server, acme.token, first.id, { key: "region", value: "eu" });
     const body = { data: { type: "variables" as const, attributes: { value: "x" } } };
-    expectV1Error(
-      await updateVariable({
-        client: server.v1(acme.token),
-        path: { workspace_id: second.id, variable_id: variable.id },
-        body,
-      }),
-      404,
-      "NOT_FOUND",
-    );
-    expectV1Error(
-      await updateVariable({
-        client: server.v1(other.token),
-        path: { workspace_id: first.id, variable_id: variable.id },
-        body,
-      }),
-      404,
-      "NOT_FOUND",
-    );
-    expectV1Error(
-      await deleteVariable({
-        client: server.v1(other.token),
-        path: { workspace_id: first.id, variable_id: variable.id },
-      }),
-      404,
-      "NOT_FOUND",
-    );
+    const path = (workspace: { id: string }) => ({ workspace_id: workspace.id, variable_id: variable.id });
+    // Through another workspace of its organization, and from another organization: not found.
+    expectV1Error(await updateVariable({ client: server.v1(acme.token), path: path(second), body }), 404, "NOT_FOUND");
+    expectV1Error(await updateVariable({ client: server.v1(other.token), path: path(first), body }), 404, "NOT_FOUND");
+    expectV1Error(await deleteVariable({ client: server.v1(other.token), path: path(first) }), 404, "NOT_FOUND");
   },
 );
 
