@@ -2,7 +2,7 @@
 // the settings StackShip fixes and refuses to change, tags, and project renames.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createWorkspace, pinnedOpenTofuVersion } from "../support/factories.ts";
+import { createWorkspace, expectNothingWritten, pinnedOpenTofuVersion } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { answerAs, firstError, type Tfe } from "../support/documents.ts";
 import { api, JSON_API, setUp } from "../support/tfe-runs-fixtures.ts";
@@ -318,23 +318,18 @@ testEachServer(
     );
     assert.is(keeps.status, 422, JSON.stringify(keeps.json));
     assert.match(firstError(keeps.json).detail!, "keeps its name");
-    const created = answerAs<Tfe["ProjectDocument"]>(
-      await api(
+    const createProject = (attributes: Record<string, unknown>) =>
+      api(
         server,
         token,
         "POST",
         `/organizations/${organizationName}/projects`,
-        JSON.stringify({ data: { type: "projects", attributes: { name: "apps" } } }),
-      ),
-    );
-    const projectId = created.json.data.id;
-    const other = await api(
-      server,
-      token,
-      "POST",
-      `/organizations/${organizationName}/projects`,
-      JSON.stringify({ data: { type: "projects", attributes: { name: "other" } } }),
-    );
+        JSON.stringify({ data: { type: "projects", attributes } }),
+      );
+    const projectId = answerAs<Tfe["ProjectDocument"]>(await createProject({ name: "apps" })).json.data.id;
+    const projectName = async () =>
+      ((await api(server, token, "GET", `/projects/${projectId}`)).json as Tfe["ProjectDocument"]).data.attributes.name;
+    const other = await createProject({ name: "other" });
     assert.is(other.status, 201, JSON.stringify(other.json));
     const update = async (attributes: Record<string, unknown>) =>
       answerAs<Tfe["ProjectDocument"]>(
@@ -350,10 +345,7 @@ testEachServer(
     const renamed = await update({ name: "platform", description: "" });
     assert.is(renamed.status, 200, JSON.stringify(renamed.json));
     assert.is(renamed.json.data.attributes.name, "platform");
-    assert.is(
-      ((await api(server, token, "GET", `/projects/${projectId}`)).json as Tfe["ProjectDocument"]).data.attributes.name,
-      "platform",
-    );
+    assert.is(await projectName(), "platform");
     assert.is(
       ((await server.db.knex("audit_events").where({ action: "project.renamed", target_id: projectId })) as unknown[])
         .length,
@@ -366,34 +358,18 @@ testEachServer(
     const described = await update({ name: "again", description: "The platform team" });
     assert.is(described.status, 422, JSON.stringify(described.json));
     assert.is(firstError(described.json).source!.pointer, "/data/attributes/description");
-    assert.is(
-      ((await api(server, token, "GET", `/projects/${projectId}`)).json as Tfe["ProjectDocument"]).data.attributes.name,
-      "platform",
-    );
+    assert.is(await projectName(), "platform");
 
     // Create likewise refuses a description rather than dropping it, and creates nothing.
-    const before = ((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n;
-    const describedNew = await api(
+    const describedNew = await expectNothingWritten(
       server,
-      token,
-      "POST",
-      `/organizations/${organizationName}/projects`,
-      JSON.stringify({ data: { type: "projects", attributes: { name: "docs", description: "Docs team" } } }),
+      () => createProject({ name: "docs", description: "Docs team" }),
+      ["projects"],
     );
     assert.is(describedNew.status, 422, JSON.stringify(describedNew.json));
     assert.is(firstError(describedNew.json).code, "DOCUMENT_INVALID");
     assert.is(firstError(describedNew.json).source!.pointer, "/data/attributes/description");
-    assert.is(
-      String(((await server.db.knex("projects").count({ n: "*" }))[0] as { n: number | string }).n),
-      String(before),
-    );
-    const plainNew = await api(
-      server,
-      token,
-      "POST",
-      `/organizations/${organizationName}/projects`,
-      JSON.stringify({ data: { type: "projects", attributes: { name: "docs", description: "" } } }),
-    );
+    const plainNew = await createProject({ name: "docs", description: "" });
     assert.is(plainNew.status, 201, JSON.stringify(plainNew.json));
   },
 );
