@@ -2,19 +2,19 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { fixture, startRun } from "../support/runs.ts";
+import { shiftedClock } from "../support/scenarios.ts";
 import { scrape } from "../support/spawned.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const metrics = suite("GET /metrics");
 
-let offsetMs = 0;
-const clock = () => new Date(Date.now() + offsetMs);
+const clock = shiftedClock();
 
 testEachServer(
   metrics,
   "unauthenticated Prometheus text: runs by status and the queue read from the database at scrape time, HTTP latency by operation id",
   async (server) => {
-    offsetMs = 0;
+    clock.set(0);
     const response = await fetch(`${server.baseUrl}/metrics`);
     assert.is(response.status, 200);
     assert.is(response.headers.get("content-type")?.split(";")[0], "text/plain");
@@ -28,7 +28,7 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "metered" });
     await startRun(server, token, workspace.id, fixture("basic"));
     await startRun(server, token, workspace.id, fixture("basic"), "speculative");
-    offsetMs = 90_000;
+    clock.set(90_000);
     const queued = await scrape(`${server.baseUrl}/metrics`);
     assert.is(queued.value('stackship_runs{status="pending"}'), 2);
     assert.is(queued.value('stackship_runs{status="applied"}'), 0);
@@ -51,7 +51,7 @@ testEachServer(
     for (const name of ["metered", workspace.id, organizationName, token])
       assert.not.ok(after.text.includes(name), `the page names ${name}`);
   },
-  { clock },
+  { clock: clock.now },
 );
 
 metrics.run();

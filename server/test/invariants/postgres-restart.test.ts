@@ -14,7 +14,6 @@
 // away), while the process went on heartbeating the job row so no sweep took it for lost. The
 // runner now keeps such an ending and records it at its next sweeps (engine.ts `settle`).
 import { execFile, execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { chownSync, existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -24,12 +23,12 @@ import { promisify } from "node:util";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun, getRun, type Run } from "../../../client/src/index.ts";
-import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { TEST_PG_URL_ENV } from "../support/databases.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace, expectStatus, sha256 } from "../support/factories.ts";
 import { approvePlan, fixture, readLog, startRun, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
+import { currentState } from "../support/state.ts";
 
 const run = promisify(execFile);
 const test = suite("PostgreSQL restarted under a plan and an apply");
@@ -175,20 +174,10 @@ if (process.getuid?.() !== 0 || bin === null) {
               .where({ workspace_id: workspace.id })
               .select<Array<{ id: string; status: string; sha256: string | null }>>("id", "status", "sha256");
             if (afterApply.attributes.status === "applied") {
-              const current = await getCurrentStateVersion({
-                client: server.tfe(token),
-                path: { workspace_id: workspace.id },
-              });
-              const version = (current.data as { data: { id: string; attributes: Record<string, unknown> } }).data;
-              const body = await fetch(
-                `${server.baseUrl}${version.attributes["hosted-state-download-url"] as string}`,
-                { headers: { Authorization: `Bearer ${token}` } },
-              );
-              assert.is(body.status, 200);
-              const bytes = Buffer.from(await body.arrayBuffer());
+              const current = await currentState(server, token, workspace.id);
               assert.is(
-                createHash("sha256").update(bytes).digest("hex"),
-                states.find((state) => state.id === version.id)?.sha256,
+                sha256(current.bytes),
+                states.find((state) => state.id === current.id)?.sha256,
                 "the published state is whole",
               );
             } else {

@@ -13,7 +13,7 @@ import {
 } from "../support/factories.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { FIND_NOTHING, FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
-import { acmeWorkspace } from "../support/scenarios.ts";
+import { acmeWorkspace, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 async function override(
@@ -214,11 +214,12 @@ async function softFailedRun(server: TestServer) {
   return { token, organizationName, workspace, run, failed };
 }
 
-let offsetMs = 0;
+const clock = shiftedClock();
 testEachServer(
   evaluations,
   "an expired override does not allow approval; 257 overrides list 256 newest first, truncated, and the audit keeps all",
   async (server) => {
+    clock.set(0);
     const { token, run, failed } = await softFailedRun(server);
     const digest = failed.attributes.policy_result_digest!;
 
@@ -239,7 +240,7 @@ testEachServer(
       .first();
     assert.is(Number(audited!.n), 257);
 
-    offsetMs += 61_000;
+    clock.set(61_000);
     const expired = expectV1Error(
       await approve(server, token, run.id, failed.attributes.plan_digest!),
       409,
@@ -251,7 +252,7 @@ testEachServer(
       "awaiting_approval",
     );
   },
-  { runner: true, clock: () => new Date(Date.now() + offsetMs) },
+  { runner: true, clock: clock.now },
 );
 
 let applyOffsetMs = 0;
