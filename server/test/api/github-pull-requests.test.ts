@@ -4,6 +4,7 @@ import type { InputSnapshotRow, RunRow } from "../../src/store/rows.ts";
 import { createVariable } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import {
+  connectedRepository,
   connectWorkspace,
   deliver,
   newCommit,
@@ -38,8 +39,7 @@ testEachServer(
   pulls,
   "a pull request plans speculatively; a newer push cancels the queued older run; closing cancels the queued one",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     const first = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     const second = await newCommit(double, connected.repository, { "main.tf": MAIN_TF });
     const one = await pullRequestSettled(server, double, connected, "opened", { number: 7, headSha: first });
@@ -90,8 +90,7 @@ testEachServer(
   pulls,
   "a fork pull request gets a speculative run marked fork, with no sensitive value in its snapshot and its record saying why",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     const canary = `canary-${newSha()}`;
     await createVariable(server, connected.token, connected.workspaceId, {
       key: "db_password",

@@ -3,6 +3,7 @@ import { firstError } from "../support/documents.ts";
 import { createOrganizationWithToken, createWorkspace, countRows } from "../support/factories.ts";
 import {
   commitTarball,
+  connectedRepository,
   connectWorkspace,
   deliver,
   eventually,
@@ -17,7 +18,7 @@ import type { CheckRunRow } from "../../src/store/github-records.ts";
 import type { RunRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { auditOf, MAIN_TF, PIPELINE_TABLES, runOf, TARBALL_LIMIT } from "../support/github-source.ts";
-import { newBytes, pushSettled, pushSuite, connectedRepository, deliverPush } from "../support/api-github-push.ts";
+import { newBytes, pushSettled, pushSuite, deliverPush } from "../support/api-github-push.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay
 // pending): pushes that create nothing, refusals, outages, several workspaces on one repository and

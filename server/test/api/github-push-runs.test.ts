@@ -1,11 +1,11 @@
 import * as assert from "uvu/assert";
 import { jsonOf, type V1 } from "../support/documents.ts";
 import { countRows } from "../support/factories.ts";
-import { connectWorkspace, deliver, eventually, pushPayload, settled } from "../support/github.ts";
+import { connectedRepository, connectWorkspace, deliver, eventually, pushPayload, settled } from "../support/github.ts";
 import type { ConfigurationVersionRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { MAIN_TF, PIPELINE_TABLES, runOf, sourceOf } from "../support/github-source.ts";
-import { pushSettled, pushSuite, connectedRepository } from "../support/api-github-push.ts";
+import { pushSettled, pushSuite } from "../support/api-github-push.ts";
 import { newCommit } from "../support/github.ts";
 
 // Pushes through the GitHub App pipeline against a local GitHub API double (no runner: runs stay

@@ -7,7 +7,14 @@ import * as assert from "uvu/assert";
 import { getRunPlanChanges } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createVariable, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
-import { connectWorkspace, deliver, newCommit, pullRequestSettled, pushPayload, settled } from "../support/github.ts";
+import {
+  connectedRepository,
+  deliver,
+  newCommit,
+  pullRequestSettled,
+  pushPayload,
+  settled,
+} from "../support/github.ts";
 import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -105,8 +112,7 @@ testEachServer(
   forks,
   "a fork pull request's speculative plan never prints the workspace's secret its snapshot left out",
   async (server) => {
-    const connected = await connectWorkspace(server, double);
-    double.installations.set(connected.installationId, [connected.repository]);
+    const connected = await connectedRepository(server, double);
     await sensitiveVariables(server, connected.token, connected.workspaceId);
     const sha = await newCommit(double, connected.repository, FILES);
     const pushed = await settled(

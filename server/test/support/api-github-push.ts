@@ -2,7 +2,7 @@
 // API double, a connected repository, and a push delivered and settled.
 import { suite } from "uvu";
 import { GitHubDouble } from "./github-double.ts";
-import { connectWorkspace, deliver, newSha, pushPayload, settled } from "./github.ts";
+import { deliver, newSha, pushPayload, settled } from "./github.ts";
 import { githubServerOptions } from "./github-source.ts";
 import type { TestServer } from "./test-server.ts";
 
@@ -15,17 +15,6 @@ export function pushSuite(name: string) {
   });
   push.after(() => double.stop());
   return { double, push, GITHUB: githubServerOptions(double) };
-}
-
-/** A workspace connected to a repository that its installation can see. */
-export async function connectedRepository(
-  server: TestServer,
-  double: GitHubDouble,
-  options?: Parameters<typeof connectWorkspace>[2],
-) {
-  const connected = await connectWorkspace(server, double, options);
-  double.installations.set(connected.installationId, [connected.repository]);
-  return connected;
 }
 
 type Connected = { repository: string; installationId: number };

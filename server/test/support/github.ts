@@ -185,6 +185,17 @@ export function pullRequestPayload(
   return payload;
 }
 
+/** A workspace connected to a repository that its installation can see. */
+export async function connectedRepository(
+  server: TestServer,
+  double: GitHubDouble,
+  options?: Parameters<typeof connectWorkspace>[2],
+) {
+  const connected = await connectWorkspace(server, double, options);
+  double.installations.set(connected.installationId, [connected.repository]);
+  return connected;
+}
+
 /** A new commit SHA of `repository` whose tarball the double serves with `files`. */
 export async function newCommit(double: GitHubDouble, repository: string, files: Record<string, string>) {
   const sha = newSha();
