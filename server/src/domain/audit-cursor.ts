@@ -1,5 +1,5 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { DomainError } from "./errors.ts";
+import { openSignedJson, signJson } from "./signed-json.ts";
 
 /** Which audit list a cursor continues. */
 export type AuditCursorKind = "events" | "checkpoints";
@@ -12,21 +12,13 @@ export interface AuditCursorKey {
 }
 
 const MAX_LENGTH = 512;
-const MAC_BYTES = 16;
-const BASE64URL = /^[A-Za-z0-9_-]+$/u;
-
-function mac(payload: string, secret: Buffer): Buffer {
-  return createHmac("sha256", secret).update(`stackship/audit-cursor/v1:${payload}`).digest().subarray(0, MAC_BYTES);
-}
+const MAC_LABEL = "stackship/audit-cursor/v1:";
 
 /** Encodes an audit list position as an opaque, HMAC-protected cursor. */
 export function encodeAuditCursor(key: AuditCursorKey, secret: Buffer): string {
   if (!Number.isSafeInteger(key.position) || key.position < 0)
     throw new TypeError("encodeAuditCursor: position is a whole number");
-  const payload = Buffer.from(JSON.stringify({ v: 1, k: key.kind, c: key.chain, p: key.position }), "utf8").toString(
-    "base64url",
-  );
-  return `${payload}.${mac(payload, secret).toString("base64url")}`;
+  return signJson({ v: 1, k: key.kind, c: key.chain, p: key.position }, secret, MAC_LABEL);
 }
 
 /**
@@ -56,19 +48,9 @@ function tryDecode(
   secret: Buffer,
   expected: { kind: AuditCursorKind; chain: string },
 ): number | undefined {
-  if (token.length === 0 || token.length > MAX_LENGTH) return undefined;
-  const parts = token.split(".");
-  if (parts.length !== 2 || !BASE64URL.test(parts[0]) || !BASE64URL.test(parts[1])) return undefined;
-  const macBytes = Buffer.from(parts[1], "base64url");
-  if (macBytes.length !== MAC_BYTES || !timingSafeEqual(macBytes, mac(parts[0], secret))) return undefined;
-  let payload: unknown;
-  try {
-    payload = JSON.parse(Buffer.from(parts[0], "base64url").toString("utf8"));
-  } catch {
-    return undefined;
-  }
-  if (typeof payload !== "object" || payload === null) return undefined;
-  const { v, k, c, p } = payload as Record<string, unknown>;
+  const payload = openSignedJson(token, secret, MAC_LABEL, MAX_LENGTH);
+  if (payload === undefined) return undefined;
+  const { v, k, c, p } = payload;
   if (
     v !== 1 ||
     k !== expected.kind ||

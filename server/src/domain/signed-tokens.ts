@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac } from "node:crypto";
+import { openSignedJson, signJson } from "./signed-json.ts";
 
 /**
  * Signed, expiring, purpose-bound tokens: the proof carried in the path of a URL that is used
@@ -19,24 +20,15 @@ export type TokenPurpose = "configuration-upload" | "state-upload" | "state-json
 /** The claims a token carries: short string fields naming what it grants access to. */
 export type TokenClaims = Readonly<Record<string, string>>;
 
-const MAC_BYTES = 16;
-
 /** The key of one purpose, derived from the signing key (HMAC-SHA256 as a PRF, purpose as label). */
 function purposeKey(key: Buffer, purpose: TokenPurpose): Buffer {
   return createHmac("sha256", key).update(`stackship/signed-token/${purpose}`).digest();
 }
 
-function mac(key: Buffer, purpose: TokenPurpose, payload: string): Buffer {
-  return createHmac("sha256", purposeKey(key, purpose)).update(payload).digest().subarray(0, MAC_BYTES);
-}
-
 /** A token for `purpose` carrying `claims`, valid until `expiresAt` (floored to the second). */
 export function signToken(key: Buffer, purpose: TokenPurpose, claims: TokenClaims, expiresAt: Date): string {
   if ("exp" in claims) throw new Error("a token claim may not be named exp");
-  const payload = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(expiresAt.getTime() / 1000) })).toString(
-    "base64url",
-  );
-  return `${payload}.${mac(key, purpose, payload).toString("base64url")}`;
+  return signJson({ ...claims, exp: Math.floor(expiresAt.getTime() / 1000) }, purposeKey(key, purpose), "");
 }
 
 /**
@@ -51,29 +43,8 @@ export function verifyToken<N extends string>(
   names: readonly N[],
   now: Date,
 ): Record<N, string> | null {
-  const [payload, signature, extra] = token.split(".");
-  if (!payload || !signature || extra !== undefined) return null;
-  const expected = mac(key, purpose, payload);
-  const given = Buffer.from(signature, "base64url");
-  if (
-    given.length !== expected.length ||
-    given.toString("base64url") !== signature ||
-    !timingSafeEqual(expected, given)
-  )
-    return null;
-  let parsed: Record<string, unknown> | null;
-  try {
-    parsed = JSON.parse(Buffer.from(payload, "base64url").toString("utf8")) as Record<string, unknown> | null;
-  } catch {
-    return null;
-  }
-  if (
-    parsed === null ||
-    typeof parsed !== "object" ||
-    typeof parsed.exp !== "number" ||
-    parsed.exp * 1000 < now.getTime()
-  )
-    return null;
+  const parsed = openSignedJson(token, purposeKey(key, purpose), "");
+  if (parsed === undefined || typeof parsed.exp !== "number" || parsed.exp * 1000 < now.getTime()) return null;
   const claims = {} as Record<N, string>;
   for (const name of names) {
     const value = parsed[name];
