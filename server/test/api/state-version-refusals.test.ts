@@ -22,6 +22,7 @@ import {
   expectTfeError,
   putUpload,
   rejection,
+  withTamperedMac,
 } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
 import {
@@ -326,7 +327,7 @@ testEachServer(
     const jsonUrl = sv.attributes["hosted-json-state-upload-url"]!;
     const stateToken = stateUrl.slice(stateUrl.lastIndexOf("/") + 1);
     const jsonToken = jsonUrl.slice(jsonUrl.lastIndexOf("/") + 1);
-    const tampered = `${stateToken.slice(0, -2)}${stateToken.endsWith("AA") ? "BB" : "AA"}`;
+    const tampered = withTamperedMac(stateToken);
     assert.is((await putUpload(`${server.baseUrl}/api/v2/uploads/state-versions/${tampered}`, bytes)).status, 404);
     assert.is(
       (await putUpload(`${server.baseUrl}/api/v2/uploads/state-versions/${jsonToken}`, bytes)).status,

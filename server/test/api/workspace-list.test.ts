@@ -4,7 +4,13 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { listWorkspaces } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import { createOrganizationWithToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import {
+  createOrganizationWithToken,
+  createWorkspace,
+  expectStatus,
+  expectV1Error,
+  withTamperedMac,
+} from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const NAMES = [
@@ -109,7 +115,7 @@ testEachServer(
     const call = (token: string, organization: string, query: Record<string, unknown>) =>
       listWorkspaces({ client: server.v1(token), path: { organization_name: organization }, query: query });
     expectV1Error(
-      await call(acme.token, "acme", { limit: 2, cursor: `${cursor.slice(0, -2)}AA` }),
+      await call(acme.token, "acme", { limit: 2, cursor: withTamperedMac(cursor) }),
       400,
       "WORKSPACE_LIST_CURSOR_INVALID",
       { parameter: "cursor" },

@@ -260,6 +260,17 @@ export interface ExpectedV1Error {
 }
 
 /**
+ * A signed value (`payload.mac`, as cursors and signed URL tokens are) with one bit of its MAC's
+ * first byte flipped: always a different MAC, never the same one spelled another way.
+ */
+export function withTamperedMac(token: string): string {
+  const [payload, mac] = token.split(".");
+  const bytes = Buffer.from(mac, "base64url");
+  bytes[0] ^= 1;
+  return `${payload}.${bytes.toString("base64url")}`;
+}
+
+/**
  * Asserts a v1 error answer: the status, exactly one error object with the code, string status,
  * the catalogue title, a detail, `meta.request_id` equal to X-Request-Id, the JSON:API media type,
  * a document valid against the spec's ErrorDocument, and (when given) the source.
