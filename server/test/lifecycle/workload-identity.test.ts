@@ -13,6 +13,7 @@ import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, leakForms, sha256 } from "../support/factories.ts";
 import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { api, createProfile, ROLE } from "../support/api-workload-identity.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 
 // Real bubblewrap and tofu: a phase's tokens reach its sandbox (the configuration reads the token
@@ -20,7 +21,6 @@ import type { components } from "../../../generated/v1/types.gen.ts";
 
 const wi = suite("workload identity with real tofu");
 
-const ROLE = "arn:aws:iam::123456789012:role/stackship";
 const PHASE_TIMEOUT_S = 120; // the test server's runner phase limit
 
 const PROBE = {
@@ -64,38 +64,6 @@ interface MintRecord {
   kid: string;
   expires_at: string;
   tokens: Array<{ federation_profile_id: string; jti: string; audience: string }>;
-}
-
-async function api<T = unknown>(server: TestServer, token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: {
-      Authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { "Content-Type": "application/vnd.api+json" }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
-}
-
-async function createProfile(
-  server: TestServer,
-  token: string,
-  workspaceId: string,
-  attributes: Record<string, unknown>,
-): Promise<string> {
-  const created = await api<components["schemas"]["FederationProfileDocument"]>(
-    server,
-    token,
-    "POST",
-    `/v1/workspaces/${workspaceId}/federation-profiles`,
-    {
-      data: { type: "federation-profiles", attributes },
-    },
-  );
-  assert.is(created.status, 201, JSON.stringify(created.body));
-  return created.body.data.id;
 }
 
 /**
@@ -258,12 +226,14 @@ testEachServer(
       200,
     );
     // Configured for speculative plans, but not verified: a speculative run may not have it.
-    const profileId = await createProfile(server, token, workspace.id, {
-      name: "aws-plan",
-      provider: "aws",
-      target: { role_arn: ROLE },
-      phases: ["speculative_plan"],
-    });
+    const profileId = (
+      await createProfile(server, token, workspace.id, {
+        name: "aws-plan",
+        provider: "aws",
+        target: { role_arn: ROLE },
+        phases: ["speculative_plan"],
+      })
+    ).id;
 
     const blocked = await startRun(server, token, workspace.id, PROBE, "speculative");
     const ended = await waitForStatus(server, token, blocked.id, [

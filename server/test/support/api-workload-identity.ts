@@ -1,4 +1,4 @@
-// Shared by workload-identity.test.ts and workload-identity-tokens.test.ts: federation profile targets,
+// Shared by the workload-identity api and lifecycle tests: federation profile targets,
 // a plain HTTP call, a profile and a run to mint for, and a relying party verifying tokens.
 import { createRemoteJWKSet, jwtVerify } from "jose";
 import * as assert from "uvu/assert";
