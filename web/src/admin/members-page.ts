@@ -22,6 +22,7 @@ import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { adminFrame } from "./admin-frame.ts";
 import { membersPageStyles } from "./members-page.styles.ts";
+import { formText } from "../ui/form-data.ts";
 
 type Role = Membership["attributes"]["role"];
 const ROLES: readonly Role[] = ["viewer", "operator", "admin"];
@@ -84,8 +85,8 @@ export class SsMembersPage extends LitElement {
     const organization = this.session?.organization;
     if (!organization) return;
     const form = event.target as HTMLFormElement;
-    const field = (name: string) =>
-      (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const data = new FormData(form);
+    const field = (name: string) => formText(data, name).trim();
     const email = field("email");
     const scope = field("scope");
     const attributes = { email, role: field("role") as Role, ...(scope ? { workspace_id: scope } : {}) };
@@ -107,7 +108,8 @@ export class SsMembersPage extends LitElement {
   private async createAccount(event: SubmitEvent): Promise<void> {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
-    const field = (name: string) => (form.elements.namedItem(name) as HTMLInputElement).value;
+    const data = new FormData(form);
+    const field = (name: string) => formText(data, name);
     const email = field("email").trim();
     if (field("password").length < 12) {
       this.error = "Creating the user: the password needs at least 12 characters.";

@@ -13,6 +13,7 @@ import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 import { ORGANIZATION_NAME_PATTERN } from "../ui/patterns.ts";
+import { formText } from "../ui/form-data.ts";
 
 @customElement("ss-organizations-page")
 export class SsOrganizationsPage extends LitElement {
@@ -33,7 +34,7 @@ export class SsOrganizationsPage extends LitElement {
   private async create(event: SubmitEvent): Promise<void> {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
-    const name = (form.elements.namedItem("name") as HTMLInputElement).value.trim();
+    const name = formText(new FormData(form), "name").trim();
     this.busy = true;
     this.error = null;
     this.notice = null;

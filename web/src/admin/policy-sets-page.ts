@@ -23,6 +23,7 @@ import type { Session } from "../app/session.ts";
 import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { regoModules } from "./rego-archive.ts";
+import { formText } from "../ui/form-data.ts";
 
 type Level = PolicyInput["enforcement_level"];
 const LEVELS: Record<Level, string> = {
@@ -116,7 +117,7 @@ export class SsPolicySetsPage extends LitElement {
     event.preventDefault();
     const form = event.target as HTMLFormElement;
     const files = (form.elements.namedItem("files") as HTMLInputElement).files;
-    const level = (form.elements.namedItem("level") as HTMLSelectElement).value as Level;
+    const level = formText(new FormData(form), "level") as Level;
     void this.run("Publishing the version", async () => {
       const policies = await policiesFrom(files, level);
       await dataOf(
@@ -135,10 +136,11 @@ export class SsPolicySetsPage extends LitElement {
     const organization = this.session?.organization;
     if (!organization) return;
     const form = event.target as HTMLFormElement;
-    const name = (form.elements.namedItem("name") as HTMLInputElement).value.trim();
-    const scope = (form.elements.namedItem("scope") as HTMLSelectElement).value;
+    const data = new FormData(form);
+    const name = formText(data, "name").trim();
+    const scope = formText(data, "scope");
     const files = (form.elements.namedItem("files") as HTMLInputElement).files;
-    const level = (form.elements.namedItem("level") as HTMLSelectElement).value as Level;
+    const level = formText(data, "level") as Level;
     void this.run("Creating the policy set", async () => {
       const policies = await policiesFrom(files, level);
       const attachment = scope === "" ? { global: true } : { global: false, workspace_ids: [scope] };

@@ -19,6 +19,7 @@ import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { adminFrame } from "./admin-frame.ts";
 import { tokensPageStyles } from "./tokens-page.styles.ts";
+import { formText } from "../ui/form-data.ts";
 
 type Role = Token["attributes"]["role"];
 
@@ -59,8 +60,8 @@ export class SsTokensPage extends LitElement {
     const organization = this.session?.organization;
     if (!organization) return;
     const form = event.target as HTMLFormElement;
-    const field = (name: string) =>
-      (form.elements.namedItem(name) as HTMLInputElement | HTMLSelectElement).value.trim();
+    const data = new FormData(form);
+    const field = (name: string) => formText(data, name).trim();
     const expires = field("expires");
     this.busy = true;
     this.error = null;
