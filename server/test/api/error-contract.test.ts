@@ -1,7 +1,7 @@
 // Errors produced before a handler runs (parameter validation, authentication, body reading and
 // parsing) are part of each operation's contract too: spec/tfe declares the 400 they answer, and
 // the response check (STACKSHIP_VALIDATE_RESPONSES) covers them on both surfaces.
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { createServer } from "node:http";
 import pino from "pino";
 import { suite } from "uvu";
@@ -24,6 +24,7 @@ import {
   expectNothingWritten,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
+import { poll } from "../support/runs.ts";
 import { createUser, signIn } from "../support/sessions.ts";
 import { isSensitivePermission } from "../../src/domain/authorization.ts";
 
@@ -263,7 +264,7 @@ async function probeApp(
   fn: (baseUrl: string, logged: string[]) => Promise<void>,
 ) {
   const logged: string[] = [];
-  const logger = pino({ level: "error" }, { write: (line: string) => void logged.push(line) });
+  const logger = pino({ level: "warn" }, { write: (line: string) => void logged.push(line) });
   const responses: OperationDescriptor["responses"] = { 200: { contentType: "application/json", validate: null } };
   if (declared400) responses[400] = { contentType: "application/vnd.api+json", validate: declared400 };
   const op: OperationDescriptor = {
@@ -359,6 +360,28 @@ check("dev mode: a declared, valid 400 passes; with the check off the undeclared
     assert.is(result.status, 400);
     assert.is(result.body.errors?.[0].code, "REQUEST_INVALID");
     assert.equal(logged, []);
+  });
+});
+
+check("a request whose connection closes while its body is read: a warning, never an unhandled error", async () => {
+  await probeApp(true, null, async (baseUrl, logged) => {
+    const { port } = new URL(baseUrl);
+    const socket = connect(Number(port), "127.0.0.1");
+    await new Promise<void>((done) => socket.once("connect", done));
+    // Half of the declared body, then the connection goes away.
+    socket.end(
+      'POST /probe HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"half":',
+    );
+    socket.destroy();
+    await poll(
+      "the warning about the closed connection",
+      () =>
+        logged.some((line) => line.includes("the connection closed before the request was read whole")) || undefined,
+    );
+    assert.not.ok(
+      logged.some((line) => line.includes("unhandled error")),
+      logged.join("\n"),
+    );
   });
 });
 

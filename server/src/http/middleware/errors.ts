@@ -45,7 +45,9 @@ function contractViolation(operation: OperationDescriptor, status: number, body:
 
 /**
  * The only place errors become responses. Domain errors keep their code; anything else is a
- * 500 with the request id, logged, and its message never reaches the client. With response
+ * 500 with the request id, logged, and its message never reaches the client. A request whose
+ * connection closed before its body was read whole gets no response (there is no one to send it
+ * to) and is logged as a warning, not as an unhandled error. With response
  * validation on, an error response its operation does not declare (or whose document breaks the
  * declared schema) is itself an internal error: logged, and answered 500 so that tests fail.
  */
@@ -54,6 +56,15 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
     try {
       await next();
     } catch (caught) {
+      // The connection closed under the request (the client went away, or a shutdown cut it off):
+      // nobody is left to answer, and it is no fault of the code.
+      if (ctx.req.destroyed && !ctx.req.complete) {
+        ctx.state.log.warn(
+          { err: caught },
+          "the connection closed before the request was read whole; nothing was answered",
+        );
+        return;
+      }
       const internal = () =>
         new DomainError(
           "INTERNAL",
