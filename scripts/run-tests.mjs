@@ -1,54 +1,88 @@
 // Runs every test suite and prints one closing line `N passed, N failed` (CI reads it).
 // uvu has no "Failed:" line and exits 0 when nothing matched, so both are handled here.
-// Three processes run side by side: the server and client uvu run (streamed), the dashboard's
-// browser end-to-end scenarios (uvu over web/test/e2e, Chromium through playwright-core) and the
-// dashboard's component tests (@web/test-runner over web/src/**/*.test.ts); the browser suites'
-// output is printed when each finishes. A fourth runs beside them: the contract suites (uvu over
-// server/test/contract: the generated Python and Go SDKs driving real runs, the prism mock, the
-// schemathesis fuzzing), which mostly wait on child processes. The optional argument filters
+// Processes run side by side: the server and client uvu files in STACKSHIP_TEST_SHARDS (default 2)
+// uvu processes of about equal recorded time (scripts/test-shards.mjs; each streamed, its lines
+// prefixed `[i/n]`); the dashboard's browser end-to-end scenarios (uvu over web/test/e2e, Chromium
+// through playwright-core) and component tests (@web/test-runner over web/src/**/*.test.ts); the
+// contract suites (uvu over server/test/contract: the generated Python and Go SDKs driving real
+// runs, the prism mock, the schemathesis fuzzing), which mostly wait on child processes. The
+// browser and contract suites' output is printed when each finishes. The optional argument filters
 // every suite by file path. Each suite's skipped tests are printed, and so is their total; a
 // committed `.only(` in a test file about to run fails the run (one failure per call, with the
 // file and line), since it would silently skip the rest of its file. A test that cannot run here
 // names itself on a `[skip]` line (server/test/support/skips.ts): every one is listed with its
 // reason, and with CI=true one not marked as allowed in CI fails the run. Every uvu test and hook
 // has a time limit (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a
-// hung one fails naming itself instead of holding the run.
+// hung one fails naming itself instead of holding the run. Each uvu file's time is printed by that
+// preload; the slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records them.
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { scanForOnly } from "./only-scan.mjs";
 import { namedSkips } from "./skip-lines.mjs";
+import { durationsIn, readDurations, shardFiles } from "./test-shards.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const filter = process.argv[2] ?? "\\.test\\.ts$";
 
-function run(label, command, args, parse, { stream = true } = {}) {
-  return runProcess(label, command, args, parse, { stream }).then((result) => ({ label, ...result }));
+/**
+ * Runs one suite's process. `stream`: true prints its output as it comes, a string prints it line
+ * by line behind that prefix (for suites that stream side by side), false prints it when it ends.
+ * `dir` is where its uvu test files' names are relative to (for the duration report).
+ */
+function run(label, command, args, parse, { stream = true, dir = "." } = {}) {
+  return runProcess(label, command, args, parse, { stream }).then((result) => ({ label, dir, ...result }));
+}
+
+/** A writer that prints whole lines behind `prefix`, keeping a partial line until it ends. */
+function prefixedLines(prefix, write) {
+  let pending = "";
+  return {
+    write(chunk) {
+      const lines = (pending + chunk).split("\n");
+      pending = lines.pop();
+      for (const line of lines) write(`${prefix}${line}\n`);
+    },
+    end() {
+      if (pending) write(`${prefix}${pending}\n`);
+      pending = "";
+    },
+  };
 }
 
 function runProcess(label, command, args, parse, { stream }) {
   return new Promise((resolve) => {
     const banner = `\n[test] ${label}: ${command} ${args.join(" ")}\n`;
-    if (stream) process.stdout.write(banner);
-    else process.stdout.write(`\n[test] ${label}: started (output follows when it ends)\n`);
+    if (stream === false) process.stdout.write(`\n[test] ${label}: started (output follows when it ends)\n`);
+    else
+      process.stdout.write(
+        typeof stream === "string" ? banner.slice(0, 2000) + (banner.length > 2000 ? "…\n" : "") : banner,
+      );
     const child = spawn(command, args, {
       cwd: root,
       env: { ...process.env, NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
+    const prefix = typeof stream === "string" ? stream : "";
+    const out = prefixedLines(prefix, (text) => process.stdout.write(text));
+    const err = prefixedLines(prefix, (text) => process.stderr.write(text));
     let output = "";
     child.stdout.on("data", (chunk) => {
       output += chunk;
-      if (stream) process.stdout.write(chunk);
+      if (stream === true) process.stdout.write(chunk);
+      else if (stream) out.write(String(chunk));
     });
     child.stderr.on("data", (chunk) => {
       output += chunk;
-      if (stream) process.stderr.write(chunk);
+      if (stream === true) process.stderr.write(chunk);
+      else if (stream) err.write(String(chunk));
     });
     child.on("close", (code) => {
-      if (!stream) process.stdout.write(`${banner}${output}\n[test] ${label}: done\n`);
-      resolve({ ...parse(output, code ?? 1), named: namedSkips(output) });
+      out.end();
+      err.end();
+      if (stream === false) process.stdout.write(`${banner}${output}\n[test] ${label}: done\n`);
+      resolve({ ...parse(output, code ?? 1), named: namedSkips(output), durations: durationsIn(output) });
     });
   });
 }
@@ -121,30 +155,20 @@ if (focused.length > 0)
     skipped: 0,
     note: `${focused.length} committed .only( call(s) in ${new Set(focused.map((hit) => hit.file)).size} test file(s) (listed above)`,
   });
-const suites = [
-  run(
-    "server and client (uvu)",
-    join(root, "node_modules/.bin/uvu"),
-    [
-      ...UVU_PRELOAD,
-      ".",
-      filter,
-      "-i",
-      "node_modules",
-      "-i",
-      "generated",
-      "-i",
-      ".tools",
-      "-i",
-      ".stackship",
-      "-i",
-      "^web[\\\\/]",
-      "-i",
-      "^server[\\\\/]test[\\\\/]contract[\\\\/]",
-    ],
-    parseUvu,
-  ),
-];
+// The server and client uvu files (everything but web/ and the contract suites), in shards of
+// about equal recorded time (scripts/test-shards.mjs), one uvu process each.
+const SHARDS = Math.max(1, Number(process.env.STACKSHIP_TEST_SHARDS || 2));
+const serverFiles = scanned.filter((file) => !/^(web|server\/test\/contract)\//.test(file));
+const DURATIONS = join(root, "scripts/test-durations.json");
+const shards = serverFiles.length > 0 ? shardFiles(serverFiles, readDurations(DURATIONS), SHARDS) : [];
+const suites = shards.map((shard, index) => {
+  const label =
+    shards.length === 1 ? "server and client (uvu)" : `server and client (uvu), shard ${index + 1} of ${shards.length}`;
+  const names = shard.files.map((file) => file.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  return run(label, join(root, "node_modules/.bin/uvu"), [...UVU_PRELOAD, ".", `^(${names.join("|")})$`], parseUvu, {
+    stream: shards.length === 1 ? true : `[${index + 1}/${shards.length}] `,
+  });
+});
 const contract = testFiles("server/test/contract", /\.test\.ts$/);
 if (contract.length > 0) {
   const names = contract.map((file) =>
@@ -156,9 +180,7 @@ if (contract.length > 0) {
       join(root, "node_modules/.bin/uvu"),
       [...UVU_PRELOAD, "server/test/contract", `^(${names.join("|")})$`],
       parseUvu,
-      {
-        stream: false,
-      },
+      { stream: false, dir: "server/test/contract" },
     ),
   );
 }
@@ -181,7 +203,7 @@ if ((e2e.length > 0 || components.length > 0) && !existsSync(CHROMIUM)) {
         join(root, "node_modules/.bin/uvu"),
         [...UVU_PRELOAD, "web/test/e2e", `^(${names.join("|")})$`],
         parseUvu,
-        { stream: false },
+        { stream: false, dir: "web/test/e2e" },
       ),
     );
   }
@@ -224,6 +246,31 @@ if (process.env.CI === "true") {
       skipped: 0,
       note: `CI=true and ${unexpected.length} test(s) skipped that this machine is expected to run (listed above): install what they name`,
     });
+}
+
+// How long each test file took: the slowest are named; STACKSHIP_TEST_DURATIONS_FILE records all
+// of them (merged into what that file held) for the next run's shards.
+const durations = Object.fromEntries(
+  results.flatMap((r) =>
+    Object.entries(r.durations ?? {}).map(([file, seconds]) => [r.dir === "." ? file : `${r.dir}/${file}`, seconds]),
+  ),
+);
+const slowest = Object.entries(durations)
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 12);
+if (slowest.length > 0)
+  process.stdout.write(
+    `\n[test] slowest test files:\n${slowest.map(([file, s]) => `  ${s.toFixed(0).padStart(5)} s  ${file}\n`).join("")}`,
+  );
+for (const [index, shard] of shards.entries())
+  process.stdout.write(
+    `[test] server and client shard ${index + 1}: ${shard.files.length} file(s), ${shard.files.reduce((n, file) => n + (durations[file] ?? 0), 0).toFixed(0)} s (${shard.seconds.toFixed(0)} s recorded)\n`,
+  );
+if (process.env.STACKSHIP_TEST_DURATIONS_FILE) {
+  const file = process.env.STACKSHIP_TEST_DURATIONS_FILE;
+  const merged = { ...readDurations(file), ...durations };
+  writeFileSync(file, `${JSON.stringify(Object.fromEntries(Object.entries(merged).sort()), null, 2)}\n`);
+  process.stdout.write(`[test] wrote ${Object.keys(merged).length} file durations to ${file}\n`);
 }
 
 const passed = results.reduce((n, r) => n + r.passed, 0);

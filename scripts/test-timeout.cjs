@@ -4,7 +4,7 @@
 // past it the test fails naming its suite and title, the suite goes on with the next test, and the
 // process exits once uvu has printed its summary (the hung work would otherwise keep it alive).
 // The limit is STACKSHIP_TEST_TIMEOUT_SECONDS (default 600); a suite that needs longer says so in
-// its state: `suite("…", { timeoutSeconds: 900 })`.
+// its state: `suite("…", { timeoutSeconds: 900 })`. It also times each test file (timeFiles below).
 "use strict";
 const uvu = require("uvu");
 
@@ -54,9 +54,39 @@ const originalSuite = uvu.suite;
 uvu.suite = (name = "", state = {}) => wrapSuite(originalSuite(name, state), name, state);
 uvu.test = wrapSuite(uvu.test, "", {});
 
+/**
+ * Each test file's run time (the sum of its suites' runs, hooks included), printed after uvu's
+ * summary as one `[test-duration] <seconds> <file>` line per file: scripts/run-tests.mjs reads
+ * them to name the slowest files and to balance its shards.
+ */
+function timeFiles() {
+  const seconds = new Map();
+  for (const group of globalThis.UVU_QUEUE ?? []) {
+    const file = group[0];
+    if (typeof file !== "string") continue;
+    seconds.set(file, 0);
+    for (let i = 1; i < group.length; i++) {
+      const run = group[i];
+      group[i] = async () => {
+        const started = process.hrtime.bigint();
+        try {
+          return await run();
+        } finally {
+          seconds.set(file, seconds.get(file) + Number(process.hrtime.bigint() - started) / 1e9);
+        }
+      };
+    }
+  }
+  return () => {
+    for (const [file, spent] of seconds) process.stdout.write(`[test-duration] ${spent.toFixed(1)} ${file}\n`);
+  };
+}
+
 const originalExec = uvu.exec;
 uvu.exec = async (...args) => {
+  const reportDurations = timeFiles();
   const result = await originalExec(...args);
+  reportDurations();
   if (timedOut > 0) {
     process.stdout.write(`\n[test] ${timedOut} test(s) or hook(s) timed out (named above); ending the process\n`);
     // uvu sets the exit code from its failures; the timed-out work may hold handles open.

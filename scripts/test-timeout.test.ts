@@ -76,7 +76,7 @@ quick.run();
   }
 });
 
-test("without a timeout nothing changes: all pass, exit 0", async () => {
+test("without a timeout nothing changes: all pass, exit 0; the file's time is printed", async () => {
   const dir = fixture(`
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -89,6 +89,10 @@ t.run();
     assert.is(code, 0, output);
     assert.match(output, /Passed:\s+1/);
     assert.not.match(output, /timed out/);
+    // The file's time, after uvu's summary: at least the 20 ms the test waited.
+    const seconds = Number(/\[test-duration\] (\d+\.\d) case\.fixture\.ts\n/.exec(output)?.[1]);
+    assert.ok(seconds >= 0 && seconds < 5, output);
+    assert.ok(output.indexOf("[test-duration]") > output.indexOf("Duration:"), output);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
