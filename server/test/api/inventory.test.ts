@@ -11,6 +11,7 @@ import {
   expectStatus,
   expectV1Error,
   uploadConfiguration,
+  withCharacterChanged,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
@@ -98,12 +99,6 @@ async function seedInventory(server: TestServer) {
 
 async function page(server: TestServer, token: string, organizationName: string, query: Record<string, unknown>) {
   return listOrganizationRuns({ client: server.v1(token), path: { organization_name: organizationName }, query });
-}
-
-/** Changes the character at `index` to another one of the base64url alphabet. */
-function flip(text: string, index: number): string {
-  const replacement = text[index] === "A" ? "B" : "A";
-  return text.slice(0, index) + replacement + text.slice(index + 1);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -254,7 +249,7 @@ testEachServer(
       real.indexOf(".") + 1,
       real.length - 2,
       real.length - 1,
-    ].map((i) => flip(real, i));
+    ].map((i) => withCharacterChanged(real, i));
     for (const t of tampered) assert.is.not(t, real);
 
     const invalid: Array<[string, string]> = [

@@ -8,6 +8,7 @@ import {
   makeConfigurationTarball,
   putUpload,
   sha256,
+  withCharacterChanged,
 } from "../support/factories.ts";
 import { labelled, refusedUpload, setUpAcme, shownConfiguration, tokenOf } from "../support/api-requests.ts";
 import { testEachServer } from "../support/test-server.ts";
@@ -68,12 +69,11 @@ testEachServer(upload, "fails 404 NOT_FOUND for a tampered upload token, and wri
   const good = tokenOf(pending.attributes.upload_url!);
   const [payload, mac] = good.split(".");
   const other = await createPendingConfiguration(server, token, workspace.id);
-  const flip = (text: string, i: number) => text.slice(0, i) + (text[i] === "A" ? "B" : "A") + text.slice(i + 1);
   const tampered = [
-    flip(good, 0),
-    flip(good, payload.length - 2),
-    flip(good, payload.length + 1),
-    flip(good, good.length - 1),
+    withCharacterChanged(good, 0),
+    withCharacterChanged(good, payload.length - 2),
+    withCharacterChanged(good, payload.length + 1),
+    withCharacterChanged(good, good.length - 1),
     `${payload}.${tokenOf(other.attributes.upload_url!).split(".")[1]}`,
     `${Buffer.from(JSON.stringify({ cv: other.id, exp: 4102444800 })).toString("base64url")}.${mac}`,
     `${Buffer.from(JSON.stringify({ cv: pending.id, exp: 4102444800 })).toString("base64url")}.${mac}`,

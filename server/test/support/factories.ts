@@ -270,6 +270,11 @@ export function withTamperedMac(token: string): string {
   return `${payload}.${bytes.toString("base64url")}`;
 }
 
+/** `text` with the character at `index` changed to another one of the base64url alphabet. */
+export function withCharacterChanged(text: string, index: number): string {
+  return text.slice(0, index) + (text[index] === "A" ? "B" : "A") + text.slice(index + 1);
+}
+
 /**
  * Asserts a v1 error answer: the status, exactly one error object with the code, string status,
  * the catalogue title, a detail, `meta.request_id` equal to X-Request-Id, the JSON:API media type,
