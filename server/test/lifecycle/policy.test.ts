@@ -255,11 +255,11 @@ testEachServer(
   { runner: true, clock: clock.now },
 );
 
-let applyOffsetMs = 0;
 testEachServer(
   evaluations,
   "the apply re-checks the override: one that expired between approval and apply applies nothing",
   async (server) => {
+    clock.set(0);
     const { token, workspace, run, failed } = await softFailedRun(server);
     expectStatus(
       await override(server, token, run.id, {
@@ -272,7 +272,7 @@ testEachServer(
 
     await server.runner!.stop();
     expectStatus(await approve(server, token, run.id, failed.attributes.plan_digest!), 202);
-    applyOffsetMs += 61_000;
+    clock.set(61_000);
     await server.runner!.start();
     const ended = await waitForStatus(server, token, run.id, ["errored", "applied", "needs_recovery"]);
     assert.is(ended.attributes.status, "errored");
@@ -280,7 +280,7 @@ testEachServer(
     assert.match(await readLog(server, token, run.id, "apply"), "the override of its soft failure expired");
     assert.is(await server.services.stores.stateVersions.current(workspace.id), undefined);
   },
-  { runner: true, clock: () => new Date(Date.now() + applyOffsetMs) },
+  { runner: true, clock: clock.now },
 );
 
 testEachServer(
