@@ -262,9 +262,10 @@ async function probeApp(
   validateResponses: boolean,
   declared400: Validator | null,
   fn: (baseUrl: string, logged: string[]) => Promise<void>,
+  level: "warn" | "info" = "warn",
 ) {
   const logged: string[] = [];
-  const logger = pino({ level: "warn" }, { write: (line: string) => void logged.push(line) });
+  const logger = pino({ level }, { write: (line: string) => void logged.push(line) });
   const responses: OperationDescriptor["responses"] = { 200: { contentType: "application/json", validate: null } };
   if (declared400) responses[400] = { contentType: "application/vnd.api+json", validate: declared400 };
   const op: OperationDescriptor = {
@@ -364,25 +365,36 @@ check("dev mode: a declared, valid 400 passes; with the check off the undeclared
 });
 
 check("a request whose connection closes while its body is read: a warning, never an unhandled error", async () => {
-  await probeApp(true, null, async (baseUrl, logged) => {
-    const { port } = new URL(baseUrl);
-    const socket = connect(Number(port), "127.0.0.1");
-    await new Promise<void>((done) => socket.once("connect", done));
-    // Half of the declared body, then the connection goes away.
-    socket.end(
-      'POST /probe HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"half":',
-    );
-    socket.destroy();
-    await poll(
-      "the warning about the closed connection",
-      () =>
-        logged.some((line) => line.includes("the connection closed before the request was read whole")) || undefined,
-    );
-    assert.not.ok(
-      logged.some((line) => line.includes("unhandled error")),
-      logged.join("\n"),
-    );
-  });
+  await probeApp(
+    true,
+    null,
+    async (baseUrl, logged) => {
+      const { port } = new URL(baseUrl);
+      const socket = connect(Number(port), "127.0.0.1");
+      await new Promise<void>((done) => socket.once("connect", done));
+      // Half of the declared body, then the connection goes away.
+      socket.end(
+        'POST /probe HTTP/1.1\r\nHost: probe\r\nContent-Type: application/json\r\nContent-Length: 20\r\n\r\n{"half":',
+      );
+      socket.destroy();
+      await poll(
+        "the warning about the closed connection",
+        () =>
+          logged.some((line) => line.includes("the connection closed before the request was read whole")) || undefined,
+      );
+      assert.not.ok(
+        logged.some((line) => line.includes("unhandled error")),
+        logged.join("\n"),
+      );
+      // The request's log line has no status to report (none was sent) and says why.
+      const request = await poll("the request's log line", () =>
+        logged.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.msg === "request"),
+      );
+      assert.is(request.status, null, JSON.stringify(request));
+      assert.is(request.connection_closed, true, JSON.stringify(request));
+    },
+    "info",
+  );
 });
 
 declared.run();

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Middleware } from "koa";
 import type { Logger } from "pino";
 import type { OperationDescriptor } from "../../../../generated/operation-table.ts";
@@ -16,6 +17,14 @@ export interface RequestState {
   renderError?: ErrorRenderer;
   /** The bound operation, once the router matched one. */
   operation?: OperationDescriptor;
+  /** Set when the connection closed while the request's body was read: nothing was answered. */
+  connectionClosed?: boolean;
+}
+
+/** Whether `error` is the request's body stream failing because its connection closed. */
+function connectionClosed(request: IncomingMessage, error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return request.destroyed && !request.complete && (code === "ECONNRESET" || code === "ECONNABORTED");
 }
 
 /** The v1 rendering: a JSON:API error document whose status comes from the code catalogue. */
@@ -58,7 +67,8 @@ export function errors(options: ErrorsOptions = { validateResponses: false }): M
     } catch (caught) {
       // The connection closed under the request (the client went away, or a shutdown cut it off):
       // nobody is left to answer, and it is no fault of the code.
-      if (ctx.req.destroyed && !ctx.req.complete) {
+      if (connectionClosed(ctx.req, caught)) {
+        ctx.state.connectionClosed = true;
         ctx.state.log.warn(
           { err: caught },
           "the connection closed before the request was read whole; nothing was answered",

@@ -17,7 +17,14 @@ export function requestId(logger: Logger): Middleware<RequestState> {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       ctx.state.log.info(
-        { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 10) / 10 },
+        {
+          method: ctx.method,
+          path: ctx.path,
+          // A request cut off mid-body got no answer: no status to report.
+          status: ctx.state.connectionClosed ? null : ctx.status,
+          ...(ctx.state.connectionClosed ? { connection_closed: true } : {}),
+          ms: Math.round(ms * 10) / 10,
+        },
         "request",
       );
     }
