@@ -157,7 +157,13 @@ if (focused.length > 0)
   });
 // The server and client uvu files (everything but web/ and the contract suites), in shards of
 // about equal recorded time (scripts/test-shards.mjs), one uvu process each.
-const SHARDS = Math.max(1, Number(process.env.STACKSHIP_TEST_SHARDS || 2));
+const SHARDS = Number(process.env.STACKSHIP_TEST_SHARDS || 2);
+if (!Number.isInteger(SHARDS) || SHARDS < 1 || SHARDS > 16) {
+  process.stdout.write(
+    `[test] STACKSHIP_TEST_SHARDS=${process.env.STACKSHIP_TEST_SHARDS} is not a whole number from 1 to 16 (default 2)\n0 passed, 1 failed\n`,
+  );
+  process.exit(1);
+}
 const serverFiles = scanned.filter((file) => !/^(web|server\/test\/contract)\//.test(file));
 const DURATIONS = join(root, "scripts/test-durations.json");
 const shards = serverFiles.length > 0 ? shardFiles(serverFiles, readDurations(DURATIONS), SHARDS) : [];
