@@ -11,9 +11,10 @@
 // committed `.only(` in a test file about to run fails the run (one failure per call, with the
 // file and line), since it would silently skip the rest of its file. A test that cannot run here
 // names itself on a `[skip]` line (server/test/support/skips.ts): every one is listed with its
-// reason, and with CI=true one not marked as allowed in CI fails the run. Every uvu test and hook
-// has a time limit (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a
-// hung one fails naming itself instead of holding the run. Each uvu file's time is printed by that
+// reason, and with CI=true one not marked as allowed in CI, or one that does not name itself,
+// fails the run. Every uvu test and hook has a time limit (scripts/test-timeout.cjs,
+// STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a hung one fails naming itself instead of
+// holding the run. Each uvu file's time is printed by that
 // preload; the slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records them.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
@@ -243,6 +244,14 @@ if (unnamed > 0)
     `[test] ${unnamed} skipped test(s) did not name themselves (use skipTest from server/test/support/skips.ts)\n`,
   );
 if (process.env.CI === "true") {
+  if (unnamed > 0)
+    results.push({
+      label: "unnamed skips on the CI machine",
+      passed: 0,
+      failed: unnamed,
+      skipped: 0,
+      note: `CI=true and ${unnamed} test(s) skipped without naming themselves or a reason: make them use skipTest`,
+    });
   const unexpected = named.filter((skip) => !skip.allowedInCi);
   if (unexpected.length > 0)
     results.push({

@@ -7,6 +7,7 @@ import * as assert from "uvu/assert";
 import { buildRedactedPlan, SENSITIVE_VALUE } from "./redacted-plan.mjs";
 import { REDACTED, sensitiveValuesOfPlan } from "../redaction/sensitive-values.mjs";
 import { renderLocal, renderPlanUnavailable, renderRedacted } from "../../../test/support/render-plan.ts";
+import { skipTest } from "../../../test/support/skips.ts";
 import { plan as planJson, terraformData } from "../../../test/support/unit-plan-diff.ts";
 
 // The redacted plan the CLI renders (json-output-redacted, issue 29): random `terraform_data`
@@ -207,7 +208,7 @@ test("a known secret outside every mask is redacted by value, in values and keys
 
 const unavailable = renderPlanUnavailable();
 const RENDER_TITLE = "the pinned OpenTofu renders the redacted plan exactly as the unredacted one";
-if (unavailable) test.skip(`${RENDER_TITLE} (skipped: ${unavailable})`, () => {});
+if (unavailable) skipTest(test, RENDER_TITLE, unavailable);
 else
   test(RENDER_TITLE, () => {
     const dir = mkdtempSync(join(tmpdir(), "redacted-plan-"));
