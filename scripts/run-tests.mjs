@@ -9,18 +9,20 @@
 // browser and contract suites' output is printed when each finishes. The optional argument filters
 // every suite by file path. Each suite's skipped tests are printed, and so is their total; a
 // committed `.only(` in a test file about to run fails the run (one failure per call, with the
-// file and line), since it would silently skip the rest of its file. A test that cannot run here
-// names itself on a `[skip]` line (server/test/support/skips.ts): every one is listed with its
-// reason, and with CI=true one not marked as allowed in CI, or one that does not name itself,
-// fails the run. Every uvu test and hook has a time limit (scripts/test-timeout.cjs,
-// STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a hung one fails naming itself instead of
-// holding the run. Each uvu file's time is printed by that
-// preload; the slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records them.
+// file and line), since it would silently skip the rest of its file. Every test uvu reports as
+// failed is named again just before the closing line, with the first lines of its message. A
+// test that cannot run here names itself on a `[skip]` line (server/test/support/skips.ts): every
+// one is listed with its reason, and with CI=true one not marked as allowed in CI, or one that
+// does not name itself, fails the run. Every uvu test and hook has a time limit
+// (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a hung one fails
+// naming itself instead of holding the run. Each uvu file's time is printed by that preload; the
+// slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records them.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { scanForOnly } from "./only-scan.mjs";
+import { failedTests } from "./failure-lines.mjs";
 import { namedSkips } from "./skip-lines.mjs";
 import { durationsIn, readDurations, shardFiles } from "./test-shards.mjs";
 
@@ -83,7 +85,12 @@ function runProcess(label, command, args, parse, { stream }) {
       out.end();
       err.end();
       if (stream === false) process.stdout.write(`${banner}${output}\n[test] ${label}: done\n`);
-      resolve({ ...parse(output, code ?? 1), named: namedSkips(output), durations: durationsIn(output) });
+      resolve({
+        ...parse(output, code ?? 1),
+        named: namedSkips(output),
+        failures: failedTests(output),
+        durations: durationsIn(output),
+      });
     });
   });
 }
@@ -292,6 +299,12 @@ const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const skipped = results.reduce((n, r) => n + r.skipped, 0);
 for (const r of results) if (r.note) process.stdout.write(`[test] ${r.note}\n`);
+// Each failed test again, next to the closing line: a log cut short at its start still names them.
+for (const r of results)
+  for (const f of r.failures ?? [])
+    process.stdout.write(
+      `[test] failed in ${r.label}: ${f.file ?? "(file not named)"} › ${f.suite} › "${f.title}"\n${f.message.map((line) => `         ${line}\n`).join("")}`,
+    );
 process.stdout.write("\n");
 for (const r of results)
   process.stdout.write(`[test] ${r.label}: ${r.passed} passed, ${r.failed} failed, ${r.skipped} skipped\n`);

@@ -1,0 +1,8 @@
+// Types for failure-lines.mjs (plain JavaScript so that run-tests.mjs runs it without a loader).
+export interface FailedTest {
+  file: string | null;
+  suite: string;
+  title: string;
+  message: string[];
+}
+export function failedTests(output: string, lines?: number): FailedTest[];
