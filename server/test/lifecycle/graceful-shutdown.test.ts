@@ -370,7 +370,8 @@ testEachServer(
       await live.waitFor((message) => message.type === "hello");
       const put = halfSentPut(upload.uploadUrl, upload.bytes);
       await put.inFlight;
-      const exited = new Promise<number | null>((resolve) => api.child.once("exit", (code) => resolve(code)));
+      // "close", not "exit": the process's output is read to its end before its last line is read.
+      const exited = new Promise<number | null>((resolve) => api.child.once("close", (code) => resolve(code)));
       api.child.kill("SIGTERM");
       await api.line(
         /SIGTERM: shutting down: no new work, live sockets closed; the HTTP requests in flight get up to 60 s/,
