@@ -2,7 +2,8 @@
 // and the first lines of its message. Read by scripts/run-tests.mjs, which repeats them next to
 // the closing line so that a log cut short at its beginning still names what failed.
 
-const FAIL = /^\s*FAIL\s{2}(.*?)\s{2}"(.*)"\s*$/;
+// `FAIL  suite  "title"`, or `FAIL  "title"` for a test of uvu's unnamed default suite.
+const FAIL = /^\s*FAIL\s{2}(?:(.*?)\s{2})?"(.*)"\s*$/;
 const FILE = /^(?:\S+\/)?\S+\.test\.[cm]?[jt]s$/;
 const STACK = /^\s+at /;
 
@@ -20,7 +21,7 @@ export function failedTests(output, lines = 8) {
     }
     const fail = FAIL.exec(raw);
     if (fail) {
-      current = { file, suite: fail[1].trim(), title: fail[2], message: [] };
+      current = { file, suite: (fail[1] ?? "").trim(), title: fail[2], message: [] };
       failures.push(current);
       continue;
     }

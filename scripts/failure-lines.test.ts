@@ -46,6 +46,19 @@ test("failedTests keeps at most the given number of message lines, and finds not
   assert.equal(failedTests("server/test/x.test.ts\n x  • •   (2 / 2)\n  Total:     2\n  Passed:    2\n"), []);
 });
 
+test("failedTests reads a failure of uvu's unnamed default suite", () => {
+  const unnamed =
+    'ports.test.ts\n   FAIL  "skips a taken port"\n    Expected values not to be strictly equal  (is.not)\n    at x\n';
+  assert.equal(failedTests(unnamed), [
+    {
+      file: "ports.test.ts",
+      suite: "",
+      title: "skips a taken port",
+      message: ["Expected values not to be strictly equal  (is.not)"],
+    },
+  ]);
+});
+
 test("failedTests reads through colour codes", () => {
   const coloured =
     'a.test.ts\n\u001b[31m   FAIL \u001b[39m my suite  "t"\n    \u001b[1mwhy\u001b[22m\n    at x (a.ts:1:1)\n';

@@ -303,7 +303,7 @@ for (const r of results) if (r.note) process.stdout.write(`[test] ${r.note}\n`);
 for (const r of results)
   for (const f of r.failures ?? [])
     process.stdout.write(
-      `[test] failed in ${r.label}: ${f.file ?? "(file not named)"} › ${f.suite} › "${f.title}"\n${f.message.map((line) => `         ${line}\n`).join("")}`,
+      `[test] failed in ${r.label}: ${f.file ?? "(file not named)"} › ${f.suite ? `${f.suite} › ` : ""}"${f.title}"\n${f.message.map((line) => `         ${line}\n`).join("")}`,
     );
 process.stdout.write("\n");
 for (const r of results)
