@@ -2,23 +2,13 @@
 // dashboard's reads with documents the spec's own response validators accept, and refuses a
 // request the spec refuses.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { OperationDescriptor } from "../../../generated/operation-table.ts";
 import { operations } from "../../../generated/v1/operations.gen.ts";
+import { freePort } from "../support/ports.ts";
 
 const test = suite("mock server");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 let mock: ChildProcess | null = null;
 let base = "";

@@ -10,7 +10,6 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { createServer, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import {
   approveRun,
@@ -24,6 +23,7 @@ import {
 import { REPO_ROOT } from "../../src/config.ts";
 import { cliProject } from "../e2e/cli.ts";
 import { createPendingConfiguration, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
+import { freePort } from "../support/ports.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { podman, podmanOk, waitFor } from "./podman.ts";
 
@@ -35,14 +35,6 @@ const COMPOSE_FILE = join(REPO_ROOT, "deploy/compose.yaml");
 const started = Date.now();
 const say = (text: string) =>
   process.stdout.write(`[compose-test] ${text} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const httpPort = await freePort();
 const httpsPort = await freePort();

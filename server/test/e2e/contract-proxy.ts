@@ -40,6 +40,7 @@ import { createServer as createHttpsServer, request as httpsRequest } from "node
 import { connect, type AddressInfo } from "node:net";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config.ts";
+import { freePort } from "../support/ports.ts";
 
 /** The prism binary installed with the workspace's devDependencies. */
 export const PRISM = join(REPO_ROOT, "node_modules/.bin/prism");
@@ -101,14 +102,6 @@ async function closeServer(server: Server): Promise<void> {
     server.close(() => resolve());
     server.closeAllConnections();
   });
-}
-
-/** A free loopback port (prism needs one on its command line). */
-async function freePort(): Promise<number> {
-  const probe = createHttpServer();
-  const port = await listen(probe);
-  await closeServer(probe);
-  return port;
 }
 
 function parseJson(text: string): unknown {

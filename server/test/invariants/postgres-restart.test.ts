@@ -16,7 +16,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import { chownSync, existsSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -27,6 +26,7 @@ import { TEST_PG_URL_ENV } from "../support/databases.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, sha256 } from "../support/factories.ts";
 import { approvePlan, fixture, readLog, startRun, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
+import { freePort } from "../support/ports.ts";
 import { skipTest } from "../support/skips.ts";
 import { currentState } from "../support/state.ts";
 
@@ -41,17 +41,6 @@ function postgresBin(): string | null {
     .filter((version) => existsSync(join(root, version, "bin", "initdb")))
     .sort((a, b) => Number(b) - Number(a));
   return versions.length > 0 ? join(root, versions[0], "bin") : null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** A throwaway cluster for `fn`: its admin URL and an asynchronous restart (the server keeps running meanwhile). */

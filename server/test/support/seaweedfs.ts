@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
+import { freePorts } from "./ports.ts";
 
 export const WEED = join(dirname(fileURLToPath(import.meta.url)), "../../../.tools/bin/weed");
 
@@ -25,23 +25,6 @@ export interface SeaweedS3 {
   /** `s3://bucket/prefix?endpoint=…` with the credentials in the query. */
   url(prefix: string): URL;
   stop(): Promise<void>;
-}
-
-async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-          const server = createServer();
-          server.once("error", reject);
-          server.listen(0, "127.0.0.1", () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  return ports;
 }
 
 /** A SeaweedFS server's S3 side: its bucket, endpoint, identity, a client, and the `weed` arguments that serve them. */
