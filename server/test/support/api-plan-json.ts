@@ -26,14 +26,14 @@ export const testEachServer = (
 export function planJsonOf(bytes: number): Buffer {
   const changes: string[] = [];
   let size = 0;
+  // Written as JSON.stringify would write each change, with random inputs cut from one pool: fast
+  // (about a quarter of the time), since the test's server waits on the same event loop meanwhile.
+  let pool = "";
+  let at = 0;
   for (let i = 0; size < bytes; i++) {
-    const change = JSON.stringify({
-      address: `terraform_data.r${i}`,
-      mode: "managed",
-      type: "terraform_data",
-      name: `r${i}`,
-      change: { actions: ["create"], before: null, after: { input: randomBytes(48).toString("hex"), n: i } },
-    });
+    if (at + 96 > pool.length) [pool, at] = [randomBytes(48 * 4096).toString("hex"), 0];
+    const input = pool.slice(at, (at += 96));
+    const change = `{"address":"terraform_data.r${i}","mode":"managed","type":"terraform_data","name":"r${i}","change":{"actions":["create"],"before":null,"after":{"input":"${input}","n":${i}}}}`;
     changes.push(change);
     size += change.length + 1;
   }

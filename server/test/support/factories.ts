@@ -155,6 +155,7 @@ export async function createPendingConfiguration(
     path: { workspace_id: workspaceId },
     body: { data: { type: "configuration-versions", attributes: { speculative } } },
   });
+  answered(created);
   assert.is(created.response.status, 201, `createConfigurationVersion: ${JSON.stringify(created.error)}`);
   const configurationVersion = created.data!.data;
   assert.is(configurationVersion.attributes.status, "pending");
@@ -353,12 +354,23 @@ function brief(value: unknown): string {
 
 /** Asserts a successful SDK answer and returns its data. */
 export function expectStatus<T>(result: { response: Response; data?: T; error?: unknown }, status: number): T {
+  answered(result);
   assert.is(
     result.response.status,
     status,
     `expected ${status}, got ${result.response.status}: ${brief(result.error ?? result.data)}`,
   );
   return result.data as T;
+}
+
+/**
+ * Asserts that a generated client's call got an answer at all: when fetch itself failed (a reset
+ * connection, say) the SDK leaves `response` undefined and puts fetch's error in `error`.
+ */
+export function answered(result: { response?: Response; error?: unknown }): void {
+  if (result.response) return;
+  const error = result.error as (Error & { cause?: Error }) | undefined;
+  assert.unreachable(`no HTTP answer: ${String(error)}${error?.cause ? ` (${String(error.cause)})` : ""}`);
 }
 
 /** Asserts that `promise` rejects and returns the rejection. */

@@ -93,6 +93,12 @@ export async function withTestServer<T>(
     });
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- Koa's callback catches its own errors (ctx.onerror)
     const http: Server = createServer(stackship.app.callback());
+    // The test and its server share one event loop: a test step that blocks it for longer than
+    // Node's 5 s keep-alive timeout (building a large document, say) lets the server's idle timer
+    // close a pooled connection just as the test's next request goes out on it (ECONNRESET, never
+    // retried for a POST). That race belongs to the shared loop, not to StackShip, so idle
+    // connections live longer here; close() below still ends them.
+    http.keepAliveTimeout = 120_000;
     stackship.live.attach(http);
     await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
     const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
