@@ -151,7 +151,8 @@ testEachServer(
     let sweeper: Spawned | null = null;
     try {
       await runner.line(/runner \S+ started: concurrency 1,/);
-      const run = await startRun(server, token, workspace.id, sleeping(4));
+      // Long enough to still run after a loaded machine spawns the second runner below.
+      const run = await startRun(server, token, workspace.id, sleeping(12));
       await approve(server, token, run.id);
       await waitForLog(server, token, run.id, "apply", "provisioning-started");
       // A second runner that takes work silent for 1.5 s as lost: the shutting-down runner must keep heartbeating its apply.
@@ -198,7 +199,8 @@ testEachServer(
     });
     try {
       await main.line(/runner \S+ started \(concurrency 1/);
-      const run = await startRun(server, token, workspace.id, sleeping(3));
+      // Long enough to still run when the log line has reached the test on a loaded machine.
+      const run = await startRun(server, token, workspace.id, sleeping(10));
       await approve(server, token, run.id);
       await waitForLog(server, token, run.id, "apply", "provisioning-started");
       const { code, last } = await signalAndExit(main, "SIGTERM");
