@@ -97,7 +97,8 @@ ${extraConfig}`,
       ...extraArgs,
     ];
     // Run in the temporary directory: schemathesis keeps a cache (.schemathesis/) in its working directory.
-    const result = await run(st, args, { cwd: dir, env, timeoutMs: 240_000 }).catch((error: Error) => ({
+    // About 120-170 s per surface beside the other suites; the limit leaves room for a loaded machine.
+    const result = await run(st, args, { cwd: dir, env, timeoutMs: 420_000 }).catch((error: Error) => ({
       stdout: error.message,
       stderr: "",
       failed: true,

@@ -21,6 +21,7 @@ export function run(
   args: string[],
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<Finished> {
+  const timeout = options.timeoutMs ?? 300_000;
   return new Promise((resolve, reject) => {
     execFile(
       command,
@@ -28,11 +29,14 @@ export function run(
       {
         cwd: options.cwd,
         env: options.env ?? process.env,
-        timeout: options.timeoutMs ?? 300_000,
+        timeout,
         maxBuffer: 64 * 1024 * 1024,
       },
       (error, stdout, stderr) => {
-        if (error) reject(new Error(`${command} ${args.join(" ")} failed (${error.message}):\n${stdout}\n${stderr}`));
+        // Killed by the time limit: say so first, not only "Command failed" above partial output.
+        const why = error?.killed ? `stopped after its time limit of ${timeout / 1000} s; ` : "";
+        if (error)
+          reject(new Error(`${command} ${args.join(" ")} failed (${why}${error.message}):\n${stdout}\n${stderr}`));
         else resolve({ stdout, stderr });
       },
     );
