@@ -2,8 +2,19 @@
 // `jsonformat` decoder and renderer, the code the CLI runs on json-output-redacted. Built on first
 // use into .tools/build/render-plan against the module OpenTofu's build already downloaded
 // (GOPROXY=off, its go.sum), so it costs seconds once tofu was built (scripts/bootstrap-tools).
+// Both test shards may build it at once: each builds in its own directory and renames the binary
+// into place, so neither sees the other's half-written go.mod or binary.
 import { execFileSync, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../../src/config.ts";
 
@@ -32,19 +43,26 @@ function build(): string | null {
       .split("\n")
       .filter((line) => line.startsWith("replace "))
       .join("\n");
-    mkdirSync(BUILD, { recursive: true });
-    writeFileSync(
-      join(BUILD, "go.mod"),
-      `module github.com/opentofu/opentofu/stackshiprenderplan\n\ngo 1.26\n\nrequire github.com/opentofu/opentofu v${version}\n\n${replace}\n`,
-    );
-    copyFileSync(join(tofuBuild, "go.sum"), join(BUILD, "go.sum"));
-    copyFileSync(SOURCE, join(BUILD, "main.go"));
-    execFileSync("go", ["build", "-o", BINARY, "."], {
-      cwd: BUILD,
-      env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off" },
-      stdio: ["ignore", "ignore", "pipe"],
-      timeout: 600_000,
-    });
+    const work = `${BUILD}.${process.pid}`;
+    mkdirSync(work, { recursive: true });
+    try {
+      writeFileSync(
+        join(work, "go.mod"),
+        `module github.com/opentofu/opentofu/stackshiprenderplan\n\ngo 1.26\n\nrequire github.com/opentofu/opentofu v${version}\n\n${replace}\n`,
+      );
+      copyFileSync(join(tofuBuild, "go.sum"), join(work, "go.sum"));
+      copyFileSync(SOURCE, join(work, "main.go"));
+      execFileSync("go", ["build", "-o", "render-plan", "."], {
+        cwd: work,
+        env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off" },
+        stdio: ["ignore", "ignore", "pipe"],
+        timeout: 600_000,
+      });
+      mkdirSync(BUILD, { recursive: true });
+      renameSync(join(work, "render-plan"), BINARY);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
     return null;
   } catch (error) {
     return `render-plan could not be built: ${(error as Error).message.split("\n")[0]}`;
