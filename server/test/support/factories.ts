@@ -367,7 +367,7 @@ export function expectStatus<T>(result: { response: Response; data?: T; error?: 
  * Asserts that a generated client's call got an answer at all: when fetch itself failed (a reset
  * connection, say) the SDK leaves `response` undefined and puts fetch's error in `error`.
  */
-export function answered(result: { response?: Response; error?: unknown }): void {
+function answered(result: { response?: Response; error?: unknown }): void {
   if (result.response) return;
   const error = result.error as (Error & { cause?: Error }) | undefined;
   assert.unreachable(`no HTTP answer: ${String(error)}${error?.cause ? ` (${String(error.cause)})` : ""}`);

@@ -17,7 +17,7 @@ export function ephemeralLow(rangeFile = "/proc/sys/net/ipv4/ip_local_port_range
   }
 }
 
-/** The ports picked from: [first, last], below the ephemeral range and above the well-known ports. */
+/** The ports picked from: [first, last], from 10000 up to just below the ephemeral range. */
 export function candidateRange(low: number): { first: number; last: number } | null {
   const last = low - 1;
   const first = 10_000;
