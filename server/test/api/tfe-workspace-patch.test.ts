@@ -3,12 +3,17 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createWorkspace, expectNothingWritten, pinnedOpenTofuVersion } from "../support/factories.ts";
-import { testEachServer } from "../support/test-server.ts";
+import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { answerAs, firstError, type Tfe } from "../support/documents.ts";
 import { api, JSON_API, setUp } from "../support/tfe-runs-fixtures.ts";
 
 /** The clock of the tests that pass it to their server. */
 let clock = new Date("2026-03-01T10:00:00.000Z");
+
+/** PATCH /workspaces/:id with a `workspaces` document of these attributes, as go-tfe sends it. */
+function patchWorkspace(server: TestServer, token: string, id: string, attributes: Record<string, unknown>) {
+  return api(server, token, "PATCH", `/workspaces/${id}`, JSON.stringify({ data: { type: "workspaces", attributes } }));
+}
 
 // ---------------------------------------------------------------------------------------------
 const patch = suite("PATCH workspace (tfe)");
@@ -57,15 +62,7 @@ testEachServer(
       "queue-all-runs": true,
       "execution-mode": "remote",
     };
-    const patched = answerAs<Tfe["WorkspaceDocument"]>(
-      await api(
-        server,
-        token,
-        "PATCH",
-        `/workspaces/${workspace.id}`,
-        JSON.stringify({ data: { type: "workspaces", attributes } }),
-      ),
-    );
+    const patched = answerAs<Tfe["WorkspaceDocument"]>(await patchWorkspace(server, token, workspace.id, attributes));
     assert.is(patched.status, 200, JSON.stringify(patched.json));
     const a = patched.json.data.attributes;
     assert.is(a.name, "renamed");
@@ -91,24 +88,10 @@ testEachServer(
 
     // The same document again changes nothing and moves nothing.
     clock = new Date(clock.getTime() + 60_000);
-    const again = answerAs<Tfe["WorkspaceDocument"]>(
-      await api(
-        server,
-        token,
-        "PATCH",
-        `/workspaces/${workspace.id}`,
-        JSON.stringify({ data: { type: "workspaces", attributes } }),
-      ),
-    );
+    const again = answerAs<Tfe["WorkspaceDocument"]>(await patchWorkspace(server, token, workspace.id, attributes));
     assert.is(again.json.data.attributes["updated-at"], a["updated-at"]);
 
-    const taken = await api(
-      server,
-      token,
-      "PATCH",
-      `/workspaces/${workspace.id}`,
-      JSON.stringify({ data: { type: "workspaces", attributes: { name: "taken", description: "lost" } } }),
-    );
+    const taken = await patchWorkspace(server, token, workspace.id, { name: "taken", description: "lost" });
     assert.is(taken.status, 409, JSON.stringify(taken.json));
     assert.is(firstError(taken.json).code, "WORKSPACE_NAME_TAKEN");
     const shown = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
@@ -145,13 +128,7 @@ testEachServer(
     const before = answerAs<Tfe["WorkspaceDocument"]>(await api(server, token, "GET", `/workspaces/${workspace.id}`));
     for (const [attributes, code, detail] of refusals) {
       const label = JSON.stringify(attributes);
-      const patched = await api(
-        server,
-        token,
-        "PATCH",
-        `/workspaces/${workspace.id}`,
-        JSON.stringify({ data: { type: "workspaces", attributes } }),
-      );
+      const patched = await patchWorkspace(server, token, workspace.id, attributes);
       assert.is(patched.status, 422, label);
       assert.is(firstError(patched.json).code, code, label);
       assert.match(firstError(patched.json).detail!, detail, label);
