@@ -13,26 +13,12 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
 import { testDialects } from "../support/databases.ts";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  makeConfigurationTarball,
-  sha256,
-  uploadConfiguration,
-} from "../support/factories.ts";
-import {
-  approvePlan,
-  createRunOn,
-  fixture,
-  planApproveApply,
-  readLog,
-  waitForLog,
-  waitForStatus,
-} from "../support/runs.ts";
+import { expectStatus } from "../support/factories.ts";
+import { expectAppliesAgain, expectPlanUnpublished, faultWorkspace } from "../support/fault-runs.ts";
+import { approvePlan, plannedRun, waitForApplied, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
-import { currentState } from "../support/state.ts";
+import { currentState, expectPublished } from "../support/state.ts";
 import { fillFilesystem } from "../support/files.ts";
 
 const test = suite("the artifact directory's filesystem full");
@@ -121,53 +107,25 @@ for (const dialect of testDialects()) {
       return withTestServer(
         dialect,
         async (server) => {
-          const { token, organizationName } = await createOrganizationWithToken(server, "full-disk");
-          const workspace = await createWorkspace(server, token, organizationName, { name: "full" });
-          const { configurationVersion } = await uploadConfiguration(
-            server,
-            token,
-            workspace.id,
-            makeConfigurationTarball(fixture("basic")),
-          );
+          const { token, workspaceId, configurationVersionId } = await faultWorkspace(server, "full-disk", "full");
 
           // 1. The plan's artifacts (saved plan, plan JSON) cannot be written: the plan ends errored, recorded.
           let filler = fillFilesystem(mount);
-          const starved = await createRunOn(server, token, workspace.id, configurationVersion.id);
-          const failed = await waitForStatus(server, token, starved.id, [
-            "errored",
-            "awaiting_approval",
-            "planned_and_finished",
-            "needs_recovery",
-          ]);
-          assert.is(failed.attributes.status, "errored");
-          assert.is(failed.attributes.status_reason, "plan_failed");
-          assert.is(failed.attributes.plan_digest, null, "no plan was published");
+          await expectPlanUnpublished(server, token, workspaceId, configurationVersionId);
           await assertNothingHalfWritten(server, artifacts);
           rmSync(filler);
 
           // Space is back: the same server plans and applies.
-          await planApproveApply(
-            server,
-            token,
-            (await createRunOn(server, token, workspace.id, configurationVersion.id)).id,
-          );
-          const first = await currentState(server, token, workspace.id);
-          assert.is(first.serial, 1);
+          const first = await expectAppliesAgain(server, token, workspaceId, configurationVersionId);
           await assertNothingHalfWritten(server, artifacts);
 
           // 2. The apply's state upload cannot be written: tofu keeps the state and retries (the run
           // continues), nothing is published meanwhile, and once space is back the state lands whole.
-          const next = await uploadConfiguration(
-            server,
-            token,
-            workspace.id,
-            makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
-          );
-          const second = await createRunOn(server, token, workspace.id, next.configurationVersion.id);
-          const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
-          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+          const second = await plannedRun(server, token, workspaceId, {
+            "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n',
+          });
           filler = fillFilesystem(mount);
-          await approvePlan(server, token, second.id, planned.attributes.plan_digest!);
+          await approvePlan(server, token, second.id, second.attributes.plan_digest!);
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
           assert.is(
             expectStatus(await getRun({ client: server.v1(token), path: { run_id: second.id } }), 200).data.attributes
@@ -175,22 +133,14 @@ for (const dialect of testDialects()) {
             "applying",
           );
           assert.equal(
-            await currentState(server, token, workspace.id),
+            await currentState(server, token, workspaceId),
             first,
             "the current state is untouched while the upload fails",
           );
           await assertNothingHalfWritten(server, artifacts);
           rmSync(filler);
-          const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
-          assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
-          const published = await currentState(server, token, workspace.id);
-          assert.is(published.serial, 2);
-          assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
-          assert.ok(
-            (JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
-              (resource) => resource.name === "y",
-            ),
-          );
+          await waitForApplied(server, token, second.id);
+          await expectPublished(server, token, workspaceId, 2, "y");
           await assertNothingHalfWritten(server, artifacts);
         },
         { runner: true, localArtifacts: true, config: { artifactStore: { kind: "local", directory: artifacts } } },

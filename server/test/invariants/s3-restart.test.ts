@@ -17,26 +17,12 @@ import * as assert from "uvu/assert";
 
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  makeConfigurationTarball,
-  sha256,
-  uploadConfiguration,
-} from "../support/factories.ts";
-import {
-  approvePlan,
-  createRunOn,
-  fixture,
-  planApproveApply,
-  readLog,
-  waitForLog,
-  waitForStatus,
-} from "../support/runs.ts";
+import { expectAppliesAgain, expectPlanUnpublished, faultWorkspace } from "../support/fault-runs.ts";
+import { approvePlan, plannedRun, readLog, waitForApplied, waitForLog, waitForStatus } from "../support/runs.ts";
 import { artifactStoreUrl, seaweedServer, WEED } from "../support/seaweedfs.ts";
 import { withTestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
-import { currentState } from "../support/state.ts";
+import { currentState, expectPublished } from "../support/state.ts";
 
 const test = suite("the S3 store killed and started again");
 
@@ -124,55 +110,22 @@ for (const dialect of testDialects()) {
       await withTestServer(
         dialect,
         async (server) => {
-          const { token, organizationName } = await createOrganizationWithToken(server, "s3-faults");
-          const workspace = await createWorkspace(server, token, organizationName, { name: "s3" });
-          const { configurationVersion } = await uploadConfiguration(
-            server,
-            token,
-            workspace.id,
-            makeConfigurationTarball(fixture("basic")),
-          );
+          const { token, workspaceId, configurationVersionId } = await faultWorkspace(server, "s3-faults", "s3");
 
           // 1. The store is gone while the plan writes its artifacts.
           await s3.kill();
-          const starved = await createRunOn(server, token, workspace.id, configurationVersion.id);
-          const failed = await waitForStatus(server, token, starved.id, [
-            "errored",
-            "awaiting_approval",
-            "planned_and_finished",
-            "needs_recovery",
-          ]);
-          assert.is(failed.attributes.status, "errored");
-          assert.is(failed.attributes.status_reason, "plan_failed");
-          assert.is(failed.attributes.plan_digest, null, "no plan was published");
+          await expectPlanUnpublished(server, token, workspaceId, configurationVersionId);
           await s3.start();
 
           // Back: the same server plans and applies.
-          await planApproveApply(
-            server,
-            token,
-            (await createRunOn(server, token, workspace.id, configurationVersion.id)).id,
-          );
-          const first = await currentState(server, token, workspace.id);
-          assert.is(first.serial, 1);
-          assert.is(sha256(first.bytes), first.sha256);
+          await expectAppliesAgain(server, token, workspaceId, configurationVersionId);
 
           // 2. The store is gone when the apply starts: it cannot read its plan, applies nothing and says so.
-          const next = await uploadConfiguration(
-            server,
-            token,
-            workspace.id,
-            makeConfigurationTarball({ "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n' }),
-          );
-          const unread = await createRunOn(server, token, workspace.id, next.configurationVersion.id);
-          const unreadPlanned = await waitForStatus(server, token, unread.id, ["awaiting_approval", "errored"]);
-          assert.is(
-            unreadPlanned.attributes.status,
-            "awaiting_approval",
-            await readLog(server, token, unread.id, "plan"),
-          );
+          const unread = await plannedRun(server, token, workspaceId, {
+            "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n',
+          });
           await s3.kill();
-          await approvePlan(server, token, unread.id, unreadPlanned.attributes.plan_digest!);
+          await approvePlan(server, token, unread.id, unread.attributes.plan_digest!);
           const refused = await waitForStatus(server, token, unread.id, ["applied", "errored", "needs_recovery"]);
           assert.is(refused.attributes.status, "errored");
           assert.is(refused.attributes.status_reason, "apply_failed");
@@ -181,26 +134,23 @@ for (const dialect of testDialects()) {
             /could not read the plan .*nothing was applied/,
           );
           await s3.start();
-          assert.is((await currentState(server, token, workspace.id)).serial, 1, "the current state is untouched");
+          assert.is((await currentState(server, token, workspaceId)).serial, 1, "the current state is untouched");
 
           // 3. The store is killed during the apply, before its state upload: tofu retries, nothing is
           // published meanwhile, and once S3 is back the state lands whole.
-          const slow = await uploadConfiguration(server, token, workspace.id, makeConfigurationTarball(slowApply));
-          const second = await createRunOn(server, token, workspace.id, slow.configurationVersion.id);
-          const planned = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
-          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
-          await approvePlan(server, token, second.id, planned.attributes.plan_digest!);
+          const second = await plannedRun(server, token, workspaceId, slowApply);
+          await approvePlan(server, token, second.id, second.attributes.plan_digest!);
           await waitForLog(server, token, second.id, "apply", "provisioning-started");
           await s3.kill();
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
           assert.is(
-            (await currentState(server, token, workspace.id).catch(() => ({ serial: -1 }))).serial,
+            (await currentState(server, token, workspaceId).catch(() => ({ serial: -1 }))).serial,
             -1,
             "the current state cannot even be read while S3 is gone",
           );
           const during = await getCurrentStateVersion({
             client: server.tfe(token),
-            path: { workspace_id: workspace.id },
+            path: { workspace_id: workspaceId },
           });
           assert.is(
             (during.data as { data: { attributes: { serial: number } } }).data.attributes.serial,
@@ -208,16 +158,8 @@ for (const dialect of testDialects()) {
             "nothing is published while S3 is gone",
           );
           await s3.start();
-          const ended = await waitForStatus(server, token, second.id, ["applied", "errored", "needs_recovery"]);
-          assert.is(ended.attributes.status, "applied", await readLog(server, token, second.id, "apply"));
-          const published = await currentState(server, token, workspace.id);
-          assert.is(published.serial, 2);
-          assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
-          assert.ok(
-            (JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> }).resources.some(
-              (resource) => resource.name === "slow",
-            ),
-          );
+          await waitForApplied(server, token, second.id);
+          await expectPublished(server, token, workspaceId, 2, "slow");
         },
         { runner: true, config: { artifactStore: { kind: "s3", url: s3.url } } },
       );

@@ -32,6 +32,19 @@ export async function startRun(
   return createRunOn(server, token, workspaceId, configurationVersion.id, kind);
 }
 
+/** Uploads `files` and starts a run on them; returns it once it awaits approval (with the plan's log if it does not). */
+export async function plannedRun(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  files: Record<string, string>,
+): Promise<Run> {
+  const run = await startRun(server, token, workspaceId, files);
+  const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
+  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+  return planned;
+}
+
 /** Creates a run on an uploaded configuration version (asserting the 201). */
 export async function createRunOn(
   server: TestServer,
@@ -128,6 +141,11 @@ export async function planApproveApply(server: TestServer, token: string, runId:
   const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
   await approvePlan(server, token, runId, planned.attributes.plan_digest!);
+  return waitForApplied(server, token, runId);
+}
+
+/** Waits for the run's apply to end and asserts it was applied (with the apply's log if it was not). */
+export async function waitForApplied(server: TestServer, token: string, runId: string): Promise<Run> {
   const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
   assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
   return applied;

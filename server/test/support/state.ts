@@ -1,6 +1,7 @@
 // A workspace's current state version as the tfe API serves it, checked against the row it came from.
 import * as assert from "uvu/assert";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
+import { sha256 } from "./factories.ts";
 import type { TestServer } from "./test-server.ts";
 
 export interface CurrentState {
@@ -27,4 +28,28 @@ export async function currentState(server: TestServer, token: string, workspaceI
     sha256: row.sha256,
     bytes: Buffer.from(await response.arrayBuffer()),
   };
+}
+
+/**
+ * The workspace's current state: version `serial`, its bytes the ones recorded, and (when named)
+ * holding the resource `resource`.
+ */
+export async function expectPublished(
+  server: TestServer,
+  token: string,
+  workspaceId: string,
+  serial: number,
+  resource?: string,
+): Promise<CurrentState> {
+  const published = await currentState(server, token, workspaceId);
+  assert.is(published.serial, serial);
+  assert.is(sha256(published.bytes), published.sha256, "the published state's bytes are the ones recorded");
+  if (resource !== undefined) {
+    const { resources } = JSON.parse(published.bytes.toString("utf8")) as { resources: Array<{ name: string }> };
+    assert.ok(
+      resources.some((r) => r.name === resource),
+      `state ${serial} holds no resource named ${resource}`,
+    );
+  }
+  return published;
 }
