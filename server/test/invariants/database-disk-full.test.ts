@@ -20,7 +20,7 @@ import { loadConfig } from "../../src/config.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createStackShip } from "../../src/server.ts";
 import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
 import { fillFilesystem } from "../support/files.ts";
@@ -120,8 +120,7 @@ if (process.getuid?.() !== 0) {
           (await createWorkspace(server, token, organizationName, { name: "after" })).id,
           fixture("basic"),
         );
-        const later = await waitForStatus(server, token, next.id, ["awaiting_approval", "errored"]);
-        assert.is(later.attributes.status, "awaiting_approval", await readLog(server, token, next.id, "plan"));
+        await waitForPlanned(server, token, next.id);
       } finally {
         await runner.stop({ interrupt: true });
         await stackship.live.close();

@@ -15,7 +15,7 @@ import { getRun } from "../../../client/src/index.ts";
 import { testDialects } from "../support/databases.ts";
 import { expectStatus } from "../support/factories.ts";
 import { expectAppliesAgain, expectPlanUnpublished, faultWorkspace } from "../support/fault-runs.ts";
-import { approvePlan, plannedRun, waitForApplied, waitForLog } from "../support/runs.ts";
+import { approvePlan, startPlannedRun, waitForApplied, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
 import { currentState, expectPublished } from "../support/state.ts";
@@ -121,7 +121,7 @@ for (const dialect of testDialects()) {
 
           // 2. The apply's state upload cannot be written: tofu keeps the state and retries (the run
           // continues), nothing is published meanwhile, and once space is back the state lands whole.
-          const second = await plannedRun(server, token, workspaceId, {
+          const second = await startPlannedRun(server, token, workspaceId, {
             "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n',
           });
           filler = fillFilesystem(mount);

@@ -18,7 +18,16 @@ import * as assert from "uvu/assert";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { testDialects } from "../support/databases.ts";
 import { expectAppliesAgain, expectPlanUnpublished, faultWorkspace } from "../support/fault-runs.ts";
-import { approvePlan, plannedRun, readLog, waitForApplied, waitForLog, waitForStatus } from "../support/runs.ts";
+import {
+  applyUntil,
+  approvePlan,
+  readLog,
+  startPlannedRun,
+  startRun,
+  waitForApplied,
+  waitForLog,
+  waitForStatus,
+} from "../support/runs.ts";
 import { artifactStoreUrl, seaweedServer, WEED } from "../support/seaweedfs.ts";
 import { withTestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
@@ -121,7 +130,7 @@ for (const dialect of testDialects()) {
           await expectAppliesAgain(server, token, workspaceId, configurationVersionId);
 
           // 2. The store is gone when the apply starts: it cannot read its plan, applies nothing and says so.
-          const unread = await plannedRun(server, token, workspaceId, {
+          const unread = await startPlannedRun(server, token, workspaceId, {
             "main.tf": 'resource "terraform_data" "y" {\n  input = "two"\n}\n',
           });
           await s3.kill();
@@ -138,9 +147,8 @@ for (const dialect of testDialects()) {
 
           // 3. The store is killed during the apply, before its state upload: tofu retries, nothing is
           // published meanwhile, and once S3 is back the state lands whole.
-          const second = await plannedRun(server, token, workspaceId, slowApply);
-          await approvePlan(server, token, second.id, second.attributes.plan_digest!);
-          await waitForLog(server, token, second.id, "apply", "provisioning-started");
+          const second = await startRun(server, token, workspaceId, slowApply);
+          await applyUntil(server, token, second.id);
           await s3.kill();
           await waitForLog(server, token, second.id, "apply", "Trying to restore the connection");
           assert.is(

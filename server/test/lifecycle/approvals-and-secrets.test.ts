@@ -9,7 +9,7 @@ import {
   expectStatus,
   expectV1Error,
 } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 /** The parts of a state file these tests read. */
@@ -173,8 +173,7 @@ testEachServer(
         'variable "db_password" { type = string }\nresource "terraform_data" "leak" {\n  input = var.db_password\n}\noutput "leak" {\n  value = terraform_data.leak.output\n}\n',
     };
     const run = await startRun(server, token, workspace.id, files);
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const planned = await waitForPlanned(server, token, run.id);
     expectStatus(await approve(server, token, run.id, planned.attributes.plan_digest!), 202);
     await waitForStatus(server, token, run.id, ["applied"]);
 

@@ -25,7 +25,7 @@ import type { RunDecisionPredicate } from "../../src/domain/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { applyUntil, approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
 import { newPolicySet, policy } from "../support/policies.ts";
@@ -314,10 +314,7 @@ testEachServer(
     const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
     const { token, workspace } = await acmeWorkspace(server, "interrupted");
     const run = await startRun(server, token, workspace.id, SLOW);
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-    await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
-    await waitForLog(server, token, run.id, "apply", "provisioning-started");
+    await applyUntil(server, token, run.id);
     expectStatus(
       await cancelRun({
         client: server.v1(token),

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { openRunChangeFeed, type RunStateNotice } from "../../src/store/index.ts";
 
@@ -22,8 +22,7 @@ testEachServer(
     try {
       const run = await startRun(server, token, workspace.id, fixture("basic"));
 
-      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+      const planned = await waitForPlanned(server, token, run.id);
       assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
       assert.is(planned.attributes.has_changes, true);
       assert.is(planned.attributes.plan_status, "finished");

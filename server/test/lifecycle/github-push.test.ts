@@ -13,7 +13,7 @@ import {
   pushPayload,
   settled,
 } from "../support/github.ts";
-import { approvePlan, readLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 // End to end with real tofu in the sandbox: a push and a pull request through the GitHub App
@@ -58,8 +58,7 @@ testEachServer(
     assert.is(result.status, "processed", JSON.stringify(result));
     const runId = result.run_ids[0];
 
-    const planned = await waitForStatus(server, connected.token, runId, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, connected.token, runId, "plan"));
+    const planned = await waitForPlanned(server, connected.token, runId);
     assert.equal(planned.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
     assert.equal(planned.attributes.commit, {
       sha,

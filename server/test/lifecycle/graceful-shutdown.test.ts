@@ -7,7 +7,7 @@ import { createOrganizationWithToken, createWorkspace, expectStatus, putUpload }
 import { connectLive } from "../support/live.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { runnerEnv, sandboxProcesses, spawnStackShip, type Spawned } from "../support/spawned.ts";
-import { poll, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { poll, readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { MANY_RESOURCES } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { createWith, hex, newRun, setUp, startApply, stateFile } from "../api/state-support.ts";
@@ -54,8 +54,7 @@ async function runningAttempt(server: TestServer, runId: string, phase: "plan" |
 }
 
 async function approve(server: TestServer, token: string, runId: string): Promise<void> {
-  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
+  const planned = await waitForPlanned(server, token, runId);
   expectStatus(
     await approveRun({
       client: server.v1(token),

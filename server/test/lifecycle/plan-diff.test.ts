@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { getRunPlanChanges } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { createOrganizationWithToken, createVariable, createWorkspace, expectV1Error } from "../support/factories.ts";
-import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 
@@ -47,8 +47,7 @@ testEachServer(
     const secretTf =
       'variable "api_key" {\n  type      = string\n  sensitive = true\n}\nresource "terraform_data" "secret" {\n  input = var.api_key\n}\n';
     const run = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": secretTf });
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const planned = await waitForPlanned(server, token, run.id);
     // The dependency lock file tofu init wrote travels with the plan (the launcher copies it out).
     const recorded = (await server.services.stores.runs.getById(run.id))!.execution.dependencyLockFile;
     assert.match(recorded ?? "", /provider "registry\.opentofu\.org\/hashicorp\/random" \{/);
@@ -101,8 +100,7 @@ testEachServer(
     // An update of the sensitive value: redacted before and after; the unchanged resources are no-ops and omitted.
     const changed = secretTf.replace("input = var.api_key", 'input = "${var.api_key}-v2"');
     const second = await startRun(server, token, workspace.id, { ...fixture("random"), "secret.tf": changed });
-    const planned2 = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
-    assert.is(planned2.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+    await waitForPlanned(server, token, second.id);
     const update = await artifactOf(server, token, second.id);
     assert.equal(
       update.artifact.resources.map((r) => [r.address, r.action]),
@@ -132,8 +130,7 @@ testEachServer(
         'variable "token" { type = string }\nresource "terraform_data" "t" {\n  input = { token = var.token, name = "x" }\n}\n',
     };
     const run = await startRun(server, token, workspace.id, files);
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    await waitForPlanned(server, token, run.id);
     const { artifact, text } = await artifactOf(server, token, run.id);
     assert.equal(artifact.resources[0].after.input, { name: "x", token: S });
     assert.not.ok(text.includes(secret));

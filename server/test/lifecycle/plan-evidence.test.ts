@@ -11,7 +11,7 @@ import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // Issue 25 part 4: the plan JSON, the plan changes, the policy input and the counts come from the
@@ -168,8 +168,7 @@ testEachServer(
 
     // The plan JSON replaced after the plan: no approval.
     const first = await startRun(server, token, workspace.id, REAL);
-    const planned = await waitForStatus(server, token, first.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, first.id, "plan"));
+    const planned = await waitForPlanned(server, token, first.id);
     const run = (await server.services.stores.runs.getById(first.id))!;
     await writeRunArtifact(server.services, run, "plan_json", Buffer.from(JSON.stringify(FORGED_PLAN)));
     expectV1Error(
@@ -182,8 +181,7 @@ testEachServer(
     // Approved, then the plan changes replaced before the apply ran: the apply refuses.
     const other = await createWorkspace(server, token, organizationName, { name: "bound-2" });
     const second = await startRun(server, token, other.id, REAL);
-    const planned2 = await waitForStatus(server, token, second.id, ["awaiting_approval", "errored"]);
-    assert.is(planned2.attributes.status, "awaiting_approval", await readLog(server, token, second.id, "plan"));
+    const planned2 = await waitForPlanned(server, token, second.id);
     await server.runner!.stop();
     expectStatus(await approve(server, token, second.id, planned2.attributes.plan_digest!), 202);
     const run2 = (await server.services.stores.runs.getById(second.id))!;

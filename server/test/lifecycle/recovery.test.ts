@@ -9,15 +9,7 @@ import {
   expectStatus,
   expectV1Error,
 } from "../support/factories.ts";
-import {
-  approvePlan,
-  fixture,
-  readLog,
-  startRun,
-  startRunnerProcess,
-  waitForLog,
-  waitForStatus,
-} from "../support/runs.ts";
+import { applyUntil, approvePlan, fixture, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 import type { AuditEventRow, RunRow } from "../../src/store/rows.ts";
@@ -44,10 +36,7 @@ testEachServer(
       await waitForStatus(server, token, first.id, ["applied"]);
 
       const run = await startRun(server, token, workspace.id, slow);
-      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-      await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
-      await waitForLog(server, token, run.id, "apply", "provisioning-started");
+      await applyUntil(server, token, run.id);
       await killRunner(runner);
     } finally {
       if (runner.exitCode === null && runner.signalCode === null) runner.kill("SIGKILL");

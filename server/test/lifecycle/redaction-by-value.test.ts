@@ -20,7 +20,7 @@ import {
   leakForms,
 } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const S = { $stackship: "sensitive" };
@@ -72,8 +72,7 @@ testEachServer(
     };
 
     const first = await startRun(server, token, workspace.id, files);
-    const planned = await waitForStatus(server, token, first.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, first.id, "plan"));
+    const planned = await waitForPlanned(server, token, first.id);
     await approveAndApply(server, token, first.id, planned.attributes.plan_digest!);
 
     expectStatus(

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createToken } from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
 import { acmeWorkspace, plannedRun, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
@@ -67,8 +67,7 @@ testEachServer(
     clock.set(0);
     const { token, workspace } = await acmeWorkspace(server, "slowpoke", { approval_ttl_seconds: 60 });
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const waiting = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(waiting.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const waiting = await waitForPlanned(server, token, run.id);
     const open = await review(server.v1(token), run.id);
     assert.is(open.attributes.stages.approval.approval_expires_at, waiting.attributes.approval_expires_at);
     assert.equal(open.attributes.available_actions, ["approve", "discard", "cancel"]);

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 
 import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
-import { approvePlan, readLog, startRun, startRunnerProcess, waitForLog, waitForStatus } from "../support/runs.ts";
+import { applyUntil, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -23,10 +23,7 @@ testEachServer(
     const run = await startRun(server, token, workspace.id, slow);
     const runner = startRunnerProcess(server);
     try {
-      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-      await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
-      await waitForLog(server, token, run.id, "apply", "provisioning-started");
+      await applyUntil(server, token, run.id);
       // While applying: the review shows the running apply and offers cancel (an interrupt request).
       const applying = await review(server.v1(token), run.id);
       assert.equal(

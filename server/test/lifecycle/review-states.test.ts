@@ -9,7 +9,7 @@ import {
   expectStatus,
 } from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
-import { approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
 import { planningRun } from "../support/scenarios.ts";
 import { FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
@@ -114,8 +114,7 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     await sensitiveVariable(server, token, workspace.id);
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const planned = await waitForPlanned(server, token, run.id);
 
     const viewer = await createToken(server, token, organizationName, "viewer");
     const operator = await createToken(server, token, organizationName, "operator");

@@ -8,7 +8,7 @@ import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { masterKeyOf, runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
@@ -87,8 +87,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
 
           // The whole cycle: the API reads everything the runner wrote, and the runner everything the API stored.
           const run = await startRun(server, token, workspace.id, fixture("basic"));
-          const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-          assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+          const planned = await waitForPlanned(server, token, run.id);
           await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
           const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
           assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));

@@ -11,7 +11,7 @@ import { openSigningKey, signWorkloadToken } from "../../src/commands/signing-ke
 import { tokenClaims } from "../../src/domain/workload-identity.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, leakForms, sha256 } from "../support/factories.ts";
-import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { api, createProfile, ROLE } from "../support/api-workload-identity.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
@@ -131,8 +131,7 @@ testEachServer(
     });
 
     const run = await startRun(server, token, workspace.id, PROBE);
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+    const planned = await waitForPlanned(server, token, run.id);
     const stored = (await server.services.stores.runs.getById(run.id))!.execution;
     const planJsonText = (
       await readPlanJson(server.services, (await server.services.stores.runs.getById(run.id))!)

@@ -33,16 +33,14 @@ export async function startRun(
 }
 
 /** Uploads `files` and starts a run on them; returns it once it awaits approval (with the plan's log if it does not). */
-export async function plannedRun(
+export async function startPlannedRun(
   server: TestServer,
   token: string,
   workspaceId: string,
   files: Record<string, string>,
 ): Promise<Run> {
   const run = await startRun(server, token, workspaceId, files);
-  const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
-  return planned;
+  return waitForPlanned(server, token, run.id);
 }
 
 /** Creates a run on an uploaded configuration version (asserting the 201). */
@@ -138,10 +136,31 @@ export async function waitForLog(
 
 /** Waits for the run to await approval, approves its plan and waits for it to be applied; each step asserted, with the phase's log when it fails. */
 export async function planApproveApply(server: TestServer, token: string, runId: string): Promise<Run> {
-  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
+  const planned = await waitForPlanned(server, token, runId);
   await approvePlan(server, token, runId, planned.attributes.plan_digest!);
   return waitForApplied(server, token, runId);
+}
+
+/** Waits for the run's plan to end and asserts it awaits approval (with the plan's log if it does not). */
+export async function waitForPlanned(server: TestServer, token: string, runId: string): Promise<Run> {
+  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
+  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
+  return planned;
+}
+
+/**
+ * Waits for the run's plan, approves it and waits until the apply's log shows `marker` (a
+ * provisioner's echo): the apply is then under way, for a test to interrupt it.
+ */
+export async function applyUntil(
+  server: TestServer,
+  token: string,
+  runId: string,
+  marker = "provisioning-started",
+): Promise<void> {
+  const planned = await waitForPlanned(server, token, runId);
+  await approvePlan(server, token, runId, planned.attributes.plan_digest!);
+  await waitForLog(server, token, runId, "apply", marker);
 }
 
 /** Waits for the run's apply to end and asserts it was applied (with the apply's log if it was not). */

@@ -2,11 +2,10 @@
 // organization with a workspace, a run started there, a planned run awaiting approval, a run held
 // in its plan, a clock ahead of real time, and a second runner that notices a killed one.
 import type { ChildProcess } from "node:child_process";
-import * as assert from "uvu/assert";
 import type { Run } from "../../../client/src/index.ts";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { createOrganizationWithToken, createWorkspace } from "./factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "./runs.ts";
+import { fixture, startRun, waitForPlanned, waitForStatus } from "./runs.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** A configuration whose plan takes long enough (4000 resources) to act on the run while it plans. */
@@ -51,12 +50,7 @@ export async function plannedRun(
   files?: Record<string, string>,
 ): Promise<Awaited<ReturnType<typeof startedRun>> & { planned: Run }> {
   const arranged = await startedRun(server, name, files);
-  const planned = await waitForStatus(server, arranged.token, arranged.run.id, ["awaiting_approval", "errored"]);
-  assert.is(
-    planned.attributes.status,
-    "awaiting_approval",
-    await readLog(server, arranged.token, arranged.run.id, "plan"),
-  );
+  const planned = await waitForPlanned(server, arranged.token, arranged.run.id);
   return { ...arranged, planned };
 }
 
