@@ -22,7 +22,7 @@ import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { adminFrame } from "./admin-frame.ts";
 import { membersPageStyles } from "./members-page.styles.ts";
-import { formText } from "../ui/form-data.ts";
+import { formText, takeSubmit } from "../ui/form-data.ts";
 
 type Role = Membership["attributes"]["role"];
 const ROLES: readonly Role[] = ["viewer", "operator", "admin"];
@@ -81,15 +81,12 @@ export class SsMembersPage extends LitElement {
   }
 
   private async add(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
+    const { form, trimmed } = takeSubmit(event);
     const organization = this.session?.organization;
     if (!organization) return;
-    const form = event.target as HTMLFormElement;
-    const data = new FormData(form);
-    const field = (name: string) => formText(data, name).trim();
-    const email = field("email");
-    const scope = field("scope");
-    const attributes = { email, role: field("role") as Role, ...(scope ? { workspace_id: scope } : {}) };
+    const email = trimmed("email");
+    const scope = trimmed("scope");
+    const attributes = { email, role: trimmed("role") as Role, ...(scope ? { workspace_id: scope } : {}) };
     const ok = await this.change(
       "Adding the member",
       () =>
@@ -106,11 +103,9 @@ export class SsMembersPage extends LitElement {
   }
 
   private async createAccount(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
-    const data = new FormData(form);
+    const { form, data, trimmed } = takeSubmit(event);
     const field = (name: string) => formText(data, name);
-    const email = field("email").trim();
+    const email = trimmed("email");
     if (field("password").length < 12) {
       this.error = "Creating the user: the password needs at least 12 characters.";
       return;

@@ -13,7 +13,7 @@ import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { base } from "../ui/tokens.ts";
 import { ORGANIZATION_NAME_PATTERN } from "../ui/patterns.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 @customElement("ss-organizations-page")
 export class SsOrganizationsPage extends LitElement {
@@ -32,9 +32,8 @@ export class SsOrganizationsPage extends LitElement {
   });
 
   private async create(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
-    const name = formText(new FormData(form), "name").trim();
+    const { form, trimmed } = takeSubmit(event);
+    const name = trimmed("name");
     this.busy = true;
     this.error = null;
     this.notice = null;

@@ -23,7 +23,7 @@ import type { Session } from "../app/session.ts";
 import { dataTable, formControls, listPage } from "../ui/shared-styles.ts";
 import { base } from "../ui/tokens.ts";
 import { regoModules } from "./rego-archive.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 type Level = PolicyInput["enforcement_level"];
 const LEVELS: Record<Level, string> = {
@@ -114,10 +114,9 @@ export class SsPolicySetsPage extends LitElement {
   }
 
   private publish(event: SubmitEvent, set: PolicySet): void {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
+    const { form, trimmed } = takeSubmit(event);
     const files = (form.elements.namedItem("files") as HTMLInputElement).files;
-    const level = formText(new FormData(form), "level") as Level;
+    const level = trimmed("level") as Level;
     void this.run("Publishing the version", async () => {
       const policies = await policiesFrom(files, level);
       await dataOf(
@@ -132,15 +131,13 @@ export class SsPolicySetsPage extends LitElement {
   }
 
   private create(event: SubmitEvent): void {
-    event.preventDefault();
+    const { form, trimmed } = takeSubmit(event);
     const organization = this.session?.organization;
     if (!organization) return;
-    const form = event.target as HTMLFormElement;
-    const data = new FormData(form);
-    const name = formText(data, "name").trim();
-    const scope = formText(data, "scope");
+    const name = trimmed("name");
+    const scope = trimmed("scope");
     const files = (form.elements.namedItem("files") as HTMLInputElement).files;
-    const level = formText(data, "level") as Level;
+    const level = trimmed("level") as Level;
     void this.run("Creating the policy set", async () => {
       const policies = await policiesFrom(files, level);
       const attachment = scope === "" ? { global: true } : { global: false, workspace_ids: [scope] };

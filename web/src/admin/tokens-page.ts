@@ -19,7 +19,7 @@ import type { Session } from "../app/session.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { adminFrame } from "./admin-frame.ts";
 import { tokensPageStyles } from "./tokens-page.styles.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 type Role = Token["attributes"]["role"];
 
@@ -56,18 +56,15 @@ export class SsTokensPage extends LitElement {
   });
 
   private async create(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
+    const { form, trimmed } = takeSubmit(event);
     const organization = this.session?.organization;
     if (!organization) return;
-    const form = event.target as HTMLFormElement;
-    const data = new FormData(form);
-    const field = (name: string) => formText(data, name).trim();
-    const expires = field("expires");
+    const expires = trimmed("expires");
     this.busy = true;
     this.error = null;
     try {
-      const attributes: { role: Role; description?: string; expires_at?: string } = { role: field("role") as Role };
-      if (field("description")) attributes.description = field("description");
+      const attributes: { role: Role; description?: string; expires_at?: string } = { role: trimmed("role") as Role };
+      if (trimmed("description")) attributes.description = trimmed("description");
       if (expires) attributes.expires_at = new Date(`${expires}T23:59:59Z`).toISOString();
       const token = await dataOf(
         createOrganizationToken({

@@ -8,7 +8,7 @@ import type { RequestFailed } from "./api-result.ts";
 import { evidenceStyles } from "./evidence.styles.ts";
 import { formatDuration, formatUtc, type Action, type PolicyStage } from "./review-model.ts";
 import { performRunAction } from "./run-action.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 /** "15 minutes", "1 hour", "4 hours"; other spans fall back to the duration format. */
 const LEVEL_ORDER: Record<string, number> = { hard_mandatory: 0, soft_mandatory: 1, advisory: 2 };
@@ -160,11 +160,10 @@ export class SsPolicyEvidence extends LitElement {
   }
 
   private async submit(event: SubmitEvent) {
-    event.preventDefault();
+    const { data, trimmed } = takeSubmit(event);
     const control = this.policy?.override_control;
     if (!control || !this.client) return;
-    const data = new FormData(event.target as HTMLFormElement);
-    const reason = formText(data, "reason").trim();
+    const reason = trimmed("reason");
     const duration = Number(data.get("duration"));
     this.reasonMissing = reason.length === 0;
     if (this.reasonMissing) return;

@@ -8,7 +8,7 @@ import type { RequestFailed } from "./api-result.ts";
 import { recoveryPanelStyles } from "./recovery-panel.styles.ts";
 import { formatUtc, type Action, type Recovery } from "./review-model.ts";
 import { performRunAction } from "./run-action.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 /** The API's bound on the resolution reason. */
 const REASON_MIN = 10;
@@ -118,10 +118,8 @@ export class SsRecoveryPanel extends LitElement {
   }
 
   private async resolve(event: SubmitEvent) {
-    event.preventDefault();
-    const form = event.target as HTMLFormElement;
-    const data = new FormData(form);
-    const reason = formText(data, "reason").trim();
+    const { data, trimmed } = takeSubmit(event);
+    const reason = trimmed("reason");
     const chosen = data.get("resolution");
     this.choiceMissing = chosen !== "commit_pending_state" && chosen !== "keep_current_state";
     this.reasonTooShort = reason.length < REASON_MIN;

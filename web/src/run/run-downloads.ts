@@ -9,7 +9,7 @@ import { base } from "../ui/tokens.ts";
 import { asFailure, failure, type RequestFailed } from "./api-result.ts";
 import type { DownloadItem, Downloads } from "./review-model.ts";
 import { runDownloadsStyles } from "./run-downloads.styles.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 type Kind = DownloadItem["kind"];
 const TITLES: Record<Kind, string> = {
@@ -117,13 +117,13 @@ export class SsRunDownloads extends LitElement {
   }
 
   private async submit(event: SubmitEvent, item: DownloadItem) {
-    event.preventDefault();
+    const { trimmed } = takeSubmit(event);
     if (!this.client || !item.available) return;
     this.setFailure(item.kind, undefined);
     this.done = { ...this.done, [item.kind]: false };
     let reason = "";
     if (item.requires_reason) {
-      reason = formText(new FormData(event.target as HTMLFormElement), "reason").trim();
+      reason = trimmed("reason");
       if (!reason) {
         this.setFailure(item.kind, "Type why you need these sensitive bytes.");
         return;

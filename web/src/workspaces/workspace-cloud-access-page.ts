@@ -34,7 +34,7 @@ import {
 } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 // Closed sets, exhaustive over the generated unions (a spec change fails the type check).
 export const PROVIDER_LABELS: Record<FederationProvider, string> = {
@@ -299,9 +299,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
   }
 
   private async save(event: SubmitEvent, loaded: LoadedWorkspace, profile: FederationProfile | null): Promise<void> {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    const text = (name: string) => formText(form, name).trim();
+    const { data, trimmed: text } = takeSubmit(event);
     const provider = text("provider") as FederationProvider;
     const target: FederationTarget = {};
     for (const key of PROVIDER_TARGETS[provider] ?? []) if (text(`target.${key}`)) target[key] = text(`target.${key}`);
@@ -310,7 +308,7 @@ export class SsWorkspaceCloudAccessPage extends LitElement {
       provider,
       audience: text("audience") || undefined,
       target,
-      phases: form.getAll("phases").map(String) as FederationPhase[],
+      phases: data.getAll("phases").map(String) as FederationPhase[],
     };
     this.fieldErrors = {};
     this.formError = null;

@@ -16,7 +16,7 @@ import { dataOf } from "../app/api.ts";
 import { apiContext } from "../app/context.ts";
 import { perform } from "./workspace-action.ts";
 import { controlStyles, failureText } from "./workspace-common.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 type Lock = WorkspaceStateSummaryDocument["data"]["attributes"]["lock"];
 
@@ -105,8 +105,7 @@ export class SsWorkspaceLock extends LitElement {
   }
 
   private async take(event: SubmitEvent): Promise<void> {
-    event.preventDefault();
-    const reason = formText(new FormData(event.target as HTMLFormElement), "reason").trim();
+    const reason = takeSubmit(event).trimmed("reason");
     this.reasonMissing = reason.length === 0;
     if (this.reasonMissing) return;
     await this.send(() =>

@@ -28,7 +28,7 @@ import {
 } from "./workspace-common.ts";
 import { workspaceFrame } from "./workspace-frame.ts";
 import { WorkspaceLoader } from "./workspace-loader.ts";
-import { formText } from "../ui/form-data.ts";
+import { takeSubmit } from "../ui/form-data.ts";
 
 type DeliveryStatus = GitHubDelivery["attributes"]["status"];
 type RepositoryAccess = SourceConnection["attributes"]["repository_access"];
@@ -322,9 +322,7 @@ export class SsWorkspaceSourcePage extends LitElement {
   }
 
   private async save(event: SubmitEvent, workspace: Workspace): Promise<void> {
-    event.preventDefault();
-    const form = new FormData(event.currentTarget as HTMLFormElement);
-    const text = (name: Field) => formText(form, name).trim();
+    const text: (name: Field) => string = takeSubmit(event).trimmed;
     const errors: Partial<Record<Field, string>> = {};
     const installation = text("installation_id");
     if (!/^[1-9][0-9]*$/.test(installation)) errors.installation_id = "Give the installation's number (digits only).";
