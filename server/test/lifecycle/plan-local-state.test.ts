@@ -225,7 +225,9 @@ testEachServer(
       // The lost plan goes back to the queue (plan_requeued) and the survivor plans it again from the start.
       const deadline = Date.now() + 120_000;
       let run = await server.services.stores.runs.getById(runId);
-      while ((run?.status === "planning" || run?.status === "pending") && Date.now() < deadline) {
+      // policy_checking is the short step between the survivor's plan and the review.
+      const stillPlanning = new Set(["pending", "planning", "policy_checking"]);
+      while (stillPlanning.has(run?.status ?? "") && Date.now() < deadline) {
         await new Promise((resolve) => setTimeout(resolve, 100));
         run = await server.services.stores.runs.getById(runId);
       }
