@@ -4,7 +4,7 @@ import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import { GitHubApiError, type AppInstallation } from "../github/client.ts";
-import type { InstallationBinding } from "../store/github-repository.ts";
+import type { InstallationBinding } from "../store/github-connection-repository.ts";
 import type { Services } from "./services.ts";
 
 /**

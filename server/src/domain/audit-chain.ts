@@ -53,25 +53,30 @@ export interface AuditCheckpoint {
   createdAt: string;
 }
 
+/**
+ * What an event records and where, under the column names it is stored with: the fields its
+ * digest covers, so that the stored row and the digest cannot drift apart.
+ */
+export function auditEventFields(event: Omit<ChainedAuditEvent, "digest">) {
+  return {
+    id: event.id,
+    organization_id: event.organizationId,
+    actor_id: event.actorId,
+    action: event.action,
+    target_type: event.targetType,
+    target_id: event.targetId,
+    reason: event.reason,
+    data: event.data,
+    created_at: event.createdAt,
+    chain: event.chain,
+    sequence: event.sequence,
+    previous_digest: event.previousDigest,
+  };
+}
+
 /** The digest of one event: SHA-256 over the JCS encoding of what it records and where. */
 export function auditEventDigest(event: Omit<ChainedAuditEvent, "digest">): string {
-  return sha256Hex(
-    canonicalize({
-      v: 1,
-      chain: event.chain,
-      sequence: event.sequence,
-      previous_digest: event.previousDigest,
-      id: event.id,
-      organization_id: event.organizationId,
-      actor_id: event.actorId,
-      action: event.action,
-      target_type: event.targetType,
-      target_id: event.targetId,
-      reason: event.reason,
-      data: event.data as never,
-      created_at: event.createdAt,
-    }),
-  );
+  return sha256Hex(canonicalize({ v: 1, ...auditEventFields(event) }));
 }
 
 /** The origin line of a chain's checkpoints. */

@@ -2,6 +2,7 @@ import type { Knex } from "knex";
 import {
   auditChainOf,
   auditEventDigest,
+  auditEventFields,
   GENESIS_DIGEST,
   type AuditCheckpoint,
   type ChainedAuditEvent,
@@ -85,21 +86,7 @@ export class AuditRepository extends Repository {
         const head = await this.lockHead(trx, auditChainOf(event.organizationId));
         const chained = { ...event, chain: head.chain, sequence: head.size, previousDigest: head.digest };
         const digest = auditEventDigest(chained);
-        const row: AuditEventRow = {
-          id: event.id,
-          organization_id: event.organizationId,
-          actor_id: event.actorId,
-          action: event.action,
-          target_type: event.targetType,
-          target_id: event.targetId,
-          reason: event.reason,
-          data,
-          created_at: event.createdAt,
-          chain: head.chain,
-          sequence: head.size,
-          previous_digest: head.digest,
-          digest,
-        };
+        const row: AuditEventRow = { ...auditEventFields(chained), data, digest };
         await trx<AuditEventRow>("audit_events").insert(row);
         await trx<ChainHeadRow>("audit_chain_heads")
           .where({ chain: head.chain })

@@ -15,15 +15,6 @@ import { isoForWrite, numberFromRow } from "./values.ts";
 /** The graphile-worker task a queued delivery is dispatched as (PostgreSQL). */
 export const GITHUB_DELIVERY_TASK = "stackship_github_delivery";
 
-export type {
-  DeliveryStatus,
-  GitHubCheckRun,
-  GitHubDelivery,
-  GitHubInstallation,
-  SourceConnection,
-} from "./github-records.ts";
-export type { InstallationBinding, SetupState } from "./github-connection-repository.ts";
-
 /**
  * Source connections, webhook deliveries, installations and check runs of the GitHub App pipeline:
  * the connection records (source connections, installation bindings and setup states,

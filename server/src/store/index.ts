@@ -27,7 +27,7 @@ export type {
   GitHubDelivery,
   GitHubInstallation,
   SourceConnection,
-} from "./github-repository.ts";
+} from "./github-records.ts";
 import { FederationProfileRepository, SigningKeyRepository } from "./workload-identity-repository.ts";
 export {
   FederationProfileRepository,

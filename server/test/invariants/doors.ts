@@ -6,9 +6,7 @@ import * as assert from "uvu/assert";
 import { createRun, type Run } from "../../../client/src/index.ts";
 import { DomainError, isDomainError, type ErrorCode } from "../../src/domain/errors.ts";
 import { newId } from "../../src/domain/ids.ts";
-import type { RunKind } from "../../src/domain/run.ts";
 import type { CreateRunInput } from "../../src/store/index.ts";
-import type { RunRow } from "../../src/store/rows.ts";
 import { translateError } from "../../src/store/translate-error.ts";
 import {
   countRows,
@@ -49,8 +47,10 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
     }),
     201,
   ).data;
-  const row = await server.db.knex("runs").where({ id: acceptedRun.id }).first<RunRow | undefined>();
-  assert.ok(row);
+  const stored = await server.services.stores.runs.getById(acceptedRun.id);
+  assert.ok(stored);
+  const { organizationId, projectId, workspaceId, configurationVersionId, inputSnapshotId, kind } = stored;
+  const { configDigest, inputDigest, opentofuVersion, executionRegion, platform } = stored;
   return {
     organizationName,
     token,
@@ -58,20 +58,20 @@ export async function seedRunnable(server: TestServer): Promise<Runnable> {
     configurationVersionId: configurationVersion.id,
     acceptedRun,
     repositoryInput: () => ({
+      organizationId,
+      projectId,
+      workspaceId,
+      configurationVersionId,
+      inputSnapshotId,
+      kind,
+      configDigest,
+      inputDigest,
+      opentofuVersion,
+      executionRegion,
+      platform,
       id: newId("run"),
-      organizationId: row.organization_id,
-      projectId: row.project_id,
-      workspaceId: row.workspace_id,
-      configurationVersionId: row.configuration_version_id,
-      inputSnapshotId: row.input_snapshot_id,
-      kind: row.kind as RunKind,
       message: "repository door",
       source: "api",
-      configDigest: row.config_digest,
-      inputDigest: row.input_digest,
-      opentofuVersion: row.opentofu_version,
-      executionRegion: row.execution_region,
-      platform: row.platform,
       createdBy: null,
       createdAt: new Date(Date.parse("2026-12-02T10:00:00.000Z")),
     }),
