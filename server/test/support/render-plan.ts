@@ -1,7 +1,8 @@
 // The render-plan test tool (server/test/tools/render-plan/main.go): the pinned OpenTofu's own
 // `jsonformat` decoder and renderer, the code the CLI runs on json-output-redacted. Built on first
 // use into .tools/build/render-plan against the module OpenTofu's build already downloaded
-// (GOPROXY=off, its go.sum), so it costs seconds once tofu was built (scripts/bootstrap-tools).
+// (GOPROXY=off, its go.sum) with that build's Go flags, so it costs seconds once tofu was built
+// (scripts/bootstrap-tools).
 // Both test shards may build it at once: each builds in its own directory and renames the binary
 // into place, so neither sees the other's half-written go.mod or binary.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -54,7 +55,9 @@ function build(): string | null {
       copyFileSync(SOURCE, join(work, "main.go"));
       execFileSync("go", ["build", "-o", "render-plan", "."], {
         cwd: work,
-        env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off" },
+        // The flags and cgo setting of scripts/bootstrap-tools' tofu build, so that Go's build
+        // cache already holds every OpenTofu package this imports: only main.go is compiled.
+        env: { ...process.env, GOFLAGS: "-trimpath -mod=mod", CGO_ENABLED: "0", GOPROXY: "off" },
         stdio: ["ignore", "ignore", "pipe"],
         timeout: 600_000,
       });
