@@ -116,18 +116,25 @@ testEachServer(
       );
 
       // The runner process's own counters moved: three phases timed (two plans, one apply), sandboxes booted.
-      const after = await scrape(metricsUrl);
-      const count = (s: typeof after, series: string) => s.value(series);
+      // A phase's duration is observed when the runner's phase returns, which can be after the
+      // run's status already moved: read the counters until the apply's is there.
+      const count = (s: typeof before, series: string) => s.value(series);
+      const applyInterrupted = 'stackship_phase_duration_seconds_count{phase="apply",outcome="interrupted"}';
+      const after = await poll(
+        "the runner to time the interrupted apply",
+        async () => {
+          const scraped = await scrape(metricsUrl);
+          return count(scraped, applyInterrupted) > count(before, applyInterrupted) ? scraped : undefined;
+        },
+        30_000,
+        100,
+      );
       assert.is(
         count(after, 'stackship_phase_duration_seconds_count{phase="plan",outcome="interrupted"}') -
           count(before, 'stackship_phase_duration_seconds_count{phase="plan",outcome="interrupted"}'),
         1,
       );
-      assert.is(
-        count(after, 'stackship_phase_duration_seconds_count{phase="apply",outcome="interrupted"}') -
-          count(before, 'stackship_phase_duration_seconds_count{phase="apply",outcome="interrupted"}'),
-        1,
-      );
+      assert.is(count(after, applyInterrupted) - count(before, applyInterrupted), 1);
       assert.ok(
         count(after, 'stackship_phase_duration_seconds_count{phase="plan",outcome="succeeded"}') >= 1,
         after.text,
