@@ -5,7 +5,7 @@ import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
-import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { planApproveApply, poll, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 
@@ -223,15 +223,18 @@ testEachServer(
     const survivor = await startSurvivorRunner(server);
     try {
       // The lost plan goes back to the queue (plan_requeued) and the survivor plans it again from the start.
-      const deadline = Date.now() + 120_000;
-      let run = await server.services.stores.runs.getById(runId);
       // policy_checking is the short step between the survivor's plan and the review.
       const stillPlanning = new Set(["pending", "planning", "policy_checking"]);
-      while (stillPlanning.has(run?.status ?? "") && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        run = await server.services.stores.runs.getById(runId);
-      }
-      assert.is(run?.status, "awaiting_approval");
+      const run = await poll(
+        "the survivor to plan the run again",
+        async () => {
+          const current = await server.services.stores.runs.getById(runId);
+          return current && !stillPlanning.has(current.status) ? current : undefined;
+        },
+        120_000,
+        100,
+      );
+      assert.is(run.status, "awaiting_approval");
       // The killed runner may have died before it recorded an attempt; any it recorded is lost.
       const statuses = (await server.services.stores.attempts.listByRun(runId))
         .filter((attempt) => attempt.phase === "plan")
