@@ -66,3 +66,41 @@ test("failedTests reads through colour codes", () => {
 });
 
 test.run();
+
+// @web/test-runner's static output for one file with two failures (taken from a real run, NO_COLOR=1).
+const wtrOutput = [
+  "Running 2 test files...",
+  "",
+  "\u001b[2K\u001b[1A\u001b[2K\u001b[Gweb/src/zz.test.ts:",
+  "",
+  " 🚧 Browser logs:",
+  "      Lit is in dev mode. Not recommended for production!",
+  "",
+  " ❌ top-level fails",
+  "      Error: Timeout of 10000ms exceeded.",
+  "        at createTimeoutError (__web-test-runner__/test-framework/autorun.js:1:191373)",
+  "",
+  " ❌ outer > inner > should fail on purpose",
+  "      Error: one is two: expected 2, got 1",
+  "",
+  "Chromium: |███████████████               | 1/2 test files | 1 passed, 2 failed",
+  "",
+  "Finished running tests in 16.1s with 2 failed tests.",
+].join("\n");
+
+test("failedTests reads @web/test-runner's failures: the file, the describe path, the message", () => {
+  assert.equal(failedTests(wtrOutput), [
+    {
+      file: "web/src/zz.test.ts",
+      suite: "",
+      title: "top-level fails",
+      message: ["Error: Timeout of 10000ms exceeded."],
+    },
+    {
+      file: "web/src/zz.test.ts",
+      suite: "outer > inner",
+      title: "should fail on purpose",
+      message: ["Error: one is two: expected 2, got 1"],
+    },
+  ]);
+});

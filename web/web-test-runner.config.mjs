@@ -25,6 +25,7 @@ export default {
     }),
   ],
   concurrency: 1,
-  testFramework: { config: { timeout: 10000 } },
+  // A test fails past 30 s; its waits (`until`) give up after 10 s each, naming what they waited for.
+  testFramework: { config: { timeout: 30_000 } },
   testsFinishTimeout: 120000,
 };

@@ -33,7 +33,7 @@ describe("ss-step-up-dialog", () => {
 
     input.value = "wrong";
     root.querySelector<HTMLButtonElement>("button[type=submit]")!.click();
-    await until(() => root.querySelector("[role=alert]"), 3000, "the error");
+    await until(() => root.querySelector("[role=alert]"), "the error");
     equal(root.querySelector("[role=alert]")!.textContent, "That password is not right.");
     ok(native.open, "still open after a wrong password");
 

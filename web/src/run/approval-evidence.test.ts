@@ -85,7 +85,7 @@ describe("ss-approval-evidence", () => {
     };
     try {
       button.click();
-      await until(() => saved.length > 0, 3000, "the envelope saved");
+      await until(() => saved.length > 0, "the envelope saved");
     } finally {
       URL.createObjectURL = createObjectURL;
       HTMLAnchorElement.prototype.click = click;

@@ -37,7 +37,7 @@ describe("ss-attention-strip", () => {
     let done = 0;
     document.addEventListener("ss-run-action-done", () => done++, { once: true });
     button(el, "Approve plan")!.click();
-    await until(() => done > 0, 3000, "ss-run-action-done bubbled out of the shadow root");
+    await until(() => done > 0, "ss-run-action-done bubbled out of the shadow root");
     equal(server.count(`POST /v1/runs/${RUN_ID}/actions/approve`), 1);
     equal(server.requests[0].body, { data: { type: "approvals", attributes: { plan_digest: DIGEST } } });
     equal(el.shadowRoot!.querySelector('[data-testid="approve-confirmation"]'), null);
@@ -101,14 +101,10 @@ describe("ss-attention-strip", () => {
     equal(gone.shadowRoot!.children.length, 0);
     const el = await strip(server, 0);
     button(el, "Approve plan")!.click();
-    const alert = await until(
-      () => {
-        const found = deep(el.shadowRoot!, '[role="alert"]');
-        return found && text(found).includes("409") ? found : null;
-      },
-      3000,
-      "the refusal's alert",
-    );
+    const alert = await until(() => {
+      const found = deep(el.shadowRoot!, '[role="alert"]');
+      return found && text(found).includes("409") ? found : null;
+    }, "the refusal's alert");
     ok(
       text(alert).includes("The plan changed since you reviewed it.") &&
         text(alert).includes("HTTP 409 · RUN_PLAN_DIGEST_MISMATCH"),

@@ -24,7 +24,7 @@ describe("ss-plan-changes", () => {
       equal(text(copy), "Copy");
       equal(copy.getAttribute("aria-label"), "Copy address");
       copy.click();
-      await until(() => text(copy) === "Copied", 2000, "Copied");
+      await until(() => text(copy) === "Copied", "Copied");
       equal(copied, ["terraform_data.item[2]"]);
       equal(text(el.shadowRoot!.querySelector('[data-testid="changes-copy-status"]')), "Copied terraform_data.item[2]");
       equal(el.selected, null, "copying does not open the detail");
@@ -32,7 +32,7 @@ describe("ss-plan-changes", () => {
       const detailCopy = el.shadowRoot!.querySelector<HTMLButtonElement>('[data-testid="changes-detail"] button.copy')!;
       equal(detailCopy.tabIndex, 0, "the detail's copy button is reachable with Tab");
       detailCopy.click();
-      await until(() => text(detailCopy) === "Copied", 2000, "Copied in the detail");
+      await until(() => text(detailCopy) === "Copied", "Copied in the detail");
       equal(copied, ["terraform_data.item[2]", "terraform_data.item[3]"]);
       fail = true;
       detailCopy.click();
@@ -40,7 +40,6 @@ describe("ss-plan-changes", () => {
         () =>
           text(el.shadowRoot!.querySelector('[data-testid="changes-copy-status"]')) ===
           "Could not copy terraform_data.item[3]",
-        2000,
         "failure",
       );
       equal(text(detailCopy), "Copy");
@@ -84,11 +83,7 @@ describe("ss-plan-changes", () => {
     equal(address(), "terraform_data.item[0]", "stops at the first row");
     el.shadowRoot!.querySelector<HTMLButtonElement>('[data-testid="changes-detail"] button.close')!.focus();
     await sendKeys({ press: "Escape" });
-    await until(
-      () => !el.shadowRoot!.querySelector('[data-testid="changes-detail"]'),
-      2000,
-      "Escape closes the detail",
-    );
+    await until(() => !el.shadowRoot!.querySelector('[data-testid="changes-detail"]'), "Escape closes the detail");
     await el.updateComplete;
     equal(address(), "terraform_data.item[0]", "focus returns to the list");
   });

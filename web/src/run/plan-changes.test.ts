@@ -28,7 +28,7 @@ describe("ss-plan-changes", () => {
     const viewport = el.shadowRoot!.querySelector<HTMLElement>(".viewport")!;
     viewport.scrollTop = 4990 * 32;
     viewport.dispatchEvent(new Event("scroll"));
-    await until(() => rows(el).some((r) => text(r).includes("terraform_data.item[4999]")), 2000, "the last row");
+    await until(() => rows(el).some((r) => text(r).includes("terraform_data.item[4999]")), "the last row");
     ok(rows(el).length < 60);
   });
 
@@ -44,23 +44,18 @@ describe("ss-plan-changes", () => {
     );
     equal(stops.length, 1, "the list is one tab stop");
     stops[0].focus();
-    const key = async (k: string) => {
+    const focusedAddress = () => text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address"));
+    const key = async (k: string, address: string) => {
       (el.shadowRoot!.activeElement as HTMLElement).dispatchEvent(
         new KeyboardEvent("keydown", { key: k, bubbles: true, composed: true }),
       );
-      await new Promise((r) => setTimeout(r, 30));
-      await el.updateComplete;
+      await until(() => focusedAddress() === address, `${k} to focus ${address}`);
     };
-    const focusedAddress = () => text((el.shadowRoot!.activeElement as HTMLElement).querySelector(".address"));
-    await key("ArrowDown");
-    equal(focusedAddress(), "terraform_data.item[1]");
-    await key("End");
-    equal(focusedAddress(), "terraform_data.item[4999]");
+    await key("ArrowDown", "terraform_data.item[1]");
+    await key("End", "terraform_data.item[4999]");
     ok(rows(el).length < 60, "still virtualized");
-    await key("ArrowUp");
-    equal(focusedAddress(), "terraform_data.item[4998]");
-    await key("Home");
-    equal(focusedAddress(), "terraform_data.item[0]");
+    await key("ArrowUp", "terraform_data.item[4998]");
+    await key("Home", "terraform_data.item[0]");
   });
 
   it("should filter by action and by address", async () => {

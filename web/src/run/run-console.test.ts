@@ -40,16 +40,16 @@ async function liveConsole(n: number) {
   const log = { stored: lines(1, n), complete: false };
   const s = applyLogServer(applying, log);
   const el = await timelinePage(s);
-  await until(() => deep(el, "ss-run-console"), 2000, "the running stage's console, opened by itself");
+  await until(() => deep(el, "ss-run-console"), "the running stage's console, opened by itself");
   FakeSocket.last.send(helloMessage({ apply: { next_seq: 1, next_offset: log.stored.length } }));
-  await until(() => consoleText(el) === log.stored, 2000, "the first window");
+  await until(() => consoleText(el) === log.stored, "the first window");
   return { el, log };
 }
 
 async function append(el: HTMLElement, log: { stored: string }, seq: number, chunk: string) {
   FakeSocket.last.send(logMessage("apply", seq, log.stored.length, chunk));
   log.stored += chunk;
-  await until(() => consoleText(el) === log.stored, 2000, `live chunk ${seq}`);
+  await until(() => consoleText(el) === log.stored, `live chunk ${seq}`);
   await sleep(30);
 }
 
@@ -62,20 +62,20 @@ describe("the run console", () => {
     const { el, log } = await liveConsole(200);
     const box = scroller(el);
     ok(box.scrollHeight > box.clientHeight + 100, "the log is taller than its box");
-    await until(() => atBottom(box), 1000, "a live console opens at its newest line");
+    await until(() => atBottom(box), "a live console opens at its newest line");
     ok(!jump(el), "no Jump to latest while following");
     await append(el, log, 1, lines(201, 260));
     ok(atBottom(box), "it followed the new lines");
 
     box.scrollTop = 0;
-    await until(() => jump(el), 1000, "Jump to latest once the reader scrolled up");
+    await until(() => jump(el), "Jump to latest once the reader scrolled up");
     equal(text(jump(el)), "Jump to latest");
     await append(el, log, 2, lines(261, 300));
     equal(box.scrollTop, 0, "the reader's place is kept while new lines arrive");
     ok(!atBottom(box));
 
     jump(el)!.click();
-    await until(() => !jump(el), 1000, "following again");
+    await until(() => !jump(el), "following again");
     ok(atBottom(box), "back at the newest line");
     await append(el, log, 3, lines(301, 320));
     ok(atBottom(box), "and following new lines again");
@@ -99,17 +99,17 @@ describe("the run console", () => {
     search.value = "LINE 10";
     search.dispatchEvent(new Event("input"));
     // line 10, 100..109: 11 matches, case-insensitively
-    await until(() => text(control(el, "console-matches")) === "1 of 11", 1000, "the count");
+    await until(() => text(control(el, "console-matches")) === "1 of 11", "the count");
     ok(jump(el), "a search leaves the newest line: Jump to latest offered");
     control(el, "console-next").click();
     await until(() => text(control(el, "console-matches")) === "2 of 11");
     control(el, "console-previous").click();
     control(el, "console-previous").click();
-    await until(() => text(control(el, "console-matches")) === "11 of 11", 1000, "previous wraps around");
+    await until(() => text(control(el, "console-matches")) === "11 of 11", "previous wraps around");
     search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
-    await until(() => text(control(el, "console-matches")) === "1 of 11", 1000, "Enter: next");
+    await until(() => text(control(el, "console-matches")) === "1 of 11", "Enter: next");
     search.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", shiftKey: true }));
-    await until(() => text(control(el, "console-matches")) === "11 of 11", 1000, "Shift+Enter: previous");
+    await until(() => text(control(el, "console-matches")) === "11 of 11", "Shift+Enter: previous");
     search.value = "no such text";
     search.dispatchEvent(new Event("input"));
     await until(() => text(control(el, "console-matches")) === "No matches");
@@ -144,9 +144,9 @@ describe("the run console", () => {
       complete: true,
     };
     const el = await timelinePage(applyLogServer(applyFailed, log));
-    await until(() => consoleText(el) === log.stored, 3000, "the failed stage's console, opened without a click");
+    await until(() => consoleText(el) === log.stored, "the failed stage's console, opened without a click");
     const box = scroller(el);
-    await until(() => box.scrollTop > 0, 1000, "scrolled to the error");
+    await until(() => box.scrollTop > 0, "scrolled to the error");
     ok(!atBottom(box), "not at the end: at the error");
     const pre = control<HTMLPreElement>(el, "console-apply");
     const range = document.createRange();

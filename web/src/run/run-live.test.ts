@@ -54,7 +54,7 @@ describe("the run page's live feed", () => {
 
   it("should open one socket on the page's own origin for a non-terminal run, and none for a terminal run", async () => {
     await timelinePage(server().s);
-    await until(() => FakeSocket.all.length === 1, 1000, "the socket");
+    await until(() => FakeSocket.all.length === 1, "the socket");
     equal(FakeSocket.last.url, `ws://${location.host}/live/runs/${RUN_ID}`);
     cleanup();
     FakeSocket.all = [];
@@ -69,15 +69,15 @@ describe("the run page's live feed", () => {
     const el = await timelinePage(s);
     await until(() => FakeSocket.all.length === 1);
     expand(el, "apply");
-    await until(() => consoleText(el) === "one\n", 2000, "the first window");
+    await until(() => consoleText(el) === "one\n", "the first window");
     ok(refreshButton(el), "not live yet: Refresh log");
     const socket = FakeSocket.last;
     socket.send(helloMessage({ apply: { next_seq: 1, next_offset: 4 } }));
-    await until(() => !refreshButton(el), 1000, "no control while live");
+    await until(() => !refreshButton(el), "no control while live");
     socket.send(logMessage("apply", 1, 4, "two\n"));
     socket.send(logMessage("apply", 1, 4, "two\n"));
     socket.send(logMessage("apply", 2, 8, "three\n"));
-    await until(() => consoleText(el) === "one\ntwo\nthree\n", 1000, "live lines");
+    await until(() => consoleText(el) === "one\ntwo\nthree\n", "live lines");
     await sleep(50);
     equal(consoleText(el), "one\ntwo\nthree\n", "the duplicate was dropped");
     equal(logReads(s), [0], "the live lines needed no HTTP read");
@@ -93,7 +93,7 @@ describe("the run page's live feed", () => {
     socket.send(helloMessage({ apply: { next_seq: 1, next_offset: 2 } }));
     log.stored = "a\nb\nc\nd\n";
     socket.send(logMessage("apply", 3, 6, "d\n")); // seq 1 and 2 never came
-    await until(() => consoleText(el) === "a\nb\nc\nd\n", 1000, "the re-read");
+    await until(() => consoleText(el) === "a\nb\nc\nd\n", "the re-read");
     equal(logReads(s), [0, 2], "re-read from its last offset");
     socket.send(logMessage("apply", 2, 4, "c\n")); // late, out of order: dropped
     log.stored += "e\n";
@@ -101,7 +101,7 @@ describe("the run page's live feed", () => {
     // an offset gap the sequence does not show: the route decides
     log.stored += "f\ng\n";
     socket.send(logMessage("apply", 5, 12, "g\n"));
-    await until(() => consoleText(el) === log.stored, 1000, "the second re-read");
+    await until(() => consoleText(el) === log.stored, "the second re-read");
     equal(logReads(s), [0, 2, 10]);
   });
 
@@ -111,14 +111,14 @@ describe("the run page's live feed", () => {
     log.stored = line.repeat(20_000); // 640,000 chars
     const el = await timelinePage(s);
     const socket = FakeSocket.last;
-    await until(() => deep(el, "ss-run-console"), 1000, "the running stage's console, opened by itself");
+    await until(() => deep(el, "ss-run-console"), "the running stage's console, opened by itself");
     await sleep(50);
     equal(logReads(s), [], "nothing read before the hello says where the log ends");
     socket.send(helloMessage({ apply: { next_seq: 5, next_offset: log.stored.length } }));
     socket.send(logMessage("apply", 5, log.stored.length, "tail-1\n"));
     log.stored += "tail-1\n";
     expand(el, "apply");
-    await until(() => consoleText(el).endsWith("tail-1\n"), 2000, "the window");
+    await until(() => consoleText(el).endsWith("tail-1\n"), "the window");
     equal(
       logReads(s),
       [line.length * 20_000 - CONSOLE_MAX_CHARS],
@@ -128,7 +128,7 @@ describe("the run page's live feed", () => {
     ok(deep(el, '[data-testid="console-trimmed"]'), "says it trimmed");
     socket.send(logMessage("apply", 6, log.stored.length, "tail-2\n"));
     log.stored += "tail-2\n";
-    await until(() => consoleText(el).endsWith("tail-1\ntail-2\n"), 1000, "live after the window");
+    await until(() => consoleText(el).endsWith("tail-1\ntail-2\n"), "live after the window");
     equal(
       consoleText(el),
       log.stored.slice(-CONSOLE_MAX_CHARS),
@@ -184,10 +184,10 @@ describe("the run page's live feed", () => {
     await until(() => !refreshButton(el));
     log.stored = "a\nb\n";
     FakeSocket.last.drop(1006);
-    await until(() => consoleText(el) === "a\nb\n", 1000, "the re-read after the disconnect");
+    await until(() => consoleText(el) === "a\nb\n", "the re-read after the disconnect");
     ok(refreshButton(el), "not live: Refresh log");
     equal(logReads(s).slice(-1), [2]);
-    await until(() => FakeSocket.all.length === 2, 1000, "a reconnect");
+    await until(() => FakeSocket.all.length === 2, "a reconnect");
     FakeSocket.last.send(helloMessage({ apply: { next_seq: 2, next_offset: 4 } }));
     await until(() => !refreshButton(el));
     FakeSocket.last.send({
@@ -204,7 +204,7 @@ describe("the run page's live feed", () => {
       changed: ["status"],
     });
     FakeSocket.last.drop(1000);
-    await until(() => refreshButton(el), 1000, "Refresh log once terminal");
+    await until(() => refreshButton(el), "Refresh log once terminal");
     await sleep(100);
     equal(FakeSocket.all.length, 2, "no reconnect after close 1000");
   });
@@ -221,13 +221,13 @@ describe("the run page's live feed", () => {
     equal(note(), null, "two failures: no note");
     await until(() => FakeSocket.all.length === 3);
     FakeSocket.last.drop(1006);
-    await until(() => note(), 1000, "the note");
+    await until(() => note(), "the note");
     equal(text(note()), "Reconnecting — data may be stale");
     const before = s.count(REVIEW);
-    await until(() => s.count(REVIEW) - before >= 2, 2000, "the review polled twice");
+    await until(() => s.count(REVIEW) - before >= 2, "the review polled twice");
     await until(() => FakeSocket.all.length === 4);
     FakeSocket.last.send(helloMessage());
-    await until(() => !note(), 1000, "the note goes");
+    await until(() => !note(), "the note goes");
     await sleep(150);
     const settled = s.count(REVIEW);
     await sleep(300);
@@ -241,7 +241,7 @@ describe("the run page's live feed", () => {
     );
     const el = await timelinePage(s);
     expand(el, "plan");
-    const held = await until(() => deep(el, '[data-testid="console-held"]'), 2000, "the held note");
+    const held = await until(() => deep(el, '[data-testid="console-held"]'), "the held note");
     ok(text(held).startsWith("The plan log appears when the plan finishes"));
   });
 
@@ -257,14 +257,14 @@ describe("the run page's live feed", () => {
       document.dispatchEvent(new Event("visibilitychange"));
       await sleep(20);
       equal(FakeSocket.last.closed, false, "a short hide keeps the socket");
-      await until(() => FakeSocket.last.closed, 1000, "closed after staying hidden");
+      await until(() => FakeSocket.last.closed, "closed after staying hidden");
       await sleep(50);
       equal(FakeSocket.all.length, 1, "no reconnect while hidden");
       const reads = s.count(REVIEW);
       visibility = "visible";
       document.dispatchEvent(new Event("visibilitychange"));
-      await until(() => FakeSocket.all.length === 2, 1000, "reopened when visible");
-      await until(() => s.count(REVIEW) > reads, 1000, "the review re-read");
+      await until(() => FakeSocket.all.length === 2, "reopened when visible");
+      await until(() => s.count(REVIEW) > reads, "the review re-read");
       ok(el.isConnected);
       el.remove();
       ok(FakeSocket.last.closed, "leaving the page closes its socket");

@@ -149,7 +149,7 @@ describe("ss-run-page", () => {
     const plan = stage(el, "plan");
     equal(head(plan).getAttribute("aria-expanded"), "false");
     head(plan).click();
-    await until(() => deep(plan, '[data-testid="console-plan"]'), 2000, "the plan console");
+    await until(() => deep(plan, '[data-testid="console-plan"]'), "the plan console");
     equal(text(deep(plan, '[data-testid="console-plan"]')), "Plan: 1 to add");
     head(plan).click();
     head(plan).click();

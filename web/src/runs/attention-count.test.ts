@@ -56,7 +56,6 @@ describe("ss-attention-count", () => {
       () =>
         text(link(el)) === "Needs attention 1: 1 run wait on a person" ||
         text(link(el)).startsWith("Needs attention 1"),
-      3000,
       "the new count",
     );
     equal(server.count(RUNS), 2);
@@ -106,6 +105,6 @@ describe("ss-attention-count", () => {
     const el = await count(server);
     await until(() => text(link(el)).startsWith("Needs attention 2"));
     el.session = session("beta");
-    await until(() => text(link(el)).startsWith("Needs attention 7"), 3000, "beta's count");
+    await until(() => text(link(el)).startsWith("Needs attention 7"), "beta's count");
   });
 });

@@ -83,7 +83,7 @@ describe("the runs page's filters", () => {
   it("should find an awaiting run older than the first page through ?status=, and say how many runs it searched", async () => {
     const s = server(runsHistory(200, [150]));
     const el = await page(s, "?status=awaiting_approval");
-    await until(() => searched(el) === "Searched 200 runs: the whole history.", 3000, "the whole history searched");
+    await until(() => searched(el) === "Searched 200 runs: the whole history.", "the whole history searched");
     equal(
       rows(el).map((row) => row.dataset.runId),
       [`run-${"150".padStart(16, "0")}`],
@@ -99,7 +99,7 @@ describe("the runs page's filters", () => {
     const status = await until(() => deep<HTMLSelectElement>(el, "#filter-status"));
     status.value = "awaiting_approval";
     status.dispatchEvent(new Event("change"));
-    await until(() => rows(el).length >= PAGE_SIZE, 3000, "a page of matches");
+    await until(() => rows(el).length >= PAGE_SIZE, "a page of matches");
     await sleep(100);
     // Matches 40..78 (20 of them) lie in the first four pages.
     equal(s.count(RUNS), 4);
@@ -112,7 +112,7 @@ describe("the runs page's filters", () => {
     const filter = await until(() => deep<HTMLInputElement>(el, "#filter-text"));
     filter.value = "no such message";
     filter.dispatchEvent(new Event("input"));
-    const more = await until(() => deep<HTMLButtonElement>(el, "#search-older"), 5000, "the pause");
+    const more = await until(() => deep<HTMLButtonElement>(el, "#search-older"), "the pause");
     equal(rows(el).length, 0);
     // The budget counts from what was loaded when the filter changed (the first page).
     const first = PAGE_SIZE + SEARCH_BUDGET;
@@ -122,7 +122,6 @@ describe("the runs page's filters", () => {
     more.click();
     await until(
       () => s.count(RUNS) === (first + SEARCH_BUDGET) / PAGE_SIZE && deep(el, "#search-older"),
-      5000,
       "the next budget",
     );
     equal(searched(el).startsWith(`Searched ${first + SEARCH_BUDGET} runs.`), true, searched(el));
@@ -211,17 +210,17 @@ describe("the runs page's rows and the way back", () => {
     await mount(s, first);
     await until(() => rows(first).length === PAGE_SIZE);
     deep<HTMLButtonElement>(first, "#load-more")!.click();
-    await until(() => rows(first).length === 2 * PAGE_SIZE, 3000, "the second page");
+    await until(() => rows(first).length === 2 * PAGE_SIZE, "the second page");
     const filter = deep<HTMLInputElement>(first, "#filter-text")!;
     filter.value = "change 1";
     filter.dispatchEvent(new Event("input"));
     // The filter reads on through the whole history (fewer than a page match).
-    await until(() => searched(first).endsWith("the whole history."), 3000, "the search");
+    await until(() => searched(first).endsWith("the whole history."), "the search");
     const shown = rows(first).map((row) => row.dataset.runId);
     const countLine = text(deep(first, ".count"));
     equal(countLine, `Showing ${shown.length} of 100 loaded runs.`);
     window.scrollTo(0, 900);
-    await until(() => window.scrollY === 900, 3000, "the scroll");
+    await until(() => window.scrollY === 900, "the scroll");
     window.dispatchEvent(new Event("scroll"));
     const entry = history.state as { runsPage: string };
     ok(typeof entry?.runsPage === "string", "the history entry carries the page's key");
@@ -235,14 +234,14 @@ describe("the runs page's rows and the way back", () => {
     back.session = session;
     back.refreshMs = 60_000;
     await mount(s, back);
-    await until(() => rows(back).length === shown.length, 3000, "the restored rows");
+    await until(() => rows(back).length === shown.length, "the restored rows");
     equal(
       rows(back).map((row) => row.dataset.runId),
       shown,
     );
     equal(deep<HTMLInputElement>(back, "#filter-text")!.value, "change 1");
     equal(text(deep(back, ".count")), countLine);
-    await until(() => window.scrollY === 900, 3000, "the restored scroll position");
+    await until(() => window.scrollY === 900, "the restored scroll position");
     await sleep(100);
     ok(s.count(RUNS) - readsBefore <= 1, "at most the first page is read again (to merge fresh statuses)");
     // A fresh visit (no entry state) starts over.
@@ -270,11 +269,11 @@ describe("the runs page under a link to itself", () => {
     await mount(s, el);
     await until(() => rows(el).length === 6);
     navigate("/runs?status=needs_attention");
-    await until(() => rows(el).length === 1, 3000, "the filtered list");
+    await until(() => rows(el).length === 1, "the filtered list");
     equal(rows(el)[0].dataset.status, "awaiting_approval");
     equal(deep<HTMLSelectElement>(el, "#filter-status")!.value, "needs_attention");
     navigate("/runs");
-    await until(() => rows(el).length === 6, 3000, "every run again");
+    await until(() => rows(el).length === 6, "every run again");
   });
 });
 
@@ -314,6 +313,6 @@ describe("the runs page on a phone", () => {
       "a card labels its facts",
     );
     await setViewport({ width: 601, height: 800 });
-    await until(() => getComputedStyle(row).display === "table-row", 3000, "the table again at 601 px");
+    await until(() => getComputedStyle(row).display === "table-row", "the table again at 601 px");
   });
 });

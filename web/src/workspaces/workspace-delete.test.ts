@@ -43,7 +43,7 @@ describe("ss-workspace-delete", () => {
     equal(server.requests[0].body, {
       data: { type: "workspace-deletions", attributes: { name: "net-prod", force: true } },
     });
-    await until(() => location.pathname === "/workspaces", 3000, "the workspaces list");
+    await until(() => location.pathname === "/workspaces", "the workspaces list");
   });
 
   it("should say the server's refusal and stay", async () => {
@@ -55,7 +55,7 @@ describe("ss-workspace-delete", () => {
     type(el, "net-prod");
     await (el as unknown as { updateComplete: Promise<unknown> }).updateComplete;
     button(el).click();
-    const error = await until(() => el.shadowRoot!.querySelector("#delete-error"), 3000, "the refusal");
+    const error = await until(() => el.shadowRoot!.querySelector("#delete-error"), "the refusal");
     ok(text(error).includes("has run run-1 in progress") && text(error).includes("CONSTRAINT_VIOLATION"), text(error));
     ok(location.pathname !== "/workspaces");
   });

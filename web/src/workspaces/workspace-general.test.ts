@@ -46,7 +46,7 @@ describe("ss-workspace-general", () => {
     fill(el, "general-name", "app-prod");
     fill(el, "general-description", "the app");
     el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
-    await until(() => changed === 1, 3000, "the change announced");
+    await until(() => changed === 1, "the change announced");
     equal(server.requests[0].body, {
       data: { type: "workspaces", attributes: { name: "app-prod", description: "the app" } },
     });
@@ -60,7 +60,7 @@ describe("ss-workspace-general", () => {
     const el = await form(server);
     fill(el, "general-name", "taken");
     el.shadowRoot!.querySelector<HTMLFormElement>("#general-form")!.requestSubmit();
-    const error = await until(() => el.shadowRoot!.querySelector("#general-error"), 3000, "the refusal");
+    const error = await until(() => el.shadowRoot!.querySelector("#general-error"), "the refusal");
     ok(text(error).includes("already exists") && text(error).includes("WORKSPACE_NAME_TAKEN"), text(error));
   });
 
@@ -102,7 +102,6 @@ describe("ss-workspace-general", () => {
     await mount(server, el);
     const select = await until(
       () => el.shadowRoot!.querySelector<HTMLSelectElement>("#general-project"),
-      3000,
       "the project select",
     );
     equal(select.value, "prj-1");

@@ -61,7 +61,7 @@ describe("ss-workspace-lock", () => {
     ok(text(el.shadowRoot!.querySelector('[role="alert"]')).startsWith("Say why the workspace is locked"));
     reason.value = " rotating keys ";
     el.shadowRoot!.querySelector<HTMLFormElement>("#lock-form")!.requestSubmit();
-    await until(() => changed === 1, 3000, "the change announced");
+    await until(() => changed === 1, "the change announced");
     equal(server.requests[0].body, { data: { type: "workspace-locks", attributes: { reason: "rotating keys" } } });
   });
 
@@ -93,7 +93,7 @@ describe("ss-workspace-lock", () => {
     equal(server.requests.length, 0, "arming sends nothing");
     ok(text(el.shadowRoot!.querySelector('[role="group"]')).includes("That run can then no longer publish state."));
     button(el, "confirm-force-unlock")!.click();
-    const error = await until(() => el.shadowRoot!.querySelector("#lock-error"), 3000, "the refusal");
+    const error = await until(() => el.shadowRoot!.querySelector("#lock-error"), "the refusal");
     ok(text(error).includes("WORKSPACE_NOT_LOCKED"), text(error));
   });
 });

@@ -190,7 +190,6 @@ describe("ss-workspace-settings: structured run output (issue 29)", () => {
     await until(
       () =>
         text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is on"),
-      3000,
       "the confirmed state",
     );
     equal(server.requests[0].body, structuredOutputPatch(true));
@@ -201,7 +200,7 @@ describe("ss-workspace-settings: structured run output (issue 29)", () => {
     const server = new FakeServer().on(PATCH, errorAnswer(403, "FORBIDDEN", "You may not change this workspace."));
     const el = await settings(server, false, true);
     toggle(el)!.click();
-    await until(() => el.shadowRoot!.querySelector("#structured-run-output-error"), 3000, "the refusal");
+    await until(() => el.shadowRoot!.querySelector("#structured-run-output-error"), "the refusal");
     equal(toggle(el)!.checked, false);
     ok(
       text(el.shadowRoot!.querySelector("#structured-run-output-sentence")).startsWith("Structured run output is off"),

@@ -10,7 +10,7 @@ import {
   text,
   until,
 } from "../../test/support/components.ts";
-import { FILTER_DEBOUNCE_MS, PAGE_SIZE } from "./workspaces-page.ts";
+import { PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 
 const WORKSPACES = "GET /v1/organizations/acme/workspaces";
@@ -74,9 +74,9 @@ describe("the workspaces page", () => {
     );
     ok(text(deep(el, "#workspaces-count")).includes("(more available)"));
     deep<HTMLButtonElement>(el, "#load-more-workspaces")!.click();
-    await until(() => rows(el).length === 2 * PAGE_SIZE, 3000, "the second page");
+    await until(() => rows(el).length === 2 * PAGE_SIZE, "the second page");
     deep<HTMLButtonElement>(el, "#load-more-workspaces")!.click();
-    await until(() => rows(el).length === 45, 3000, "the last page");
+    await until(() => rows(el).length === 45, "the last page");
     equal(deep(el, "#load-more-workspaces"), null, "nothing more to load");
     equal(text(deep(el, "#workspaces-count")), "Showing 45 workspaces.");
   });
@@ -92,7 +92,7 @@ describe("the workspaces page", () => {
       input.value = partial;
       input.dispatchEvent(new Event("input"));
     }
-    await until(() => rows(el).length === 1, 3000 + FILTER_DEBOUNCE_MS, "the filtered list");
+    await until(() => rows(el).length === 1, "the filtered list");
     equal(text(rows(el)[0].querySelector("a")), "zz-billing");
     const filtered = s.requests.filter(
       (r) => r.path.endsWith("/workspaces") && new URLSearchParams(r.search).has("name"),
@@ -104,7 +104,7 @@ describe("the workspaces page", () => {
     );
     input.value = "nothing-like-it";
     input.dispatchEvent(new Event("input"));
-    await until(() => deep(el, "#workspaces-no-match"), 3000 + FILTER_DEBOUNCE_MS, "the no-match sentence");
+    await until(() => deep(el, "#workspaces-no-match"), "the no-match sentence");
     equal(text(deep(el, "#workspaces-no-match")), "No workspace name contains “nothing-like-it”.");
   });
   it("should create a workspace with the switches the form sets: structured run output on by default, turned off here", async () => {

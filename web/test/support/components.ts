@@ -145,8 +145,11 @@ export function cleanup() {
 // A hook of the file's root suite: it runs after each test, after the hooks of the test's own suite.
 afterEach(cleanup);
 
-/** Resolves once `check` returns a truthy value (polling animation frames), or fails after `ms`. */
-export async function until<T>(check: () => T, ms = 3000, what = "condition"): Promise<NonNullable<T>> {
+/**
+ * Resolves once `check` returns a truthy value (polling every 10 ms), or fails naming `what` after
+ * `ms`. The limit is only a backstop for a loaded machine: a wait never asserts a speed.
+ */
+export async function until<T>(check: () => T, what = "condition", ms = 10_000): Promise<NonNullable<T>> {
   const deadline = performance.now() + ms;
   for (;;) {
     const value = check();

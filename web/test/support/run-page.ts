@@ -78,7 +78,7 @@ export async function timelinePage(s: FakeServer) {
   const el = document.createElement("ss-run-page");
   el.runId = RUN_ID;
   await mount(s, el);
-  await until(() => deep(el, "ss-stage-timeline"), 3000, "the review");
+  await until(() => deep(el, "ss-stage-timeline"), "the review");
   return el;
 }
 
@@ -87,7 +87,7 @@ export async function reviewedPage(server: FakeServer) {
   const el = document.createElement("ss-run-page");
   el.runId = RUN_ID;
   await mount(server, el);
-  await until(() => el.reviewTask.status >= 2, 3000, "the review read");
+  await until(() => el.reviewTask.status >= 2, "the review read");
   await el.updateComplete;
   await new Promise((r) => setTimeout(r, 20));
   return el;
