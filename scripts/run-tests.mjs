@@ -13,10 +13,11 @@
 // @web/test-runner reports as failed is named again just before the closing line, with the first
 // lines of its message. A test that cannot run here names itself on a `[skip]` line
 // (server/test/support/skips.ts): every one is listed with its reason, and with CI=true one not
-// marked as allowed in CI, or one that does not name itself, fails the run. Every uvu test and hook has a time limit
-// (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s): a hung one fails
-// naming itself instead of holding the run. Each uvu file's time is printed by that preload; the
-// slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records them.
+// marked as allowed in CI, or one that does not name itself, fails the run. Every uvu test and
+// hook has a time limit (scripts/test-timeout.cjs, STACKSHIP_TEST_TIMEOUT_SECONDS, default 600 s):
+// a hung one fails naming itself instead of holding the run. Each uvu file's time is printed by
+// that preload; the slowest files are named at the end, and STACKSHIP_TEST_DURATIONS_FILE records
+// them.
 import { spawn } from "node:child_process";
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import { join, dirname } from "node:path";
