@@ -17,6 +17,7 @@ import { LocalObjectBackend } from "./backends/local.ts";
 import { FramedArtifactError, HEADER_SIZE, openHeader, sealFramed, type ArtifactIdentity } from "./framed.ts";
 import { lenderOf } from "./lent-chunks.ts";
 import { FramedReadWorker, WINDOW } from "./framed-reader.ts";
+import { until } from "../../test/support/poll.ts";
 
 const WRAP = Buffer.alloc(32, 2);
 const KIND = { kind: "plan_json" as const, workspaceId: "ws-0123456789abcdef" };
@@ -66,11 +67,6 @@ async function drain(stream: Readable): Promise<{ bytes: Buffer; error: Error | 
   } catch (error) {
     return { bytes: Buffer.concat(chunks), error: error as Error };
   }
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  assert.ok(condition(), what);
 }
 
 async function stored(context: Context, key: string, size: number) {

@@ -9,6 +9,7 @@ import type { RunRow } from "../store/rows.ts";
 import { createStores, inTransaction, openRunChangeFeed, type RunChangeNotice } from "../store/index.ts";
 import { at, countRows, planStartedNotice, storesWithRun } from "../../test/support/store-fixtures.ts";
 import { recordRunEvent } from "./run-transitions.ts";
+import { until } from "../../test/support/poll.ts";
 
 // The one writer of a run's lifecycle columns: what it writes, announces and audits, and that a
 // refused or stale change writes nothing at all.
@@ -38,8 +39,7 @@ async function heardUntilSentinel(db: Database, runId: string, heard: RunChangeN
   const text = `sentinel ${Math.random()}\n`;
   await createStores(db.knex, db.dialect).logs.append(runId, "plan", text, false, at(98));
   const isSentinel = (n: RunChangeNotice) => n.kind === "log" && n.text === text;
-  for (let i = 0; i < 250 && !heard.some(isSentinel); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(heard.some(isSentinel), "the sentinel log chunk was announced");
+  await until(() => heard.some(isSentinel), "the sentinel log chunk to be announced");
   return heard.filter((n) => !isSentinel(n));
 }
 const rowOf = (db: Database, id: string) => db.knex<RunRow>("runs").where({ id }).first();

@@ -4,6 +4,7 @@ import { testEachDatabase } from "../../test/support/databases.ts";
 import { inTransaction } from "./index.ts";
 import { decodeNotice, encodeNotice, openRunChangeFeed, type RunChangeNotice } from "./run-events.ts";
 import { at, planStartedNotice, storesWithRun } from "../../test/support/store-fixtures.ts";
+import { until } from "../../test/support/poll.ts";
 
 const payloads = suite("run change notices");
 
@@ -41,9 +42,7 @@ testEachDatabase(
       notice: (n) => n.runId === run.id && heard.push(n),
       resync: () => undefined,
     });
-    const settle = async (count: number) => {
-      for (let i = 0; i < 100 && heard.length < count; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    };
+    const settle = (count: number) => until(() => heard.length >= count, `${count} notices`);
     try {
       await stores.logs.append(run.id, "plan", "one\n", false, at(1));
       await settle(1);

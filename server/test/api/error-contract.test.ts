@@ -24,7 +24,7 @@ import {
   expectNothingWritten,
 } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-import { poll } from "../support/runs.ts";
+import { poll } from "../support/poll.ts";
 import { createUser, signIn } from "../support/sessions.ts";
 import { isSensitivePermission } from "../../src/domain/authorization.ts";
 

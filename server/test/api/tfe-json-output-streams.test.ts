@@ -24,17 +24,13 @@ import {
   testEachServer,
   withStoredPlan,
 } from "../support/api-plan-json.ts";
+import { until } from "../support/poll.ts";
 
 const test = suite("plan json-output (tfe): streams");
 
 /** Streams under way in the server's read worker. */
 function workerStreams(server: TestServer): number {
   return (server.services.artifacts as FramedArtifactStore).reader.active;
-}
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 20));
-  assert.ok(condition(), what);
 }
 
 testEachServer(

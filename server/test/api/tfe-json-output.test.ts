@@ -25,6 +25,7 @@ import {
   testEachServer,
   withStoredPlan,
 } from "../support/api-plan-json.ts";
+import { until } from "../support/poll.ts";
 
 const test = suite("plan json-output (tfe)");
 
@@ -192,8 +193,7 @@ testEachServer(
     assert.is(openDescriptors(file), 1, "the object is open while streaming");
     abort.abort();
     await reader.read().catch(() => undefined);
-    for (let i = 0; i < 100 && openDescriptors(file) > 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.is(openDescriptors(file), 0, "the object stayed open after the client went away");
+    await until(() => openDescriptors(file) === 0, "the object to be closed after the client went away");
     // The server still answers.
     const again = await get(server, token, planId);
     assert.is(again.status, 200);

@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { expectStatus } from "../support/factories.ts";
-import { poll } from "../support/runs.ts";
+import { poll } from "../support/poll.ts";
 import { holdWorkspace, testEachInitializedProject, transcript } from "./cli.ts";
 
 const queued = suite("tofu apply while another run holds the workspace");

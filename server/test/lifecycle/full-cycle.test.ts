@@ -6,6 +6,7 @@ import { createOrganizationWithToken, createWorkspace, expectStatus } from "../s
 import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { openRunChangeFeed, type RunStateNotice } from "../../src/store/index.ts";
+import { until } from "../support/poll.ts";
 
 const cycle = suite("run lifecycle with real tofu");
 
@@ -54,8 +55,10 @@ testEachServer(
       const after = expectStatus(await getRun({ client: server.v1(token), path: { run_id: run.id } }), 200).data;
       assert.ok(after.attributes.finished_at);
 
-      for (let i = 0; i < 50 && !changes.some((n) => n.runId === run.id && n.event === "apply_finished"); i++)
-        await new Promise((resolve) => setTimeout(resolve, 20));
+      await until(
+        () => changes.some((n) => n.runId === run.id && n.event === "apply_finished"),
+        "the apply_finished notice",
+      );
       const ofRun = changes.filter((n) => n.runId === run.id);
       assert.equal(
         ofRun.map((n) => n.event),

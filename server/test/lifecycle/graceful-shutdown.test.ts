@@ -7,7 +7,8 @@ import { createOrganizationWithToken, createWorkspace, expectStatus, putUpload }
 import { connectLive } from "../support/live.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { runnerEnv, sandboxProcesses, spawnStackShip, type Spawned } from "../support/spawned.ts";
-import { poll, readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { poll } from "../support/poll.ts";
 import { MANY_RESOURCES } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { createWith, hex, newRun, setUp, startApply, stateFile } from "../api/state-support.ts";

@@ -5,7 +5,8 @@ import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
-import { planApproveApply, poll, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
+import { poll } from "../support/poll.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 

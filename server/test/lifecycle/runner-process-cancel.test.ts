@@ -4,7 +4,8 @@ import { cancelRun } from "../../../client/src/index.ts";
 import { cancelRun as tfeCancelRun } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { runnerEnv, sandboxProcesses, scrape, spawnStackShip } from "../support/spawned.ts";
-import { approvePlan, poll, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
+import { poll } from "../support/poll.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The API (this test's server: no runner in its process, so no in-process interrupt exists) and

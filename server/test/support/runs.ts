@@ -188,19 +188,3 @@ export async function approvePlan(
     202,
   ).data;
 }
-
-/** Polls `read` until it gives a value other than undefined (fails after `timeoutMs` naming `what`). */
-export async function poll<T>(
-  what: string,
-  read: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 60_000,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, everyMs));
-  }
-}
