@@ -1,6 +1,7 @@
 // The tests uvu or @web/test-runner reported as failed, read from its output: each one's file,
-// suite and test title, and the first lines of its message. Read by scripts/run-tests.mjs, which repeats them next to
-// the closing line so that a log cut short at its beginning still names what failed.
+// suite and test title, and the first lines of its message. Read by scripts/run-tests.mjs, which
+// repeats them next to the closing line so that a log cut short at its beginning still names what
+// failed.
 
 // `FAIL  suite  "title"`, or `FAIL  "title"` for a test of uvu's unnamed default suite.
 const FAIL = /^\s*FAIL\s{2}(?:(.*?)\s{2})?"(.*)"\s*$/;
@@ -10,7 +11,7 @@ const WTR_FAIL = /^ \u274c (.*?)\s*$/u;
 const FILE = /^(?:\S+\/)?\S+\.test\.[cm]?[jt]s:?$/;
 const STACK = /^\s+at /;
 
-/** Every failure block in the `output` of uvu or @web/test-runner, in order, with at most `lines` lines of its message. */
+/** Every failure block in uvu's or @web/test-runner's `output`, in order, with at most `lines` lines of its message. */
 export function failedTests(output, lines = 8) {
   const failures = [];
   let file = null;
