@@ -45,10 +45,10 @@ async function storedState(server: TestServer, workspaceId: string) {
   );
 }
 
-/** Waits until nobody holds the workspace lock (the runner releases it right after the run's move); false after 10 s. */
+/** Waits until nobody holds the workspace lock (the runner releases it right after the run's move); false after 60 s. */
 async function lockReleased(server: TestServer, workspaceId: string): Promise<boolean> {
   for (
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     Date.now() < deadline;
     await new Promise((resolve) => setTimeout(resolve, 20))
   ) {
