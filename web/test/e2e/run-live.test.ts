@@ -124,7 +124,7 @@ test("an applying run watched live: lines append in order without a reload, a cu
     if (request.url().endsWith(`/v1/runs/${run.id}/review`)) reviewsBefore.n++;
   });
   await routes[routes.length - 1].close({ code: 1011, reason: "cut by the test" });
-  await refresh.waitFor({ timeout: 5_000 });
+  await refresh.waitFor({ timeout: 30_000 });
   const stale = page.getByTestId("live-stale");
   await stale.waitFor({ timeout: 15_000 });
   assert.is(await stale.innerText(), "Reconnecting — data may be stale");
@@ -144,7 +144,7 @@ test("an applying run watched live: lines append in order without a reload, a cu
   // The review turns Applied on its own; the page was never reloaded.
   await page.getByTestId("run-status").filter({ hasText: "Applied" }).waitFor({ timeout: 60_000 });
   assert.is(await page.evaluate(() => (window as unknown as { marker?: string }).marker), "same page");
-  await refresh.waitFor({ timeout: 5_000 });
+  await refresh.waitFor({ timeout: 30_000 });
   const http = await readLog(h.server, org.token, run.id, "apply");
   // The console ends equal to the HTTP log, byte for byte (polled: the last chunks may still be arriving).
   const until = Date.now() + 30_000;

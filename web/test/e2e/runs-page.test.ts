@@ -112,7 +112,7 @@ test("every listed run: message, id, workspace name, status in words, duration f
       return cell !== null && cell !== undefined && cell.textContent !== text;
     },
     [running.run.id, before] as const,
-    { timeout: 5_000 },
+    { timeout: 30_000 },
   );
   assert.is(
     (await finalDuration.locator("span").first().innerText()).trim(),
