@@ -1,8 +1,8 @@
 // The render-plan test tool (server/test/tools/render-plan/main.go): the pinned OpenTofu's own
 // `jsonformat` decoder and renderer, the code the CLI runs on json-output-redacted. Built on first
 // use into .tools/build/render-plan against the module OpenTofu's build already downloaded
-// (GOPROXY=off, its go.sum) with that build's Go flags, so it costs seconds once tofu was built
-// (scripts/bootstrap-tools).
+// (GOPROXY=off, its go.sum) with that build's Go flags (which scripts/bootstrap-tools records in
+// .tools/build/go-build.env), so it costs seconds once tofu was built.
 // Both test shards may build it at once: each builds in its own directory and renames the binary
 // into place, so neither sees the other's half-written go.mod or binary.
 import { execFileSync, spawnSync } from "node:child_process";
@@ -22,6 +22,7 @@ import { REPO_ROOT } from "../../src/config.ts";
 const SOURCE = join(REPO_ROOT, "server/test/tools/render-plan/main.go");
 const BUILD = join(REPO_ROOT, ".tools/build/render-plan");
 const BINARY = join(BUILD, "render-plan");
+const GO_BUILD_ENV = join(REPO_ROOT, ".tools/build/go-build.env");
 
 let built: string | null | undefined;
 
@@ -36,6 +37,16 @@ function build(): string | null {
   try {
     if (existsSync(BINARY) && statSync(BINARY).mtimeMs >= statSync(SOURCE).mtimeMs) return null;
     const version = readFileSync(join(REPO_ROOT, ".tools/bin/.tofu.version"), "utf8").trim();
+    if (!existsSync(GO_BUILD_ENV))
+      return "scripts/bootstrap-tools has not recorded its Go build flags (.tools/build/go-build.env)";
+    // The flags and cgo setting of the tofu build, so that Go's build cache already holds every
+    // OpenTofu package this imports: only main.go is compiled.
+    const goBuild = Object.fromEntries(
+      readFileSync(GO_BUILD_ENV, "utf8")
+        .split("\n")
+        .filter((line) => line.includes("="))
+        .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+    );
     const tofuBuild = join(REPO_ROOT, `.tools/build/tofu-${version}`);
     if (!existsSync(join(tofuBuild, "go.sum")))
       return "OpenTofu was not built from source here (.tools/build/tofu-*/go.sum missing)";
@@ -55,9 +66,7 @@ function build(): string | null {
       copyFileSync(SOURCE, join(work, "main.go"));
       execFileSync("go", ["build", "-o", "render-plan", "."], {
         cwd: work,
-        // The flags and cgo setting of scripts/bootstrap-tools' tofu build, so that Go's build
-        // cache already holds every OpenTofu package this imports: only main.go is compiled.
-        env: { ...process.env, GOFLAGS: "-trimpath -mod=mod", CGO_ENABLED: "0", GOPROXY: "off" },
+        env: { ...process.env, ...goBuild, GOPROXY: "off" },
         stdio: ["ignore", "ignore", "pipe"],
         timeout: 600_000,
       });
