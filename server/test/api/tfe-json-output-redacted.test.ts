@@ -14,7 +14,7 @@ import { createOrganizationWithToken, createToken, createWorkspace } from "../su
 import { renderLocal, renderPlanUnavailable, renderRedacted } from "../support/render-plan.ts";
 import { fixture, startRun } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-import { plannedRun } from "../support/api-plan-json.ts";
+import { plannedRunIn } from "../support/api-plan-json.ts";
 
 const test = suite("tfe json-output-redacted");
 
@@ -113,7 +113,7 @@ testEachServer(
   "a plan that imports: the redacted plan holds no sensitive value and renders as the plan JSON does",
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
-    const run = await plannedRun(server, admin, workspace.id, IMPORTING);
+    const run = await plannedRunIn(server, admin, workspace.id, IMPORTING);
     const response = await get(server, viewer, phaseId(run.id, "plan"));
     assert.is(response.status, 200);
     const text = await response.text();
@@ -159,7 +159,7 @@ testEachServer(
   "a workspace without structured output and a plan without imports: no redacted plan (404)",
   async (server) => {
     const { admin, viewer, workspace } = await setUp(server);
-    const run = await plannedRun(server, admin, workspace.id, fixture("random"));
+    const run = await plannedRunIn(server, admin, workspace.id, fixture("random"));
     await assertUnavailable(await get(server, viewer, phaseId(run.id, "plan")));
   },
   { runner: true },

@@ -18,7 +18,7 @@ import {
   FRAME,
   get,
   planJsonOf,
-  plannedRun,
+  plannedRunIn,
   runWithPlanJson,
   setUp,
   testEachServer,
@@ -147,7 +147,7 @@ testEachServer(
   "a real plan: the runner stores its JSON framed; json-output serves exactly the bytes the policy stage read",
   async (server) => {
     const { token, admin, workspace } = await setUp(server);
-    const run = await plannedRun(server, admin, workspace.id, fixture("random"));
+    const run = await plannedRunIn(server, admin, workspace.id, fixture("random"));
     const record = (await server.services.stores.runs.getById(run.id))!;
     const response = await get(server, token, phaseId(run.id, "plan"));
     assert.is(response.status, 200);

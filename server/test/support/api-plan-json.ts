@@ -6,7 +6,7 @@ import * as assert from "uvu/assert";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createToken, createWorkspace } from "./factories.ts";
-import { readLog, startRun, waitForStatus } from "./runs.ts";
+import { startRun, waitForPlanned } from "./runs.ts";
 import { testEachServer as testEachServerOn, type TestServer, type TestServerOptions } from "./test-server.ts";
 import type { Tfe } from "./documents.ts";
 
@@ -116,15 +116,14 @@ export async function withStoredPlan(server: TestServer, bytes: number) {
   return { ...fixture, planJson, ...(await runWithPlanJson(server, fixture.admin, fixture.workspace.id, planJson)) };
 }
 
-/** A run of `files` planned by the runner, checked to be awaiting approval (its plan log otherwise). */
-export async function plannedRun(
+/** A run of `files` in the workspace, planned by the runner and checked to await approval (waitForPlanned). */
+export async function plannedRunIn(
   server: TestServer,
   admin: string,
   workspaceId: string,
   files: Parameters<typeof startRun>[3],
 ) {
   const run = await startRun(server, admin, workspaceId, files);
-  const planned = await waitForStatus(server, admin, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, admin, run.id, "plan"));
+  await waitForPlanned(server, admin, run.id);
   return run;
 }

@@ -143,7 +143,7 @@ export async function planApproveApply(server: TestServer, token: string, runId:
 
 /** Waits for the run's plan to end and asserts it awaits approval (with the plan's log if it does not). */
 export async function waitForPlanned(server: TestServer, token: string, runId: string): Promise<Run> {
-  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "errored"]);
+  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "planned_and_finished", "errored"]);
   assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
   return planned;
 }
