@@ -9,7 +9,7 @@ import {
   expectStatus,
   expectV1Error,
 } from "../support/factories.ts";
-import { applyUntil, approvePlan, fixture, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
+import { applyUntil, fixture, planApproveApply, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 import type { AuditEventRow, RunRow } from "../../src/store/rows.ts";
@@ -31,9 +31,7 @@ testEachServer(
     try {
       // A first apply publishes serial 1, so there is state that must not be lost.
       const first = await startRun(server, token, workspace.id, fixture("basic"));
-      const firstPlanned = await waitForStatus(server, token, first.id, ["awaiting_approval", "errored"]);
-      await approvePlan(server, token, first.id, firstPlanned.attributes.plan_digest!);
-      await waitForStatus(server, token, first.id, ["applied"]);
+      await planApproveApply(server, token, first.id);
 
       const run = await startRun(server, token, workspace.id, slow);
       await applyUntil(server, token, run.id);
