@@ -45,16 +45,11 @@ async function storedState(server: TestServer, workspaceId: string) {
   );
 }
 
-/** Waits until nobody holds the workspace lock (the runner releases it right after the run's move); false after 60 s. */
-async function lockReleased(server: TestServer, workspaceId: string): Promise<boolean> {
-  for (
-    const deadline = Date.now() + 60_000;
-    Date.now() < deadline;
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  ) {
-    if ((await server.services.stores.workspaceLocks.current(workspaceId)) === undefined) return true;
-  }
-  return false;
+/** Waits until nobody holds the workspace lock (the runner releases it right after the run's move). */
+async function lockReleased(server: TestServer, workspaceId: string): Promise<void> {
+  await poll("the workspace lock to be released", async () =>
+    (await server.services.stores.workspaceLocks.current(workspaceId)) === undefined ? true : undefined,
+  );
 }
 
 /** A person's lock through the compatibility API, as `tofu` takes it. */
@@ -124,7 +119,7 @@ testEachServer(
       }),
       202,
     );
-    assert.ok(await lockReleased(server, workspace.id));
+    await lockReleased(server, workspace.id);
     assert.is((await cliLock(server, token, workspace.id, "lock")).status, 200);
     assert.is((await cliLock(server, token, workspace.id, "unlock")).status, 200);
 
@@ -135,7 +130,7 @@ testEachServer(
       "planned_and_finished",
       await readLog(server, token, noop.id, "plan"),
     );
-    assert.ok(await lockReleased(server, workspace.id));
+    await lockReleased(server, workspace.id);
     assert.equal(await storedState(server, workspace.id), before);
   },
   { runner: true },
