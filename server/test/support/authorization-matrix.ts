@@ -15,16 +15,32 @@ export const row = (anonymous: number, other: number, viewer: number, operator: 
 /** Readable by members of the organization, hidden from other organizations. */
 export const READ = row(401, 404, 200, 200, 200);
 
-/** Calls every operation as every caller; each call whose status differs from `expected`, described (empty when all match). */
-export async function matrixMismatches<Op extends { operationId: string }>(
+/** One operation of the spec as the matrices call it. */
+export interface MatrixOperation {
+  operationId: string;
+  method: string;
+  path: string;
+}
+
+/**
+ * Calls every operation as every caller against `baseUrl` (the request from `callFor`, the
+ * caller's credentials from `credentials`); each call whose status differs from `expected`,
+ * described (empty when all match).
+ */
+export async function matrixMismatches<Op extends MatrixOperation, C extends MatrixCall>(
+  baseUrl: string,
   operations: readonly Op[],
   expected: Record<string, Row>,
-  respond: (operation: Op, caller: Caller) => Promise<Response>,
+  callFor: (operation: Op, caller: Caller) => Promise<C>,
+  credentials: (operation: Op, caller: Caller, call: C) => Record<string, string>,
 ): Promise<string[]> {
   const mismatches: string[] = [];
   for (const operation of operations) {
     for (const caller of CALLERS) {
-      const response = await respond(operation, caller);
+      const call = await callFor(operation, caller);
+      const { url, headers, body } = matrixRequest(operation, call);
+      Object.assign(headers, credentials(operation, caller, call));
+      const response = await fetch(`${baseUrl}${url}`, { method: operation.method, headers, body });
       const status = expected[operation.operationId][caller];
       if (response.status !== status)
         mismatches.push(
@@ -43,7 +59,7 @@ export interface MatrixCall {
 }
 
 /** The URL path (operation path with `call.path` filled in), the content headers and the body of one call. */
-export function matrixRequest(
+function matrixRequest(
   operation: { operationId: string; path: string },
   call: MatrixCall,
 ): { url: string; headers: Record<string, string>; body: BodyInit | undefined } {
