@@ -11,6 +11,7 @@ import { dataOf, RequestFailed } from "../app/api.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc } from "../app/format.ts";
 import type { Session } from "../app/session.ts";
+import { nextPageTask } from "../ui/next-page.ts";
 import { tableHead } from "../ui/table-head.ts";
 import { auditPageStyles } from "./audit-page.styles.ts";
 
@@ -54,19 +55,19 @@ export class SsAuditPage extends LitElement {
     },
   });
 
-  private readonly morePage = new Task(this, {
-    autoRun: false,
-    args: () => [this.session?.organization ?? null, this.nextCursor] as const,
-    task: async ([organization, cursor], { signal }) => {
-      if (!organization || !cursor) return;
-      const page = await dataOf(
+  private readonly morePage = nextPageTask(this, {
+    organization: () => this.session?.organization ?? null,
+    cursor: () => this.nextCursor,
+    read: (organization, cursor, signal) =>
+      dataOf(
         listAuditEvents({
           client: this.api,
           path: { organization_name: organization },
           query: { limit: AUDIT_PAGE_SIZE, cursor },
           signal,
         }),
-      );
+      ),
+    take: (page) => {
       this.events = [...this.events, ...page.data];
       this.nextCursor = page.meta.page.next_cursor ?? null;
     },

@@ -18,6 +18,7 @@ import { NAVIGATE_EVENT, replaceQuery } from "../app/router.ts";
 import type { Session } from "../app/session.ts";
 import "../ui/elapsed.ts";
 import "../ui/status-badge.ts";
+import { nextPageTask } from "../ui/next-page.ts";
 import { tableHead } from "../ui/table-head.ts";
 import {
   byCreatedDesc,
@@ -134,12 +135,11 @@ export class SsRunsPage extends LitElement {
   });
 
   /** The next page, through meta.page.next_cursor. */
-  private readonly morePage = new Task(this, {
-    autoRun: false,
-    args: () => [this.session?.organization ?? null, this.nextCursor] as const,
-    task: async ([organization, cursor], { signal }) => {
-      if (!organization || !cursor) return;
-      const page = await readRunsPage(this.api, organization, signal, cursor);
+  private readonly morePage = nextPageTask(this, {
+    organization: () => this.session?.organization ?? null,
+    cursor: () => this.nextCursor,
+    read: (organization, cursor, signal) => readRunsPage(this.api, organization, signal, cursor),
+    take: (page) => {
       this.rows = mergeFirstPage(this.rows, page.data);
       this.nextCursor = page.meta.page.next_cursor;
     },
