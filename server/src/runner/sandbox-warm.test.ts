@@ -6,6 +6,7 @@ import * as assert from "uvu/assert";
 import { startSandbox } from "./sandbox.ts";
 import { attemptDirectoryPerCase } from "./sandbox-test-support.ts";
 import { WarmSandboxPool } from "./warm-sandboxes.ts";
+import { until } from "../../test/support/poll.ts";
 import { alive, environOf, ourBwraps, ourSandboxes, processTree } from "../../test/support/processes.ts";
 
 const test = suite("sandbox: warm sandboxes and the warm pool");
@@ -120,15 +121,17 @@ test("warm pool: a sandbox idle longer than idleMs is replaced by a new one", as
     await pool.settled();
     const [before] = ourSandboxes();
     // Replaced within a few idle periods, by exactly one new sandbox.
-    const deadline = Date.now() + 60_000;
     let after = ourSandboxes();
-    while ((after.length !== 1 || after[0] === before) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      await pool.settled();
-      after = ourSandboxes();
-    }
-    assert.is(after.length, 1);
-    assert.is.not(after[0], before);
+    await until(
+      async () => {
+        await pool.settled();
+        after = ourSandboxes();
+        return after.length === 1 && after[0] !== before;
+      },
+      () => `one new sandbox in place of ${before} (now ${after.join(",") || "none"})`,
+      60_000,
+      50,
+    );
     assert.not.ok(alive(before));
   } finally {
     await pool.stop();

@@ -6,7 +6,7 @@ import { discardRun } from "../../../client/src/index.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
-import { poll } from "../support/poll.ts";
+import { poll, until } from "../support/poll.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 
@@ -47,8 +47,9 @@ async function storedState(server: TestServer, workspaceId: string) {
 
 /** Waits until nobody holds the workspace lock (the runner releases it right after the run's move). */
 async function lockReleased(server: TestServer, workspaceId: string): Promise<void> {
-  await poll("the workspace lock to be released", async () =>
-    (await server.services.stores.workspaceLocks.current(workspaceId)) === undefined ? true : undefined,
+  await until(
+    async () => (await server.services.stores.workspaceLocks.current(workspaceId)) === undefined,
+    "the workspace lock to be released",
   );
 }
 

@@ -4,9 +4,12 @@
  */
 import * as assert from "uvu/assert";
 
+/** What a wait is for, or a function describing it when it fails (to show what was seen by then). */
+export type Waited = string | (() => string);
+
 /** Polls `read` until it gives a value other than undefined (fails after `timeoutMs` naming `what`). */
 export async function poll<T>(
-  what: string,
+  what: Waited,
   read: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 60_000,
   everyMs = 20,
@@ -15,12 +18,17 @@ export async function poll<T>(
   for (;;) {
     const value = await read();
     if (value !== undefined) return value;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    if (Date.now() >= deadline) assert.unreachable(`timed out waiting for ${typeof what === "string" ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
-/** Resolves once `condition` holds; fails after `timeoutMs` naming `what`. */
-export async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
-  await poll(what, () => (condition() ? true : undefined), timeoutMs);
+/** Resolves once `condition` holds (it may read asynchronously); fails after `timeoutMs` naming `what`. */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: Waited,
+  timeoutMs = 60_000,
+  everyMs = 20,
+): Promise<void> {
+  await poll(what, async () => ((await condition()) ? true : undefined), timeoutMs, everyMs);
 }

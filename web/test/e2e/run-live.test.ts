@@ -8,6 +8,7 @@ import * as assert from "uvu/assert";
 import type { WebSocketRoute } from "playwright-core";
 import type { WebSocketServer } from "ws";
 import { approveRun, getRun } from "../../../client/src/index.ts";
+import { poll, until } from "../../../server/test/support/poll.ts";
 import { readLog } from "../../../server/test/support/runs.ts";
 import { hook, startHarness, type Harness, type HarnessOrganization } from "../support/index.ts";
 
@@ -99,13 +100,12 @@ test("an applying run watched live: lines append in order without a reload, a cu
   await page.getByTestId("run-status").filter({ hasText: "Applying" }).waitFor({ timeout: 30_000 });
   await consoleEl.filter({ hasText: "live-line-03" }).waitFor({ timeout: 30_000 });
   assert.is(await status(h, org, run.id), "applying", "the lines arrived while the apply ran");
-  for (let waited = 0; !dropped && waited < 30_000; waited += 100) await page.waitForTimeout(100);
-  const gap = dropped as { offset: number } | null;
-  assert.ok(gap, "the seq 2 apply message was held back");
-  for (let waited = 0; !logReads.includes(gap.offset) && waited < 30_000; waited += 100) await page.waitForTimeout(100);
-  assert.ok(
-    logReads.includes(gap.offset),
-    `the gap was re-read from the route at ${gap.offset} (reads at ${logReads.join(",")})`,
+  const gap = await poll("the seq 2 apply message to be held back", () => dropped ?? undefined, 30_000, 100);
+  await until(
+    () => logReads.includes(gap.offset),
+    () => `the gap to be re-read from the route at ${gap.offset} (reads at ${logReads.join(",")})`,
+    30_000,
+    100,
   );
   const early = lines(await consoleEl.innerText());
   assert.ok(early.length >= 3, `lines so far: ${early.join(",")}`);
@@ -130,8 +130,7 @@ test("an applying run watched live: lines append in order without a reload, a cu
   assert.is(await stale.innerText(), "Reconnecting — data may be stale");
   // The stale page polls the review (every REVIEW_POLL_MS); waited for, not timed.
   const atNote = reviewsBefore.n;
-  for (let waited = 0; reviewsBefore.n === atNote && waited < 30_000; waited += 100) await page.waitForTimeout(100);
-  assert.ok(reviewsBefore.n - atNote >= 1, "the review is polled while stale");
+  await until(() => reviewsBefore.n > atNote, "the review to be polled while stale", 30_000, 100);
   // Refresh log reads what the route has meanwhile.
   await refresh.click();
   await page.waitForTimeout(300);
@@ -147,9 +146,9 @@ test("an applying run watched live: lines append in order without a reload, a cu
   await refresh.waitFor({ timeout: 30_000 });
   const http = await readLog(h.server, org.token, run.id, "apply");
   // The console ends equal to the HTTP log, byte for byte (polled: the last chunks may still be arriving).
-  const until = Date.now() + 30_000;
+  const deadline = Date.now() + 30_000;
   let shown = await consoleEl.textContent();
-  while (shown !== http && Date.now() < until) {
+  while (shown !== http && Date.now() < deadline) {
     await page.waitForTimeout(200);
     shown = await consoleEl.textContent();
   }
@@ -205,9 +204,7 @@ test("two tabs on one applying run each get the live lines; closing the tabs fre
     await p.getByTestId("console-apply").filter({ hasText: "live-line-02" }).waitFor({ timeout: 30_000 });
   await second.close();
   await page.close();
-  const deadline = Date.now() + 30_000;
-  while (h.server.live.hub.stats().viewers > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  assert.is(h.server.live.hub.stats().viewers, 0, "the sockets closed with their tabs");
+  await until(() => h.server.live.hub.stats().viewers === 0, "the sockets to close with their tabs", 30_000, 100);
   await h.waitForStatus(org, run.id, ["applied"]);
 });
 

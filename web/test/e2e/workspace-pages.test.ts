@@ -5,6 +5,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { StateVersionRow, WorkspaceVariableRow } from "../../../server/src/store/rows.ts";
+import { until } from "../../../server/test/support/poll.ts";
 import {
   hook,
   responseBodies,
@@ -158,7 +159,7 @@ test("the workspaces list: latest run, lock and state per workspace, a name filt
   const shown = (cell: typeof lock) =>
     cell.evaluate((el) => (el.shadowRoot?.textContent ?? "").replace(/\s+/g, " ").trim());
   assert.is(await shown(lock), `locked by ${awaiting.run.id}`);
-  for (let i = 0; i < 300 && (await shown(serial)) === "…"; i++) await page.waitForTimeout(100);
+  await until(async () => (await shown(serial)) !== "…", "the serial cell to load", 30_000, 100);
   assert.is(await shown(serial), "serial 1");
   assert.match(await row.innerText(), /Default Project/);
   assert.match(await row.locator("ss-status-badge span").first().innerText(), /Awaiting approval/);
