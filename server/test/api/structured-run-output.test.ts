@@ -5,7 +5,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, startRun, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const test = suite("structured run output");
@@ -153,8 +153,7 @@ testEachServer(
     // Switched off again (before or while they plan): each run keeps the value it was created with.
     assert.is((await v1Patch(server, admin, workspace.id, { structured_run_output_enabled: false })).status, 200);
     for (const run of [before, after]) {
-      const planned = await waitForStatus(server, admin, run.id, ["planned_and_finished", "errored"]);
-      assert.is(planned.attributes.status, "planned_and_finished", await readLog(server, admin, run.id, "plan"));
+      await waitToSettle(server, admin, run.id, "planned_and_finished");
     }
     const off = await fetch(`${server.baseUrl}/api/v2/plans/${phaseId(before.id, "plan")}/json-output-redacted`, {
       headers: { Authorization: `Bearer ${viewer}` },

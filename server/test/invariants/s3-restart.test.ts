@@ -26,7 +26,7 @@ import {
   startRun,
   waitForApplied,
   waitForLog,
-  waitForStatus,
+  waitToSettle,
 } from "../support/runs.ts";
 import { artifactStoreUrl, seaweedServer, WEED } from "../support/seaweedfs.ts";
 import { withTestServer } from "../support/test-server.ts";
@@ -135,9 +135,7 @@ for (const dialect of testDialects()) {
           });
           await s3.kill();
           await approvePlan(server, token, unread.id, unread.attributes.plan_digest!);
-          const refused = await waitForStatus(server, token, unread.id, ["applied", "errored", "needs_recovery"]);
-          assert.is(refused.attributes.status, "errored");
-          assert.is(refused.attributes.status_reason, "apply_failed");
+          await waitToSettle(server, token, unread.id, "errored", { reason: "apply_failed" });
           assert.match(
             await readLog(server, token, unread.id, "apply"),
             /could not read the plan .*nothing was applied/,

@@ -25,7 +25,7 @@ import type { RunDecisionPredicate } from "../../src/domain/attestations.ts";
 import { run as exec } from "../contract/smoke-support.ts";
 import { createOrganizationWithToken, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { applyUntil, approvePlan, fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { applyUntil, approvePlan, fixture, startRun, waitToSettle } from "../support/runs.ts";
 import { acmeWorkspace, plannedRun } from "../support/scenarios.ts";
 import { addMembership, createUser, signIn } from "../support/sessions.ts";
 import { newPolicySet, policy } from "../support/policies.ts";
@@ -122,8 +122,7 @@ testEachServer(
     const dir = await mkdtemp(join(tmpdir(), "ss-attest-"));
     const { token, planned, run, workspace, organizationName } = await plannedRun(server, "attested");
     await approvePlan(server, token, run.id, planned.attributes.plan_digest!, "CHG-42");
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    const applied = await waitToSettle(server, token, run.id, "applied");
 
     const keys = await publishedKeys(server);
     assert.is(keys.keys.length, 1);
@@ -323,8 +322,7 @@ testEachServer(
       }),
       202,
     );
-    const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"]);
-    assert.is(stuck.attributes.status, "needs_recovery");
+    await waitToSettle(server, token, run.id, "needs_recovery");
     const list = await attestationsOf(server, token, run.id);
     assert.equal(
       list.map((a) => a.attributes.stage),
@@ -353,8 +351,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const failed = await waitToSettle(server, token, run.id, "policy_soft_failed", { phase: "policy" });
     const digest = failed.attributes.policy_result_digest!;
     const created = expectStatus(
       await createPolicyOverride({
@@ -376,8 +373,7 @@ testEachServer(
       outcome: "soft_failed",
       override: { id: created.id, reason: "tags follow in CHG-7", expires_at: created.attributes.expires_at },
     });
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    await waitToSettle(server, token, run.id, "applied");
     const stages = (await attestationsOf(server, token, run.id)).map((a) => a.attributes.stage);
     assert.equal(stages, ["decision", "outcome"]);
   },

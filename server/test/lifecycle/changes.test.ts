@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { approveRun, type Run } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
-import { readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { readLog, startRun, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const changes = suite("plan counts and applies across a workspace's life");
@@ -22,16 +22,14 @@ async function planAndApply(
   files: Record<string, string>,
 ): Promise<{ planned: Run; applied: Run }> {
   const run = await startRun(server, token, workspaceId, files);
-  const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "planned_and_finished", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+  const planned = await waitToSettle(server, token, run.id, "awaiting_approval");
   const approved = await approveRun({
     client: server.v1(token),
     path: { run_id: run.id },
     body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest! } } },
   });
   expectStatus(approved, 202);
-  const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-  assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+  const applied = await waitToSettle(server, token, run.id, "applied");
   return { planned, applied };
 }
 
@@ -78,13 +76,7 @@ testEachServer(
 
     const serialBefore = await currentSerial(server, token, workspace.id);
     const same = await startRun(server, token, workspace.id, config(data("a", "two", "2")));
-    const finished = await waitForStatus(server, token, same.id, [
-      "planned_and_finished",
-      "awaiting_approval",
-      "errored",
-    ]);
-    assert.is(finished.attributes.status, "planned_and_finished");
-    assert.is(finished.attributes.status_reason, "no_changes");
+    const finished = await waitToSettle(server, token, same.id, "planned_and_finished", { reason: "no_changes" });
     assert.is(finished.attributes.has_changes, false);
     assert.is(finished.attributes.apply_status, "pending", "no apply ever started");
     assert.is(await currentSerial(server, token, workspace.id), serialBefore, "no state was published");
@@ -99,13 +91,7 @@ testEachServer(
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "spec" });
     const run = await startRun(server, token, workspace.id, config(data("a", "one")), "speculative");
-    const finished = await waitForStatus(server, token, run.id, [
-      "planned_and_finished",
-      "awaiting_approval",
-      "errored",
-    ]);
-    assert.is(finished.attributes.status, "planned_and_finished");
-    assert.is(finished.attributes.status_reason, "speculative");
+    const finished = await waitToSettle(server, token, run.id, "planned_and_finished", { reason: "speculative" });
     assert.equal(finished.attributes.plan_counts, { create: 1, change: 0, destroy: 0 });
     const approval = await approveRun({
       client: server.v1(token),
@@ -131,9 +117,7 @@ testEachServer(
       workspace.id,
       config('resource "terraform_data" "a" {\n  input = var.missing\n}\n'),
     );
-    const failed = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"]);
-    assert.is(failed.attributes.status, "errored");
-    assert.is(failed.attributes.status_reason, "plan_failed");
+    const failed = await waitToSettle(server, token, run.id, "errored", { reason: "plan_failed" });
     assert.is(failed.attributes.plan_status, "errored");
     assert.match(await readLog(server, token, run.id, "plan"), "Reference to undeclared input variable");
   },

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
-import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitToSettle } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { openRunChangeFeed, type RunStateNotice } from "../../src/store/index.ts";
 import { until } from "../support/poll.ts";
@@ -36,9 +36,7 @@ testEachServer(
       const approved = await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
       assert.is(approved.attributes.status, "applying");
 
-      const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-      assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
-      assert.is(applied.attributes.status_reason, "applied");
+      const applied = await waitToSettle(server, token, run.id, "applied", { reason: "applied" });
       assert.is(applied.attributes.apply_status, "finished");
       assert.match(
         await readLog(server, token, run.id, "apply"),

@@ -13,7 +13,7 @@ import {
   pushPayload,
   settled,
 } from "../support/github.ts";
-import { approvePlan, readLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 // End to end with real tofu in the sandbox: a push and a pull request through the GitHub App
@@ -93,8 +93,7 @@ testEachServer(
     assert.match(waiting.body.output!.summary, "Policy: skipped");
 
     await approvePlan(server, connected.token, runId, planned.attributes.plan_digest!);
-    const applied = await waitForStatus(server, connected.token, runId, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, connected.token, runId, "apply"));
+    await waitToSettle(server, connected.token, runId, "applied");
     await eventually("success on GitHub", () => double.statesOf(check.id).at(-1) === "completed:success");
     const states = double.statesOf(check.id);
     assert.is(states[0] === "queued" || states[0] === "in_progress", true, states.join(" → "));

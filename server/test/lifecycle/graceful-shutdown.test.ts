@@ -7,7 +7,7 @@ import { createOrganizationWithToken, createWorkspace, expectStatus, putUpload }
 import { connectLive } from "../support/live.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { runnerEnv, sandboxProcesses, spawnStackShip, type Spawned } from "../support/spawned.ts";
-import { readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { readLog, startRun, waitForLog, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { poll } from "../support/poll.ts";
 import { MANY_RESOURCES } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -91,8 +91,7 @@ testEachServer(
         last,
         `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: plan of ${run.id}`,
       );
-      const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored"], 5_000);
-      assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "plan"));
+      await waitToSettle(server, token, run.id, "awaiting_approval", { timeoutMs: 5_000 });
       const attempts = await server.db.knex<AttemptRow>("run_attempts").where({ run_id: run.id });
       assert.equal(
         attempts.map((a) => [a.phase, a.status, a.terminal_classification]),
@@ -124,9 +123,7 @@ testEachServer(
         last,
         `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: plan of ${run.id}`,
       );
-      const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval"], 5_000);
-      assert.is(ended.attributes.status, "errored");
-      assert.is(ended.attributes.status_reason, "plan_failed");
+      await waitToSettle(server, token, run.id, "errored", { reason: "plan_failed", timeoutMs: 5_000 });
       const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
       assert.equal([attempt.status, attempt.terminal_classification], ["interrupted", "runner_shutdown"]);
       assert.match(
@@ -164,8 +161,7 @@ testEachServer(
         last,
         `[stackship-runner] shut down: waited for 1 phase(s) in flight; ended within the grace: apply of ${run.id}`,
       );
-      const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
-      assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+      await waitToSettle(server, token, run.id, "applied", { timeoutMs: 5_000 });
       assert.match(await readLog(server, token, run.id, "apply"), /\(local-exec\): provisioning-done/);
       const published = await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" });
       assert.is(published.length, 1);
@@ -219,8 +215,7 @@ testEachServer(
           `^\\[stackship\\] shut down: waited for 1 phase\\(s\\) in flight; ended within the grace: apply of ${run.id}; waited for [0-9]+ HTTP request\\(s\\) in flight: all finished$`,
         ),
       );
-      const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
-      assert.is(ended.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+      await waitToSettle(server, token, run.id, "applied", { timeoutMs: 5_000 });
       assert.is((await server.db.knex("state_versions").where({ run_id: run.id, status: "finalized" })).length, 1);
     } finally {
       await main.kill();
@@ -247,9 +242,10 @@ testEachServer(
         last,
         `[stackship-runner] shut down: waited for 1 phase(s) in flight; interrupted when the grace ran out: apply of ${run.id}`,
       );
-      const ended = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"], 5_000);
-      assert.is(ended.attributes.status, "needs_recovery");
-      assert.is(ended.attributes.status_reason, "apply_interrupted");
+      await waitToSettle(server, token, run.id, "needs_recovery", {
+        reason: "apply_interrupted",
+        timeoutMs: 5_000,
+      });
       const attempt = (await server.db.knex<AttemptRow>("run_attempts").where({ id: attemptId }).first())!;
       assert.is(attempt.status, "interrupted");
       assert.is(attempt.terminal_classification, "runner_shutdown");

@@ -11,7 +11,7 @@ import {
   expectV1Error,
   leakForms,
 } from "../support/factories.ts";
-import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { fixture, readLog, startRun, waitToSettle } from "../support/runs.ts";
 import { FIND_NOTHING, FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
 import { acmeWorkspace, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
@@ -72,8 +72,7 @@ testEachServer(
       201,
     ).data;
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "policy_soft_failed"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
+    const planned = await waitToSettle(server, token, run.id, "awaiting_approval", { phase: "policy" });
     assert.is(planned.attributes.policy_outcome, "passed");
     assert.match(planned.attributes.policy_result_digest ?? "", /^[0-9a-f]{64}$/);
 
@@ -101,8 +100,7 @@ testEachServer(
     assert.match(log, "Policy outcome: passed");
 
     expectStatus(await approve(server, token, run.id, planned.attributes.plan_digest!), 202);
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    await waitToSettle(server, token, run.id, "applied");
   },
   { runner: true },
 );
@@ -125,8 +123,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const failed = await waitToSettle(server, token, run.id, "policy_soft_failed", { phase: "policy" });
     assert.is(failed.attributes.policy_outcome, "soft_failed");
     const digest = failed.attributes.policy_result_digest!;
 
@@ -177,8 +174,7 @@ testEachServer(
     assert.is(waiting.attributes.policy_outcome, "soft_failed");
 
     expectStatus(await approve(server, token, run.id, waiting.attributes.plan_digest!), 202);
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    await waitToSettle(server, token, run.id, "applied");
 
     assert.equal(await auditActions(server, run.id), [
       "policy.override_refused:POLICY_OVERRIDE_PERMISSION_REQUIRED",
@@ -209,8 +205,7 @@ async function softFailedRun(server: TestServer) {
     201,
   );
   const run = await startRun(server, token, workspace.id, fixture("basic"));
-  const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-  assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+  const failed = await waitToSettle(server, token, run.id, "policy_soft_failed", { phase: "policy" });
   return { token, organizationName, workspace, run, failed };
 }
 
@@ -274,9 +269,7 @@ testEachServer(
     expectStatus(await approve(server, token, run.id, failed.attributes.plan_digest!), 202);
     clock.set(61_000);
     await server.runner!.start();
-    const ended = await waitForStatus(server, token, run.id, ["errored", "applied", "needs_recovery"]);
-    assert.is(ended.attributes.status, "errored");
-    assert.is(ended.attributes.status_reason, "apply_failed");
+    await waitToSettle(server, token, run.id, "errored", { reason: "apply_failed" });
     assert.match(await readLog(server, token, run.id, "apply"), "the override of its soft failure expired");
     assert.is(await server.services.stores.stateVersions.current(workspace.id), undefined);
   },
@@ -297,12 +290,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, { "main.tf": "terraform {}\n" });
-    const failed = await waitForStatus(server, token, run.id, [
-      "policy_soft_failed",
-      "planned_and_finished",
-      "errored",
-    ]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const failed = await waitToSettle(server, token, run.id, "policy_soft_failed", { phase: "policy" });
     assert.is(failed.attributes.has_changes, false);
     assert.ok(
       await server.db.knex("workspace_locks").where({ workspace_id: workspace.id }).first(),
@@ -339,9 +327,10 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const ended = await waitForStatus(server, token, run.id, ["errored", "policy_soft_failed", "awaiting_approval"]);
-    assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));
-    assert.is(ended.attributes.status_reason, "policy_hard_failed");
+    const ended = await waitToSettle(server, token, run.id, "errored", {
+      reason: "policy_hard_failed",
+      phase: "policy",
+    });
     assert.is(ended.attributes.policy_outcome, "hard_failed");
     assert.ok(ended.attributes.finished_at);
     const result = await evaluation(server, token, run.id);
@@ -374,9 +363,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval", "policy_soft_failed"]);
-    assert.is(ended.attributes.status, "errored", await readLog(server, token, run.id, "policy"));
-    assert.is(ended.attributes.status_reason, "policy_errored");
+    const ended = await waitToSettle(server, token, run.id, "errored", { reason: "policy_errored", phase: "policy" });
     assert.is(ended.attributes.policy_outcome, "errored");
     const result = await evaluation(server, token, run.id);
     assert.match(result.error ?? "", "rego_parse_error");
@@ -400,8 +387,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const planned = await waitForStatus(server, token, run.id, ["awaiting_approval", "errored", "policy_soft_failed"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, run.id, "policy"));
+    await waitToSettle(server, token, run.id, "awaiting_approval", { phase: "policy" });
     const result = await evaluation(server, token, run.id);
     assert.is(result.findings.length, 1, "the policy saw the value");
     assert.is(result.findings[0].message, "greeting is [sensitive value]");

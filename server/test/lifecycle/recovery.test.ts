@@ -9,7 +9,7 @@ import {
   expectStatus,
   expectV1Error,
 } from "../support/factories.ts";
-import { applyUntil, fixture, planApproveApply, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
+import { applyUntil, fixture, planApproveApply, startRun, startRunnerProcess, waitToSettle } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 import type { AuditEventRow, RunRow } from "../../src/store/rows.ts";
@@ -48,9 +48,10 @@ testEachServer(
         .where({ workspace_id: workspace.id })
         .orderBy("created_at", "desc")
         .first<RunRow>();
-      const stuck = await waitForStatus(server, token, runs.id, ["needs_recovery", "applied", "errored"], 30_000);
-      assert.is(stuck.attributes.status, "needs_recovery");
-      assert.is(stuck.attributes.status_reason, "apply_interrupted");
+      const stuck = await waitToSettle(server, token, runs.id, "needs_recovery", {
+        reason: "apply_interrupted",
+        timeoutMs: 30_000,
+      });
       assert.is(stuck.attributes.apply_status, "interrupted");
       const evidence = stuck.attributes.recovery!;
       assert.ok(evidence, "recovery evidence is present");

@@ -20,7 +20,7 @@ import {
   leakForms,
 } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const S = { $stackship: "sensitive" };
@@ -28,8 +28,7 @@ const U = { $stackship: "unknown" };
 
 async function approveAndApply(server: TestServer, token: string, runId: string, planDigest: string) {
   await approvePlan(server, token, runId, planDigest);
-  const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
-  assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
+  await waitToSettle(server, token, runId, "applied");
 }
 
 function assertNoLeak(where: string, text: string, secret: string) {

@@ -3,7 +3,7 @@ import * as assert from "uvu/assert";
 
 import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
 import { assertNoLeaks, review } from "../support/review.ts";
-import { applyUntil, startRun, startRunnerProcess, waitForStatus } from "../support/runs.ts";
+import { applyUntil, startRun, startRunnerProcess, waitToSettle } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";
 
@@ -38,8 +38,7 @@ testEachServer(
 
     const survivor = await startSurvivorRunner(server);
     try {
-      const stuck = await waitForStatus(server, token, run.id, ["needs_recovery", "applied", "errored"], 30_000);
-      assert.is(stuck.attributes.status, "needs_recovery");
+      await waitToSettle(server, token, run.id, "needs_recovery", { timeoutMs: 30_000 });
 
       const data = await review(server.v1(token), run.id);
       assert.is(data.attributes.header.status, "needs_recovery");

@@ -9,7 +9,15 @@ import {
   expectStatus,
 } from "../support/factories.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
-import { approvePlan, fixture, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import {
+  approvePlan,
+  fixture,
+  readLog,
+  startRun,
+  waitForPlanned,
+  waitForStatus,
+  waitToSettle,
+} from "../support/runs.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
 import { planningRun } from "../support/scenarios.ts";
 import { FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
@@ -162,8 +170,7 @@ testEachServer(
       body: { data: { type: "approvals", attributes: { plan_digest: planned.attributes.plan_digest } } },
     });
     assert.is(approved.status, 202, await approved.text());
-    const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-    assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+    const applied = await waitToSettle(server, token, run.id, "applied");
 
     const done = await sessionReview(session, run.id);
     const a = done.attributes.stages.approval;
@@ -329,8 +336,7 @@ testEachServer(
       201,
     );
     const run = await startRun(server, token, workspace.id, fixture("basic"));
-    const failed = await waitForStatus(server, token, run.id, ["policy_soft_failed", "awaiting_approval", "errored"]);
-    assert.is(failed.attributes.status, "policy_soft_failed", await readLog(server, token, run.id, "policy"));
+    const failed = await waitToSettle(server, token, run.id, "policy_soft_failed", { phase: "policy" });
     const digest = failed.attributes.policy_result_digest!;
 
     const admin = await review(server.v1(token), run.id);

@@ -4,7 +4,7 @@ import * as assert from "uvu/assert";
 import { TERMINAL_REASON_SENTENCES } from "../../src/domain/review.ts";
 import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, readLog, startRun, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 /**
@@ -51,14 +51,11 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "filler" });
     // 40 MiB of plan JSON into a 24 MiB work directory.
     const run = await startRun(server, token, workspace.id, bigOutput(40));
-    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval", "planned_and_finished"]);
-    assert.is(ended.attributes.status, "errored");
-    assert.is(ended.attributes.status_reason, "sandbox_disk_limit", await readLog(server, token, run.id, "plan"));
+    await waitToSettle(server, token, run.id, "errored", { reason: "sandbox_disk_limit" });
     await expectLimit(server, token, run.id, "sandbox_disk_limit", "plan");
     // The same runner, the same limits: a run that fits is unaffected.
     const next = await startRun(server, token, workspace.id, small);
-    const planned = await waitForStatus(server, token, next.id, ["errored", "awaiting_approval"]);
-    assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, next.id, "plan"));
+    await waitToSettle(server, token, next.id, "awaiting_approval");
   },
   { runner: true, config: { sandboxLimits: { diskBytes: 24 * MIB } } },
 );
@@ -71,9 +68,7 @@ testEachServer(
     const workspace = await createWorkspace(server, token, organizationName, { name: "hog" });
     // 2 GiB of strings against a 384 MiB limit.
     const run = await startRun(server, token, workspace.id, bigOutput(1024, 2));
-    const ended = await waitForStatus(server, token, run.id, ["errored", "awaiting_approval", "planned_and_finished"]);
-    assert.is(ended.attributes.status, "errored");
-    assert.is(ended.attributes.status_reason, "sandbox_memory_limit", await readLog(server, token, run.id, "plan"));
+    await waitToSettle(server, token, run.id, "errored", { reason: "sandbox_memory_limit" });
     await expectLimit(server, token, run.id, "sandbox_memory_limit", "plan");
   },
   { runner: true, config: { sandboxLimits: { memoryBytes: 384 * MIB } } },

@@ -8,7 +8,16 @@ import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts
 import { phaseId } from "../../src/api/tfe/presenters.ts";
 import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
 import { review } from "../support/review.ts";
-import { approvePlan, fixture, readLog, startRun, waitForLog, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import {
+  approvePlan,
+  fixture,
+  readLog,
+  startRun,
+  waitForLog,
+  waitForPlanned,
+  waitForStatus,
+  waitToSettle,
+} from "../support/runs.ts";
 import { masterKeyOf, runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";
 import { skipTest } from "../support/skips.ts";
@@ -89,8 +98,7 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           const run = await startRun(server, token, workspace.id, fixture("basic"));
           const planned = await waitForPlanned(server, token, run.id);
           await approvePlan(server, token, run.id, planned.attributes.plan_digest!);
-          const applied = await waitForStatus(server, token, run.id, ["applied", "errored", "needs_recovery"]);
-          assert.is(applied.attributes.status, "applied", await readLog(server, token, run.id, "apply"));
+          await waitToSettle(server, token, run.id, "applied");
           const current = await getCurrentStateVersion({
             client: server.tfe(token),
             path: { workspace_id: workspace.id },
@@ -132,15 +140,10 @@ if (!process.env.STACKSHIP_TEST_PG_URL) {
           await waitForLog(server, token, fragile.id, "apply", "provisioning-started");
           await runners[0].kill("SIGKILL");
           runners.push(await startRunner(server, dirs));
-          const stuck = await waitForStatus(
-            server,
-            token,
-            fragile.id,
-            ["needs_recovery", "applied", "errored"],
-            60_000,
-          );
-          assert.is(stuck.attributes.status, "needs_recovery");
-          assert.is(stuck.attributes.status_reason, "apply_interrupted");
+          const stuck = await waitToSettle(server, token, fragile.id, "needs_recovery", {
+            reason: "apply_interrupted",
+            timeoutMs: 60_000,
+          });
           assert.is(stuck.attributes.recovery?.attempt?.terminal_classification, "runner_lost");
           assert.ok(stuck.attributes.recovery?.last_log_lines.some((line) => line.includes("provisioning-started")));
           assert.equal(stuck.attributes.recovery?.lock?.holder_id, fragile.id, "the workspace stays locked by the run");

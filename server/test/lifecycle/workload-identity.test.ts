@@ -11,7 +11,7 @@ import { openSigningKey, signWorkloadToken } from "../../src/commands/signing-ke
 import { tokenClaims } from "../../src/domain/workload-identity.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, leakForms, sha256 } from "../support/factories.ts";
-import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus } from "../support/runs.ts";
+import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { api, createProfile, ROLE } from "../support/api-workload-identity.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
@@ -235,13 +235,9 @@ testEachServer(
     ).id;
 
     const blocked = await startRun(server, token, workspace.id, PROBE, "speculative");
-    const ended = await waitForStatus(server, token, blocked.id, [
-      "plan_credentials_required",
-      "planned_and_finished",
-      "errored",
-    ]);
-    assert.is(ended.attributes.status, "plan_credentials_required");
-    assert.is(ended.attributes.status_reason, "plan_credentials_required");
+    await waitToSettle(server, token, blocked.id, "plan_credentials_required", {
+      reason: "plan_credentials_required",
+    });
     assert.is(
       await server.db.knex("run_attempts").where({ run_id: blocked.id }).first(),
       undefined,
@@ -277,12 +273,7 @@ testEachServer(
     // Verified, the same kind of run plans with its token.
     assert.is((await api(server, token, "POST", `/v1/federation-profiles/${profileId}/actions/verify`)).status, 200);
     const allowed = await startRun(server, token, workspace.id, PROBE, "speculative");
-    const finished = await waitForStatus(server, token, allowed.id, [
-      "plan_credentials_required",
-      "planned_and_finished",
-      "errored",
-    ]);
-    assert.is(finished.attributes.status, "planned_and_finished", await readLog(server, token, allowed.id, "plan"));
+    await waitToSettle(server, token, allowed.id, "planned_and_finished");
     const planJson = JSON.parse(
       (await readPlanJson(server.services, (await server.services.stores.runs.getById(allowed.id))!)).toString("utf8"),
     ) as { planned_values: Outputs };

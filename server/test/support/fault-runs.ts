@@ -10,7 +10,7 @@ import {
   makeConfigurationTarball,
   uploadConfiguration,
 } from "./factories.ts";
-import { createRunOn, fixture, planApproveApply, waitForStatus } from "./runs.ts";
+import { createRunOn, fixture, planApproveApply, waitToSettle } from "./runs.ts";
 import { expectPublished, type CurrentState } from "./state.ts";
 import type { TestServer } from "./test-server.ts";
 
@@ -39,14 +39,7 @@ export async function expectPlanUnpublished(
   configurationVersionId: string,
 ): Promise<void> {
   const starved = await createRunOn(server, token, workspaceId, configurationVersionId);
-  const failed = await waitForStatus(server, token, starved.id, [
-    "errored",
-    "awaiting_approval",
-    "planned_and_finished",
-    "needs_recovery",
-  ]);
-  assert.is(failed.attributes.status, "errored");
-  assert.is(failed.attributes.status_reason, "plan_failed");
+  const failed = await waitToSettle(server, token, starved.id, "errored", { reason: "plan_failed" });
   assert.is(failed.attributes.plan_digest, null, "no plan was published");
 }
 

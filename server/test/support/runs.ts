@@ -5,6 +5,7 @@ import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { approveRun, createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
+import { TERMINAL_RUN_STATUSES, type RunStatus } from "../../src/domain/run.ts";
 import { expectStatus, makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
 import { runnerEnv } from "./spawned.ts";
 import type { TestServer } from "./test-server.ts";
@@ -134,6 +135,49 @@ export async function waitForLog(
   }
 }
 
+/** Where a run stops moving on its own: it ended, or it waits for a person. */
+const SETTLED: readonly string[] = [
+  ...TERMINAL_RUN_STATUSES,
+  "awaiting_approval",
+  "policy_soft_failed",
+  "needs_recovery",
+];
+
+/** What a settled run is asserted to be, and where to look when it is not. */
+export interface Settled {
+  /** The status_reason it must have, if any. */
+  reason?: string;
+  /** Whose log a failed assertion shows (plan unless the wait is for the apply's outcome). */
+  phase?: "plan" | "policy" | "apply";
+  timeoutMs?: number;
+}
+
+/**
+ * Waits until the run settles (ends, or waits for a person) and asserts it settled in `expected`
+ * (with `reason`, when given), showing the phase's log when it did not. It never waits out the
+ * time limit on a run that went another way.
+ */
+export async function waitToSettle(
+  server: TestServer,
+  token: string,
+  runId: string,
+  expected: RunStatus,
+  {
+    reason,
+    phase = expected === "applied" || expected === "needs_recovery" ? "apply" : "plan",
+    timeoutMs,
+  }: Settled = {},
+): Promise<Run> {
+  if (!SETTLED.includes(expected)) throw new TypeError(`${expected} is not a status a run settles in`);
+  const run = await waitForStatus(server, token, runId, [...SETTLED], timeoutMs);
+  const { status, status_reason } = run.attributes;
+  if (status !== expected || (reason !== undefined && status_reason !== reason))
+    assert.unreachable(
+      `run ${runId} settled ${status} (${status_reason}), wanted ${expected}${reason === undefined ? "" : ` (${reason})`}; ${phase} log:\n${await readLog(server, token, runId, phase)}`,
+    );
+  return run;
+}
+
 /** Waits for the run to await approval, approves its plan and waits for it to be applied; each step asserted, with the phase's log when it fails. */
 export async function planApproveApply(server: TestServer, token: string, runId: string): Promise<Run> {
   const planned = await waitForPlanned(server, token, runId);
@@ -142,10 +186,8 @@ export async function planApproveApply(server: TestServer, token: string, runId:
 }
 
 /** Waits for the run's plan to end and asserts it awaits approval (with the plan's log if it does not). */
-export async function waitForPlanned(server: TestServer, token: string, runId: string): Promise<Run> {
-  const planned = await waitForStatus(server, token, runId, ["awaiting_approval", "planned_and_finished", "errored"]);
-  assert.is(planned.attributes.status, "awaiting_approval", await readLog(server, token, runId, "plan"));
-  return planned;
+export function waitForPlanned(server: TestServer, token: string, runId: string): Promise<Run> {
+  return waitToSettle(server, token, runId, "awaiting_approval");
 }
 
 /**
@@ -164,10 +206,8 @@ export async function applyUntil(
 }
 
 /** Waits for the run's apply to end and asserts it was applied (with the apply's log if it was not). */
-export async function waitForApplied(server: TestServer, token: string, runId: string): Promise<Run> {
-  const applied = await waitForStatus(server, token, runId, ["applied", "errored", "needs_recovery"]);
-  assert.is(applied.attributes.status, "applied", await readLog(server, token, runId, "apply"));
-  return applied;
+export function waitForApplied(server: TestServer, token: string, runId: string): Promise<Run> {
+  return waitToSettle(server, token, runId, "applied");
 }
 
 /** Approves the run's plan by its digest (with an optional reason), asserting the 202; returns the run as answered. */
