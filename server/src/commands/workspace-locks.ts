@@ -99,30 +99,46 @@ export function currentWorkspaceLock(services: Services, workspaceId: string): P
   return services.stores.workspaceLocks.current(workspaceId);
 }
 
+/**
+ * One person's change to the workspace lock, in a transaction: `change` returns the lock it took
+ * or released (or throws, and nothing is written), audited as `action` by the person.
+ */
+async function changeLockAs(
+  services: Services,
+  actor: AuthenticatedPrincipal,
+  workspace: Workspace,
+  action: string,
+  change: (stores: Stores, now: Date) => Promise<WorkspaceLock>,
+): Promise<WorkspaceLock> {
+  const now = services.clock();
+  return inTransaction(services.db, async (stores) => {
+    const lock = await change(stores, now);
+    await audit(stores, workspace, actor.id, action, lock, now);
+    return lock;
+  });
+}
+
 /** A person's lock through the API: a new fence; WORKSPACE_LOCKED when anyone (the caller too) holds it. */
-export async function lockWorkspaceForUser(
+export function lockWorkspaceForUser(
   services: Services,
   actor: AuthenticatedPrincipal,
   workspace: Workspace,
   reason: string,
 ): Promise<WorkspaceLock> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return changeLockAs(services, actor, workspace, "workspace.locked", async (stores, now) => {
     const result = await stores.workspaceLocks.acquire(workspace.id, { kind: "user", id: actor.id }, reason, now);
     if (!result.acquired) throw lockedBy(workspace.id, result.lock);
-    await audit(stores, workspace, actor.id, "workspace.locked", result.lock, now);
     return result.lock;
   });
 }
 
 /** A person's unlock through the API: only their own lock; otherwise WORKSPACE_LOCKED or WORKSPACE_NOT_LOCKED. */
-export async function unlockWorkspaceForUser(
+export function unlockWorkspaceForUser(
   services: Services,
   actor: AuthenticatedPrincipal,
   workspace: Workspace,
 ): Promise<WorkspaceLock> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return changeLockAs(services, actor, workspace, "workspace.unlocked", async (stores) => {
     const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
     if (!lock) throw alreadyUnlocked(workspace.id);
     if (!sameHolder(lock, { kind: "user", id: actor.id })) {
@@ -135,7 +151,6 @@ export async function unlockWorkspaceForUser(
       );
     }
     await stores.workspaceLocks.release(workspace.id, lock.holder);
-    await audit(stores, workspace, actor.id, "workspace.unlocked", lock, now);
     return lock;
   });
 }
@@ -145,16 +160,14 @@ export async function unlockWorkspaceForUser(
  * holder and fence). A run whose lock is released this way can no longer publish state: its fence
  * is stale. WORKSPACE_NOT_LOCKED when nobody holds it.
  */
-export async function forceUnlockWorkspace(
+export function forceUnlockWorkspace(
   services: Services,
   actor: AuthenticatedPrincipal,
   workspace: Workspace,
 ): Promise<WorkspaceLock> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return changeLockAs(services, actor, workspace, "workspace.force_unlocked", async (stores) => {
     const released = await stores.workspaceLocks.forceRelease(workspace.id);
     if (!released) throw alreadyUnlocked(workspace.id);
-    await audit(stores, workspace, actor.id, "workspace.force_unlocked", released, now);
     return released;
   });
 }
