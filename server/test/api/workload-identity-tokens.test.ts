@@ -13,6 +13,7 @@ import type { V1 } from "../support/documents.ts";
 import type { AuditEventRow } from "../../src/store/rows.ts";
 import {
   api,
+  AWS_PLAN_PROFILE,
   createProfile,
   newRun,
   profileBody,
@@ -30,12 +31,7 @@ testEachServer(
     const { token, organizationName, organizationId } = await createOrganizationWithToken(server, "acme", "admin");
     const workspace = await createWorkspace(server, token, organizationName, { name: "app" });
     const project = (await server.services.stores.projects.getById(workspace.relationships.project.data.id))!;
-    await createProfile(server, token, workspace.id, {
-      name: "aws-plan",
-      provider: "aws",
-      target: { role_arn: ROLE },
-      phases: ["plan"],
-    });
+    await createProfile(server, token, workspace.id, AWS_PLAN_PROFILE);
     await createProfile(server, token, workspace.id, {
       name: "aws-apply",
       provider: "aws",

@@ -13,7 +13,7 @@ import { readPlanJson } from "../../src/runner/plan-json.ts";
 import { createOrganizationWithToken, createWorkspace, databaseText, leakForms, sha256 } from "../support/factories.ts";
 import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-import { api, createProfile, ROLE } from "../support/api-workload-identity.ts";
+import { api, AWS_PLAN_PROFILE, createProfile, ROLE } from "../support/api-workload-identity.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 
 // Real bubblewrap and tofu: a phase's tokens reach its sandbox (the configuration reads the token
@@ -116,12 +116,7 @@ testEachServer(
   async (server) => {
     const { token, organizationName } = await createOrganizationWithToken(server, "acme");
     const workspace = await createWorkspace(server, token, organizationName, { name: "cloudy" });
-    await createProfile(server, token, workspace.id, {
-      name: "aws-plan",
-      provider: "aws",
-      target: { role_arn: ROLE },
-      phases: ["plan"],
-    });
+    await createProfile(server, token, workspace.id, AWS_PLAN_PROFILE);
     await createProfile(server, token, workspace.id, {
       name: "vault",
       provider: "generic",

@@ -41,6 +41,9 @@ export async function api<T = unknown>(
   };
 }
 
+/** An AWS profile for plans (the default audience): the one most tests start from. */
+export const AWS_PLAN_PROFILE = { name: "aws-plan", provider: "aws", target: { role_arn: ROLE }, phases: ["plan"] };
+
 export const profileBody = (attributes: Record<string, unknown>) => ({
   data: { type: "federation-profiles", attributes },
 });
