@@ -1,16 +1,8 @@
 import type { AuditEvent } from "@stackship/client";
-import {
-  deep,
-  deepAll,
-  equal,
-  errorAnswer,
-  FakeServer,
-  mount,
-  ok,
-  sessionFixture,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { sessionFixture } from "../../test/support/fixtures.ts";
 import { AUDIT_PAGE_SIZE } from "./audit-page.ts";
 import "./audit-page.ts";
 

@@ -1,4 +1,4 @@
-import { equal, ok } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
 import { regoModules, untar } from "./rego-archive.ts";
 
 /** A ustar archive of `files` (what `tar -c` writes for regular files), optionally cut short. */

@@ -1,6 +1,8 @@
 // Component tests (Chromium, @web/test-runner) of the shell's pure parts: routes, the `next`
 // parameter, formatting, the closed sets, the runs page merge and the status badge.
-import { equal, FakeServer, mount, ok, text } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text } from "../../test/support/dom.ts";
+import { FakeServer, mount } from "../../test/support/fake-server.ts";
 import { checkRun, ContractError, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "./closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "./format.ts";
 import { matchRoute, safeNext } from "./router.ts";

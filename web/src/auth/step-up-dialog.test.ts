@@ -1,7 +1,9 @@
 // The step-up dialog (used before guarded downloads): focus in the password field, a wrong
 // password keeps it open with an error, Cancel resolves false, success resolves true and fires
 // ss-stepped-up. Against the generated SDK over a fake fetch (the e2e scenarios use the real server).
-import { equal, errorAnswer, FakeServer, mount, ok, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { until } from "../../test/support/dom.ts";
+import { errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
 import "./step-up-dialog.ts";
 
 const FRESH = "2026-12-03T12:15:00.000Z";

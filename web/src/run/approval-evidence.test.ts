@@ -1,13 +1,7 @@
-import {
-  equal,
-  FakeServer,
-  mountForRun,
-  ok,
-  reviewFixture,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { FakeServer, mountForRun } from "../../test/support/fake-server.ts";
+import { reviewFixture, RUN_ID } from "../../test/support/fixtures.ts";
 import type { ApprovalStage } from "./review-model.ts";
 import "./approval-evidence.ts";
 

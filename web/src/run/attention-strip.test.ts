@@ -1,15 +1,7 @@
-import {
-  deep,
-  DIGEST,
-  equal,
-  FakeServer,
-  mount,
-  ok,
-  reviewFixture,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, text, until } from "../../test/support/dom.ts";
+import { FakeServer, mount } from "../../test/support/fake-server.ts";
+import { DIGEST, reviewFixture, RUN_ID } from "../../test/support/fixtures.ts";
 import "./attention-strip.ts";
 
 function strip(server: FakeServer, destroy: number, actions = ["approve", "discard", "cancel"] as const) {

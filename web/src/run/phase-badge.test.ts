@@ -1,4 +1,6 @@
-import { equal, FakeServer, mount, ok, text } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text } from "../../test/support/dom.ts";
+import { FakeServer, mount } from "../../test/support/fake-server.ts";
 import "./phase-badge.ts";
 
 describe("ss-phase-badge", () => {

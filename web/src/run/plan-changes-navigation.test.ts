@@ -1,4 +1,6 @@
-import { equal, ok, planDiffFixture, text, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { planDiffFixture } from "../../test/support/fixtures.ts";
 import { sendKeys, setViewport } from "@web/test-runner-commands";
 import type { PlanDiffResource } from "@stackship/client";
 import { changes, open, resourceRows, rowOf, rows, serve, visibleBox } from "../../test/support/plan-changes.ts";

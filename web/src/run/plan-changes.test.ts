@@ -1,16 +1,7 @@
-import {
-  cleanup,
-  deep,
-  equal,
-  FakeServer,
-  match,
-  ok,
-  planDiffFixture,
-  RUN_ID,
-  text,
-  until,
-  errorAnswer,
-} from "../../test/support/components.ts";
+import { equal, match, ok } from "../../test/support/assert.ts";
+import { deep, text, until } from "../../test/support/dom.ts";
+import { cleanup, FakeServer, errorAnswer } from "../../test/support/fake-server.ts";
+import { planDiffFixture, RUN_ID } from "../../test/support/fixtures.ts";
 import { changes, detailRows, open, resourceRows, rowOf, rows, serve } from "../../test/support/plan-changes.ts";
 
 describe("ss-plan-changes", () => {

@@ -1,15 +1,7 @@
-import {
-  cleanup,
-  equal,
-  FakeServer,
-  mountForRun,
-  NEEDS_TAGS_FINDING,
-  ok,
-  reviewFixture,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { cleanup, FakeServer, mountForRun } from "../../test/support/fake-server.ts";
+import { NEEDS_TAGS_FINDING, reviewFixture, RUN_ID } from "../../test/support/fixtures.ts";
 import type { Action, PolicyStage } from "./review-model.ts";
 import "./policy-evidence.ts";
 

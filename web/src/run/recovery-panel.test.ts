@@ -1,4 +1,7 @@
-import { equal, FakeServer, mountForRun, ok, RUN_ID, text, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { FakeServer, mountForRun } from "../../test/support/fake-server.ts";
+import { RUN_ID } from "../../test/support/fixtures.ts";
 import type { Action, Recovery } from "./review-model.ts";
 import "./recovery-panel.ts";
 

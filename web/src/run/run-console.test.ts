@@ -1,4 +1,6 @@
-import { deep, equal, FakeSocket, helloMessage, logMessage, ok, text, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, text, until } from "../../test/support/dom.ts";
+import { FakeSocket, helloMessage, logMessage } from "../../test/support/fake-socket.ts";
 import {
   applying,
   applyLogServer,

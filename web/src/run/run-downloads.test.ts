@@ -1,4 +1,7 @@
-import { equal, FakeServer, mount, ok, RUN_ID, text } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text } from "../../test/support/dom.ts";
+import { FakeServer, mount } from "../../test/support/fake-server.ts";
+import { RUN_ID } from "../../test/support/fixtures.ts";
 import type { Downloads } from "./review-model.ts";
 import "./run-downloads.ts";
 

@@ -1,4 +1,6 @@
-import { deep, deepAll, equal, ok, reviewFixture, RUN_ID, text, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { reviewFixture, RUN_ID } from "../../test/support/fixtures.ts";
 import { fakeLiveFeed, reviewedPage, withReview } from "../../test/support/run-page.ts";
 
 fakeLiveFeed();

@@ -1,16 +1,8 @@
-import {
-  cleanup,
-  deep,
-  equal,
-  type FakeServer,
-  FakeSocket,
-  helloMessage,
-  logMessage,
-  ok,
-  RUN_ID,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, text, until } from "../../test/support/dom.ts";
+import { cleanup, type FakeServer } from "../../test/support/fake-server.ts";
+import { FakeSocket, helloMessage, logMessage } from "../../test/support/fake-socket.ts";
+import { RUN_ID } from "../../test/support/fixtures.ts";
 import {
   APPLY_LOG,
   applying,

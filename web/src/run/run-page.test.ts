@@ -1,19 +1,7 @@
-import {
-  cleanup,
-  deep,
-  deepAll,
-  equal,
-  errorAnswer,
-  FakeServer,
-  match,
-  NEEDS_TAGS_FINDING,
-  ok,
-  reviewFixture,
-  RUN_ID,
-  text,
-  until,
-  WS_ID,
-} from "../../test/support/components.ts";
+import { equal, match, ok } from "../../test/support/assert.ts";
+import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { cleanup, errorAnswer, FakeServer } from "../../test/support/fake-server.ts";
+import { NEEDS_TAGS_FINDING, reviewFixture, RUN_ID, WS_ID } from "../../test/support/fixtures.ts";
 import {
   fakeLiveFeed,
   logAnswer,

@@ -1,16 +1,8 @@
 import { NAVIGATE_EVENT } from "../app/router.ts";
-import {
-  cleanup,
-  deep,
-  equal,
-  errorAnswer,
-  FakeServer,
-  mount,
-  ok,
-  sessionFixture,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, text, until } from "../../test/support/dom.ts";
+import { cleanup, errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { sessionFixture } from "../../test/support/fixtures.ts";
 import { ATTENTION_LIMIT } from "./attention-count.ts";
 import "./attention-count.ts";
 

@@ -1,18 +1,10 @@
 import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import { navigate } from "../app/router.ts";
-import {
-  cleanup,
-  deep,
-  deepAll,
-  equal,
-  FakeServer,
-  mount,
-  ok,
-  sessionFixture,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { cleanup, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { sessionFixture } from "../../test/support/fixtures.ts";
 import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
 
 // A filter finds runs older than the first page: while it is active and a continuation token

@@ -1,4 +1,5 @@
-import { equal, ok, until } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { until } from "../../test/support/dom.ts";
 import "./elapsed.ts";
 
 describe("ss-elapsed", () => {

@@ -1,4 +1,4 @@
-import { equal, ok } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
 import { formText, takeSubmit, type SubmittedForm } from "./form-data.ts";
 
 describe("takeSubmit", () => {

@@ -1,4 +1,4 @@
-import { equal } from "../../test/support/components.ts";
+import { equal } from "../../test/support/assert.ts";
 import { ORGANIZATION_NAME_PATTERN, WORKSPACE_NAME_PATTERN } from "./patterns.ts";
 
 /** Whether Chromium's constraint validation accepts `value` under `pattern` (what a form submit checks). */

@@ -1,4 +1,7 @@
-import { equal, errorAnswer, FakeServer, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { WS_ID } from "../../test/support/fixtures.ts";
 import "./workspace-delete.ts";
 
 const DELETE = `POST /v1/workspaces/${WS_ID}/actions/delete`;

@@ -1,15 +1,8 @@
 import type { Workspace } from "@stackship/client";
-import {
-  cleanup,
-  equal,
-  errorAnswer,
-  FakeServer,
-  mount,
-  ok,
-  text,
-  until,
-  WS_ID,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { cleanup, errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { WS_ID } from "../../test/support/fixtures.ts";
 import { generalChanges, type SsWorkspaceGeneral } from "./workspace-general.ts";
 import "./workspace-general.ts";
 

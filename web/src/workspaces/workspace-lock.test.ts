@@ -1,14 +1,7 @@
-import {
-  cleanup,
-  equal,
-  errorAnswer,
-  FakeServer,
-  mount,
-  ok,
-  text,
-  until,
-  WS_ID,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { cleanup, errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { WS_ID } from "../../test/support/fixtures.ts";
 import { LOCK_REASON_MAX, type SsWorkspaceLock } from "./workspace-lock.ts";
 import "./workspace-lock.ts";
 

@@ -3,7 +3,10 @@
 // outside them is a ContractError, never a guess).
 import type { FederationProfile, Run, SourceConnectionDocument, Workspace } from "@stackship/client";
 import { checkRun, commitLine, ContractError } from "../app/closed-sets.ts";
-import { equal, errorAnswer, FakeServer, mount, ok, text, until, WS_ID } from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { text, until } from "../../test/support/dom.ts";
+import { errorAnswer, FakeServer, mount } from "../../test/support/fake-server.ts";
+import { WS_ID } from "../../test/support/fixtures.ts";
 import { checkProfile, PROVIDER_TARGETS } from "./workspace-cloud-access-page.ts";
 import { checkSourceDocument, missingVariables } from "./workspace-source-page.ts";
 import { structuredOutputPatch, structuredOutputSentence } from "./workspace-settings.ts";

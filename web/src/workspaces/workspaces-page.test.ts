@@ -1,15 +1,8 @@
 import type { Workspace } from "@stackship/client";
-import {
-  deep,
-  deepAll,
-  equal,
-  FakeServer,
-  mount,
-  ok,
-  sessionFixture,
-  text,
-  until,
-} from "../../test/support/components.ts";
+import { equal, ok } from "../../test/support/assert.ts";
+import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { FakeServer, mount } from "../../test/support/fake-server.ts";
+import { sessionFixture } from "../../test/support/fixtures.ts";
 import { PAGE_SIZE } from "./workspaces-page.ts";
 import "./workspaces-page.ts";
 

@@ -6,7 +6,9 @@
 import type { PlanDiff } from "@stackship/client";
 import type { SsPlanChanges } from "../../src/run/plan-changes.ts";
 import "../../src/run/plan-changes.ts";
-import { FakeServer, mount, RUN_ID, text } from "./components.ts";
+import { text } from "./dom.ts";
+import { FakeServer, mount } from "./fake-server.ts";
+import { RUN_ID } from "./fixtures.ts";
 
 export async function changes(server: FakeServer) {
   const el = document.createElement("ss-plan-changes");

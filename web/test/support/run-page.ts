@@ -5,7 +5,10 @@
  */
 import type { Review } from "../../src/run/review-model.ts";
 import { SsRunPage } from "../../src/run/run-page.ts";
-import { deep, FakeServer, FakeSocket, mount, reviewFixture, RUN_ID, until } from "./components.ts";
+import { deep, until } from "./dom.ts";
+import { FakeServer, mount } from "./fake-server.ts";
+import { FakeSocket } from "./fake-socket.ts";
+import { reviewFixture, RUN_ID } from "./fixtures.ts";
 
 export const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
 export const APPLY_LOG = `GET /v1/runs/${RUN_ID}/logs/apply`;
