@@ -4,7 +4,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { MAX_SESSIONS_PER_USER } from "../../src/domain/sessions.ts";
-import { createOrganizationWithToken, createWorkspace, expectNothingWritten } from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { signIn, signedInMember, createUser, type TestSession } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

@@ -14,13 +14,11 @@ import {
   createPendingConfiguration,
   createToken,
   createWorkspace as createWorkspaceFixture,
-  expectStatus,
-  expectV1Error,
   makeConfigurationTarball,
   putUpload,
   uploadConfiguration,
-  type SdkResult,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error, type SdkResult } from "../support/responses.ts";
 import { allTablesUnchanged, labelled } from "../support/api-requests.ts";
 import { authenticatedOperations, twoOrganizations } from "../support/api-authorization.ts";
 import { testEachServer } from "../support/test-server.ts";

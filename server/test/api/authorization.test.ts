@@ -10,17 +10,9 @@ import {
 } from "../../../client/src/index.ts";
 import { operations as tfeOperations } from "../../../generated/tfe/operations.gen.ts";
 import { operations as v1Operations } from "../../../generated/v1/operations.gen.ts";
-import {
-  countRows,
-  databaseText,
-  expectStatus,
-  expectTfeError,
-  expectV1Error,
-  leakForms,
-  randomId,
-  sha256,
-  type SdkResult,
-} from "../support/factories.ts";
+import { countRows, databaseText, leakForms } from "../support/database.ts";
+import { randomId, sha256 } from "../support/factories.ts";
+import { expectStatus, expectTfeError, expectV1Error, type SdkResult } from "../support/responses.ts";
 import { allTablesUnchanged, labelled } from "../support/api-requests.ts";
 import { authenticatedOperations, createClientWithHeaders, twoOrganizations } from "../support/api-authorization.ts";
 import { testEachServer } from "../support/test-server.ts";

@@ -6,17 +6,14 @@ import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { listVariables } from "../../../client/src/index.ts";
+import { applicationTables, expectNothingWritten } from "../support/database.ts";
 import {
-  applicationTables,
   createOrganizationWithToken,
   createPendingConfiguration,
   createWorkspace,
-  expectNothingWritten,
-  expectStatus,
-  expectV1Error,
   putUpload,
-  type SdkResult,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error, type SdkResult } from "../support/responses.ts";
 import { tarArchive } from "../support/tar.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

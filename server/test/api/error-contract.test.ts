@@ -17,12 +17,8 @@ import type { Validator } from "../../../generated/v1/validators.gen.js";
 import { buildApp, type SurfaceBinding } from "../../src/http/app.ts";
 import { renderV1Error } from "../../src/http/middleware/errors.ts";
 import type { Services } from "../../src/commands/services.ts";
-import {
-  applicationTables,
-  createOrganizationWithToken,
-  createWorkspace,
-  expectNothingWritten,
-} from "../support/factories.ts";
+import { applicationTables, expectNothingWritten } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { poll } from "../support/poll.ts";
 import { createUser, signIn } from "../support/sessions.ts";

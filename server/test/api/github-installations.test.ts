@@ -2,7 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import type { RunRow } from "../../src/store/rows.ts";
 import { firstError, jsonOf, type V1 } from "../support/documents.ts";
-import { countRows, createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { GitHubDouble } from "../support/github-double.ts";
 import {
   bindInstallation,

@@ -1,6 +1,7 @@
 import * as assert from "uvu/assert";
 import { firstError } from "../support/documents.ts";
-import { createOrganizationWithToken, createWorkspace, countRows } from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import {
   commitTarball,
   connectedRepository,

@@ -1,6 +1,6 @@
 import * as assert from "uvu/assert";
 import { jsonOf, type V1 } from "../support/documents.ts";
-import { countRows } from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
 import { connectedRepository, connectWorkspace, deliver, eventually, pushPayload, settled } from "../support/github.ts";
 import type { ConfigurationVersionRow } from "../../src/store/rows.ts";
 import { testEachServer } from "../support/test-server.ts";

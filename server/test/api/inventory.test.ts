@@ -4,15 +4,14 @@ import * as assert from "uvu/assert";
 import { createRun, listOrganizationRuns, type Run } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
 import { encodeRunCursor } from "../../src/domain/cursor.ts";
+import { expectNothingWritten } from "../support/database.ts";
 import {
   createOrganizationWithToken,
   createWorkspace,
-  expectNothingWritten,
-  expectStatus,
-  expectV1Error,
   uploadConfiguration,
   withCharacterChanged,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The injectable clock: every server in this file reads `now`.

@@ -2,7 +2,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { listOrganizations } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { addMembership, createUser, signIn, signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";
 

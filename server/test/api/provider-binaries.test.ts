@@ -2,17 +2,15 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import * as sdk from "../../../client/src/index.ts";
 import { storedArtifactKeys } from "../support/artifacts.ts";
+import { applicationTables, expectNothingWritten } from "../support/database.ts";
 import {
-  applicationTables,
   createOrganizationWithToken,
   createPendingConfiguration,
   createWorkspace,
-  expectNothingWritten,
-  expectStatus,
-  expectV1Error,
   makeConfigurationTarball,
   putUpload,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 // Issue 25 part 5, the upload door: a configuration carrying tofu's working data (`.terraform/`,

@@ -4,9 +4,9 @@ import * as sdk from "../../../client/src/index.ts";
 import {
   createOrganizationWithToken,
   createWorkspace as createWorkspaceFixture,
-  expectV1Error,
   pinnedOpenTofuVersion,
 } from "../support/factories.ts";
+import { expectV1Error } from "../support/responses.ts";
 import { allTablesUnchanged, labelled, setUpAcme } from "../support/api-requests.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

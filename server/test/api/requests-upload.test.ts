@@ -4,12 +4,12 @@ import * as assert from "uvu/assert";
 import { storedArtifactKeys } from "../support/artifacts.ts";
 import {
   createPendingConfiguration,
-  expectV1Error,
   makeConfigurationTarball,
   putUpload,
   sha256,
   withCharacterChanged,
 } from "../support/factories.ts";
+import { expectV1Error } from "../support/responses.ts";
 import { labelled, refusedUpload, setUpAcme, shownConfiguration, tokenOf } from "../support/api-requests.ts";
 import { testEachServer } from "../support/test-server.ts";
 

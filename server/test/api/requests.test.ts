@@ -2,7 +2,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import * as sdk from "../../../client/src/index.ts";
 import { operations } from "../../../generated/v1/operations.gen.ts";
-import { expectV1Error, type SdkResult } from "../support/factories.ts";
+import { expectV1Error, type SdkResult } from "../support/responses.ts";
 import { allTablesUnchanged, labelled, setUpAcme, uploadBody } from "../support/api-requests.ts";
 import { testEachServer } from "../support/test-server.ts";
 import type { V1 } from "../support/documents.ts";

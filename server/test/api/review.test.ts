@@ -6,11 +6,10 @@ import {
   createToken,
   createVariable,
   createWorkspace,
-  expectStatus,
-  expectV1Error,
   randomId,
   uploadConfiguration,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";

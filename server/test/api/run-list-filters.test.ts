@@ -4,13 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createRun, listOrganizationRuns, type Run } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-  uploadConfiguration,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { createUser, addMembership, signIn } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

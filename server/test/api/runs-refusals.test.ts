@@ -4,10 +4,10 @@ import {
   createOrganizationWithToken,
   createPendingConfiguration,
   createWorkspace,
-  expectV1Error,
   randomId,
   uploadConfiguration,
 } from "../support/factories.ts";
+import { expectV1Error } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 import { refusedRun, setUp } from "../support/api-runs.ts";

@@ -9,22 +9,20 @@ import {
   type Run,
 } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
+import { databaseText, leakForms } from "../support/database.ts";
 import {
   createOrganizationWithToken,
   createPendingConfiguration,
   createVariable,
   createWorkspace,
-  databaseText,
   expectedPlatform,
-  expectStatus,
-  expectV1Error,
-  leakForms,
   makeConfigurationTarball,
   pinnedOpenTofuVersion,
   randomId,
   sha256,
   uploadConfiguration,
 } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { InputSnapshotDocument, SnapshotVariable } from "../../src/domain/input-snapshot.ts";
 import type { AuditEventRow, InputSnapshotRow, RunRow, SnapshotSecretRow } from "../../src/store/rows.ts";

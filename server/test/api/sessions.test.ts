@@ -1,13 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  applicationTables,
-  createOrganizationWithToken,
-  createWorkspace,
-  databaseText,
-  expectNothingWritten,
-  leakForms,
-} from "../support/factories.ts";
+import { applicationTables, databaseText, expectNothingWritten, leakForms } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
 import { addMembership, createUser, signIn, signedInMember } from "../support/sessions.ts";
 import { testEachServer, withTestServer, type TestServer } from "../support/test-server.ts";
 import { testDialects } from "../support/databases.ts";

@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { issueSetupToken, SETUP_LINK_TTL_MS } from "../../src/commands/setup.ts";
-import { applicationTables, databaseText, expectNothingWritten, leakForms } from "../support/factories.ts";
+import { applicationTables, databaseText, expectNothingWritten, leakForms } from "../support/database.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 // The first run: the one-time setup link npm start prints while no deployment administrator exists.

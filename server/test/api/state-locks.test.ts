@@ -25,16 +25,9 @@ import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 import { mintRunToken, revokeRunTokens } from "../../src/commands/run-tokens.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createToken,
-  createWorkspace,
-  expectStatus,
-  expectTfeError,
-  rejection,
-  type SdkResult,
-} from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectTfeError, rejection, type SdkResult } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 import {
   MINUTE,

@@ -13,7 +13,9 @@ import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 import { mintRunToken } from "../../src/commands/run-tokens.ts";
 import { confirmStatePublication, listPendingStateVersions } from "../../src/commands/state-versions.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
-import { createToken, databaseText, expectStatus, expectTfeError, putUpload, rejection } from "../support/factories.ts";
+import { databaseText } from "../support/database.ts";
+import { createToken, putUpload } from "../support/factories.ts";
+import { expectStatus, expectTfeError, rejection } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 import {
   MINUTE,

@@ -11,17 +11,9 @@ import { confirmStatePublication, type StatePublication } from "../../src/comman
 import { lockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import type { Run } from "../../src/domain/records.ts";
 import type { StateVersion } from "../../src/store/index.ts";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  expectTfeError,
-  putUpload,
-  uploadConfiguration,
-  type SdkResult,
-  type TfeErrorObject,
-} from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace, putUpload, uploadConfiguration } from "../support/factories.ts";
+import { expectStatus, expectTfeError, type SdkResult, type TfeErrorObject } from "../support/responses.ts";
 import { type TestServer } from "../support/test-server.ts";
 
 export const MINUTE = 60_000;

@@ -16,14 +16,8 @@ import {
 } from "../../src/commands/state-versions.ts";
 import { lockWorkspaceForRun, unlockWorkspaceForRun } from "../../src/commands/workspace-locks.ts";
 import { isDomainError } from "../../src/domain/errors.ts";
-import {
-  createOrganizationWithToken,
-  expectStatus,
-  expectTfeError,
-  putUpload,
-  rejection,
-  withTamperedMac,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, putUpload, withTamperedMac } from "../support/factories.ts";
+import { expectStatus, expectTfeError, rejection } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 import {
   MINUTE,

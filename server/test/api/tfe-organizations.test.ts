@@ -3,14 +3,9 @@
 // organization, its Default Project, the audit event) and only for deployment administrators.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  createToken,
-  createOrganizationWithToken,
-  countRows,
-  expectNothingWritten,
-  expectStatus,
-  expectTfeError,
-} from "../support/factories.ts";
+import { countRows, expectNothingWritten } from "../support/database.ts";
+import { createToken, createOrganizationWithToken } from "../support/factories.ts";
+import { expectStatus, expectTfeError } from "../support/responses.ts";
 import {
   createOrganization,
   getAccountDetails,

@@ -3,7 +3,7 @@
 // 422 DOCUMENT_INVALID pointing at the relationship's data, and nothing is written.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { expectNothingWritten } from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { firstError, jsonOf, type Tfe } from "../support/documents.ts";

@@ -4,7 +4,8 @@
 // the canaries below must never appear in any response of either API, nor in the database.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createToken, createVariable as v1CreateVariable, databaseText, leakForms } from "../support/factories.ts";
+import { databaseText, leakForms } from "../support/database.ts";
+import { createToken, createVariable as v1CreateVariable } from "../support/factories.ts";
 import type { Tfe, V1 } from "../support/documents.ts";
 import { testEachServer } from "../support/test-server.ts";
 import {

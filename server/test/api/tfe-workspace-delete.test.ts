@@ -4,13 +4,8 @@
 // records (variables, runs, state versions, audit) are kept. Each refusal writes nothing.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createToken,
-  createVariable,
-  createWorkspace,
-} from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createToken, createVariable, createWorkspace } from "../support/factories.ts";
 import { seedRunIn, storeState } from "../support/seeded-runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { firstError, type Tfe } from "../support/documents.ts";

@@ -2,7 +2,8 @@
 // the settings StackShip fixes and refuses to change, tags, and project renames.
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { createWorkspace, expectNothingWritten, pinnedOpenTofuVersion } from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
+import { createWorkspace, pinnedOpenTofuVersion } from "../support/factories.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { answerAs, firstError, type Tfe } from "../support/documents.ts";
 import { api, JSON_API, setUp } from "../support/tfe-runs-fixtures.ts";

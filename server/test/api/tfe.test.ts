@@ -11,18 +11,15 @@ import {
 } from "../../../generated/tfe/client/index.ts";
 import { operations as tfeOperations } from "../../../generated/tfe/operations.gen.ts";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
+import { applicationTables, expectNothingWritten } from "../support/database.ts";
 import {
-  applicationTables,
   createOrganizationWithToken,
   createToken,
   createWorkspace as createV1Workspace,
-  expectNothingWritten,
-  expectStatus,
-  expectTfeError,
   pinnedOpenTofuVersion,
   uploadConfiguration,
-  type SdkResult,
 } from "../support/factories.ts";
+import { expectStatus, expectTfeError, type SdkResult } from "../support/responses.ts";
 import type { Tfe } from "../support/documents.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

@@ -1,6 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { countRows, createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { countRows } from "../support/database.ts";
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
 import { testEachServer } from "../support/test-server.ts";
 import { firstError, type V1 } from "../support/documents.ts";
 import { api, AZURE, createProfile, GCP, profileBody, relyingParty, ROLE } from "../support/api-workload-identity.ts";

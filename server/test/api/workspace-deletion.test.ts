@@ -4,13 +4,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createRun, deleteWorkspace, getWorkspace, listWorkspaces, lockWorkspace } from "../../../client/src/index.ts";
-import {
-  createWorkspace,
-  expectNothingWritten,
-  expectStatus,
-  expectV1Error,
-  uploadConfiguration,
-} from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
+import { createWorkspace, uploadConfiguration } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";

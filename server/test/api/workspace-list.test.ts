@@ -4,13 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { listWorkspaces } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-  withTamperedMac,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace, withTamperedMac } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 
 const NAMES = [

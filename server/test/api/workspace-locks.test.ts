@@ -9,7 +9,8 @@ import {
   unlockWorkspace,
 } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import { expectNothingWritten, expectStatus, expectV1Error } from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";

@@ -4,7 +4,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createWorkspace as createWorkspaceCall, getWorkspace, updateWorkspace } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import { createOrganizationWithToken, createToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { testEachServer } from "../support/test-server.ts";
 
 const test = suite("workspace permissions");

@@ -3,7 +3,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createProject, getWorkspace, listWorkspaces, updateWorkspace } from "../../../client/src/index.ts";
-import { createWorkspace, expectNothingWritten, expectStatus, expectV1Error } from "../support/factories.ts";
+import { expectNothingWritten } from "../support/database.ts";
+import { createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { seededOrganization } from "../support/seeded-runs.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer } from "../support/test-server.ts";

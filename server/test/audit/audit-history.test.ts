@@ -11,13 +11,8 @@ import type { Services } from "../../src/commands/services.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { auditChainOf, type AuditChainReport } from "../../src/domain/audit-chain.ts";
 import { inTransaction } from "../../src/store/index.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  expectV1Error,
-  withTamperedMac,
-  type SdkResult,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, withTamperedMac } from "../support/factories.ts";
+import { expectV1Error, type SdkResult } from "../support/responses.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import type { components } from "../../../generated/v1/types.gen.ts";
 

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as assert from "uvu/assert";
 import { getRun, getRunReview } from "../../../client/src/index.ts";
-import { expectStatus, makeConfigurationTarball } from "../support/factories.ts";
+import { makeConfigurationTarball } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { withTestServer } from "../support/test-server.ts";
 
 export interface Finished {

@@ -22,7 +22,8 @@ import {
 } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { cliProject } from "../e2e/cli.ts";
-import { createPendingConfiguration, expectStatus, makeConfigurationTarball, putUpload } from "../support/factories.ts";
+import { createPendingConfiguration, makeConfigurationTarball, putUpload } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { freePort } from "../support/ports.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { podman, podmanOk, waitFor } from "./podman.ts";

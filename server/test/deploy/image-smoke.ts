@@ -14,10 +14,10 @@ import {
   createPendingConfiguration,
   createToken,
   createWorkspace,
-  expectStatus,
   makeConfigurationTarball,
   putUpload,
 } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import type { TestServer } from "../support/test-server.ts";
 import { podman, podmanOk, SANDBOX_CAPABILITY_ARGS, waitFor } from "./podman.ts";
 

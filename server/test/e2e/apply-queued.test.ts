@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
-import { expectStatus } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { poll } from "../support/poll.ts";
 import { holdWorkspace, testEachInitializedProject, transcript } from "./cli.ts";
 

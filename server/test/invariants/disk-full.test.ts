@@ -13,7 +13,7 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
 import { testDialects } from "../support/databases.ts";
-import { expectStatus } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { expectAppliesAgain, expectPlanUnpublished, faultWorkspace } from "../support/fault-runs.ts";
 import { approvePlan, startPlannedRun, waitForApplied, waitForLog } from "../support/runs.ts";
 import { withTestServer, type TestServer } from "../support/test-server.ts";

@@ -8,14 +8,9 @@ import { DomainError, isDomainError, type ErrorCode } from "../../src/domain/err
 import { newId } from "../../src/domain/ids.ts";
 import type { CreateRunInput } from "../../src/store/index.ts";
 import { translateError } from "../../src/store/translate-error.ts";
-import {
-  countRows,
-  createOrganizationWithToken,
-  createWorkspace,
-  expectStatus,
-  uploadConfiguration,
-  WRITE_TABLES,
-} from "../support/factories.ts";
+import { countRows, WRITE_TABLES } from "../support/database.ts";
+import { createOrganizationWithToken, createWorkspace, uploadConfiguration } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import type { TestServer } from "../support/test-server.ts";
 
 /** The tables an attempted run creation must leave untouched: those of any refused request, and the run's attempts. */

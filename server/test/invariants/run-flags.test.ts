@@ -13,14 +13,8 @@ import * as assert from "uvu/assert";
 import { approveRun, createRun, getRun } from "../../../client/src/index.ts";
 import { createRun as tfeCreateRun, getWorkspaceByName } from "../../../generated/tfe/client/index.ts";
 import { createStores, inTransaction } from "../../src/store/index.ts";
-import {
-  countRows,
-  expectNothingWritten,
-  expectStatus,
-  expectTfeError,
-  expectV1Error,
-  type SdkResult,
-} from "../support/factories.ts";
+import { countRows, expectNothingWritten } from "../support/database.ts";
+import { expectStatus, expectTfeError, expectV1Error, type SdkResult } from "../support/responses.ts";
 import { signedInMember } from "../support/sessions.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import {

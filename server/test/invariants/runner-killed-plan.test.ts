@@ -6,7 +6,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { fixture, readLog, startRun, waitForStatus } from "../support/runs.ts";
 import { runnerEnv, spawnStackShip, type Spawned } from "../support/spawned.ts";
 import { withTestServer } from "../support/test-server.ts";

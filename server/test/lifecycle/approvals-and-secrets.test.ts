@@ -2,13 +2,8 @@ import { suite } from "uvu";
 import { readStateBytes } from "../../src/commands/state-versions.ts";
 import * as assert from "uvu/assert";
 import { approveRun, cancelRun, discardRun, getRun } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createVariable,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createVariable, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { fixture, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 

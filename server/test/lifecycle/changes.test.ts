@@ -2,7 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, type Run } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { readLog, startRun, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

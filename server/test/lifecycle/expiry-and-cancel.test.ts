@@ -1,7 +1,7 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { cancelRun, getRun } from "../../../client/src/index.ts";
-import { expectStatus } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { approvePlan, fixture, readLog, startRun, waitForLog, waitForStatus } from "../support/runs.ts";
 import { acmeWorkspace, planningRun, shiftedClock } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";

@@ -10,7 +10,8 @@ import { REPO_ROOT } from "../../src/config.ts";
 import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
 import { RunnerEngine } from "../../src/runner/engine.ts";
 import { readPlanJson } from "../../src/runner/plan-json.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, expectV1Error } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { fixture, readLog, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 

@@ -3,7 +3,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { discardRun } from "../../../client/src/index.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { planApproveApply, readLog, startRunnerProcess, startRun, waitForStatus } from "../support/runs.ts";
 import { poll, until } from "../support/poll.ts";

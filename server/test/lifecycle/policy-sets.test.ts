@@ -1,13 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { createPolicySetVersion, listPolicySets } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { FIND_NOTHING, FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
 import { testEachServer } from "../support/test-server.ts";
 

@@ -1,16 +1,9 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { approveRun, createPolicyOverride, getRun, getRunPolicyEvaluation } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  createVariable,
-  createWorkspace,
-  databaseText,
-  expectStatus,
-  expectV1Error,
-  leakForms,
-} from "../support/factories.ts";
+import { databaseText, leakForms } from "../support/database.ts";
+import { createOrganizationWithToken, createToken, createVariable, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { fixture, readLog, startRun, waitToSettle } from "../support/runs.ts";
 import { FIND_NOTHING, FLAG_EVERY_DATA, newPolicySet, policy } from "../support/policies.ts";
 import { acmeWorkspace, shiftedClock } from "../support/scenarios.ts";

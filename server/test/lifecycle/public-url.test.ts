@@ -5,10 +5,10 @@ import {
   createOrganizationWithToken,
   createPendingConfiguration,
   createWorkspace,
-  expectStatus,
   makeConfigurationTarball,
   putUpload,
 } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { fixture, planApproveApply } from "../support/runs.ts";
 import { testEachServer } from "../support/test-server.ts";
 

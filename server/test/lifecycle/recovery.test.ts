@@ -2,13 +2,8 @@ import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { getRun, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  createWorkspace,
-  expectStatus,
-  expectV1Error,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus, expectV1Error } from "../support/responses.ts";
 import { applyUntil, fixture, planApproveApply, startRun, startRunnerProcess, waitToSettle } from "../support/runs.ts";
 import { killRunner, startSurvivorRunner } from "../support/scenarios.ts";
 import { testEachServer } from "../support/test-server.ts";

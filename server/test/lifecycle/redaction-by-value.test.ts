@@ -11,14 +11,9 @@ import {
   type PolicyInput,
 } from "../../../client/src/index.ts";
 import { createPolicySet } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createVariable,
-  createWorkspace,
-  databaseText,
-  expectStatus,
-  leakForms,
-} from "../support/factories.ts";
+import { databaseText, leakForms } from "../support/database.ts";
+import { createOrganizationWithToken, createVariable, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { review } from "../support/review.ts";
 import { approvePlan, readLog, startRun, waitForPlanned, waitForStatus, waitToSettle } from "../support/runs.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";

@@ -1,13 +1,8 @@
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { cancelRun, createPolicyOverride, type RunReview } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createToken,
-  createVariable,
-  createWorkspace,
-  expectStatus,
-} from "../support/factories.ts";
+import { createOrganizationWithToken, createToken, createVariable, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { assertNoLeaks, review, sessionReview } from "../support/review.ts";
 import {
   approvePlan,

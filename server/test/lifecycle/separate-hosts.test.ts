@@ -6,7 +6,8 @@ import * as assert from "uvu/assert";
 import { getRunPlanChanges, resolveRunRecovery } from "../../../client/src/index.ts";
 import { getCurrentStateVersion } from "../../../generated/tfe/client/sdk.gen.ts";
 import { phaseId } from "../../src/api/tfe/presenters.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus } from "../support/factories.ts";
+import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { expectStatus } from "../support/responses.ts";
 import { review } from "../support/review.ts";
 import {
   approvePlan,

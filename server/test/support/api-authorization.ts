@@ -21,10 +21,9 @@ import {
 import {
   createOrganizationWithToken,
   createWorkspace as createWorkspaceFixture,
-  expectStatus,
   uploadConfiguration,
-  type SdkResult,
 } from "./factories.ts";
+import { expectStatus, type SdkResult } from "./responses.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** Organization A with a workspace, an uploaded configuration and a run; organization B with its own admin. */

@@ -2,14 +2,9 @@
 // check, "every application table unchanged", the acme/networking set-up, and upload helpers.
 import * as assert from "uvu/assert";
 import * as sdk from "../../../client/src/index.ts";
-import {
-  applicationTables,
-  createOrganizationWithToken,
-  createWorkspace as createWorkspaceFixture,
-  expectNothingWritten,
-  expectStatus,
-  type SdkResult,
-} from "./factories.ts";
+import { applicationTables, expectNothingWritten } from "./database.ts";
+import { createOrganizationWithToken, createWorkspace as createWorkspaceFixture } from "./factories.ts";
+import { expectStatus, type SdkResult } from "./responses.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** `act`'s result, after checking that it left every application table's row count as it was. */

@@ -1,12 +1,8 @@
 // Shared by runs.test.ts and runs-refusals.test.ts: an organization with an uploaded configuration, a
 // createRun document, and a createRun checked to write nothing.
 import { createRun } from "../../../client/src/index.ts";
-import {
-  createOrganizationWithToken,
-  createWorkspace,
-  expectNothingWritten,
-  uploadConfiguration,
-} from "./factories.ts";
+import { expectNothingWritten } from "./database.ts";
+import { createOrganizationWithToken, createWorkspace, uploadConfiguration } from "./factories.ts";
 import type { TestServer } from "./test-server.ts";
 
 /** An organization with an admin token, a workspace and one uploaded configuration. */

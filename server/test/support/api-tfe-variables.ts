@@ -2,7 +2,8 @@
 // response (to search for the canaries), error and document helpers, and the set-up.
 import * as assert from "uvu/assert";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
-import { createOrganizationWithToken, createWorkspace, expectNothingWritten, leakForms } from "./factories.ts";
+import { expectNothingWritten, leakForms } from "./database.ts";
+import { createOrganizationWithToken, createWorkspace } from "./factories.ts";
 import type { Tfe } from "./documents.ts";
 import type { TestServer } from "./test-server.ts";
 

@@ -1,4 +1,5 @@
-// Builders and assertions shared by the API and invariant tests. Every API call goes through the
+// Builders shared by the API and invariant tests (their assertions on answers are in responses.ts,
+// on the database in database.ts). Every API call goes through the
 // generated SDK; only the signed upload PUT (which needs no Authorization header and carries raw
 // bytes to an absolute URL) uses plain fetch.
 import { createHash } from "node:crypto";
@@ -14,25 +15,12 @@ import {
   createVariable as sdkCreateVariable,
   createWorkspace as sdkCreateWorkspace,
   type ConfigurationVersion,
-  type ErrorObject,
   type Variable,
   type Workspace,
 } from "../../../client/src/index.ts";
-import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 import { REPO_ROOT } from "../../src/config.ts";
+import { answered } from "./responses.ts";
 import type { TestServer } from "./test-server.ts";
-
-/** The tables a refused request must leave untouched. */
-export const WRITE_TABLES = [
-  "runs",
-  "input_snapshots",
-  "snapshot_secrets",
-  "configuration_versions",
-  "audit_events",
-  "run_jobs",
-  "run_reviews",
-] as const;
 
 /** A role an organization token can carry. */
 export type Role = "viewer" | "operator" | "admin";
@@ -217,49 +205,6 @@ export async function createVariable(
   return result.data!.data;
 }
 
-/** Row counts of `tables` (PostgreSQL returns count(*) as a string; normalised to numbers). */
-export async function countRows(
-  server: TestServer,
-  tables: readonly string[] = WRITE_TABLES,
-): Promise<Record<string, number>> {
-  const counts: Record<string, number> = {};
-  for (const table of tables) {
-    const row = (await server.db.knex(table).count({ n: "*" }).first()) as { n: number | string } | undefined;
-    counts[table] = Number(row?.n ?? NaN);
-  }
-  return counts;
-}
-
-/** Runs `act` and asserts that no row was added to or removed from `tables` meanwhile. */
-export async function expectNothingWritten<T>(
-  server: TestServer,
-  act: () => Promise<T>,
-  tables: readonly string[] = WRITE_TABLES,
-): Promise<T> {
-  const before = await countRows(server, tables);
-  const result = await act();
-  const status = (result as { response?: Response } | undefined)?.response?.status;
-  const answer =
-    status === undefined
-      ? ""
-      : ` (the server answered ${status}: ${brief((result as SdkResult).error ?? (result as SdkResult).data)})`;
-  assert.equal(await countRows(server, tables), before, `a refused request wrote rows${answer}`);
-  return result;
-}
-
-/** What an SDK call returns (the fields the assertions read). */
-export interface SdkResult {
-  response: Response;
-  data?: unknown;
-  error?: unknown;
-}
-
-/** Expected properties of a v1 error answer. */
-export interface ExpectedV1Error {
-  pointer?: string;
-  parameter?: string;
-}
-
 /**
  * A signed value (`payload.mac`, as cursors and signed URL tokens are) with one bit of its MAC's
  * first byte flipped: always a different MAC, never the same one spelled another way.
@@ -276,148 +221,10 @@ export function withCharacterChanged(text: string, index: number): string {
   return text.slice(0, index) + (text[index] === "A" ? "B" : "A") + text.slice(index + 1);
 }
 
-/**
- * Asserts a v1 error answer: the status, exactly one error object with the code, string status,
- * the catalogue title, a detail, `meta.request_id` equal to X-Request-Id, the JSON:API media type,
- * a document valid against the spec's ErrorDocument, and (when given) the source.
- */
-export function expectV1Error(
-  result: SdkResult,
-  status: number,
-  code: string,
-  expected: ExpectedV1Error = {},
-): ErrorObject {
-  const body = result.error as { errors?: ErrorObject[] } | undefined;
-  assert.is(
-    result.response.status,
-    status,
-    `expected ${status} ${code}, got ${result.response.status}: ${brief(body ?? result.data)}`,
-  );
-  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(
-    v1Validators.ErrorDocument(body),
-    `error document violates the spec: ${JSON.stringify(v1Validators.ErrorDocument.errors)}`,
-  );
-  assert.is(body.errors.length, 1);
-  const [error] = body.errors;
-  assert.is(error.code, code, `detail: ${error.detail}`);
-  assert.is(error.status, String(status));
-  assert.type(error.title, "string");
-  assert.ok(error.title.length > 0);
-  assert.type(error.detail, "string");
-  assert.ok((error.detail ?? "").length > 0);
-  const requestId = result.response.headers.get("x-request-id");
-  assert.ok(requestId, "no X-Request-Id header");
-  assert.is(error.meta?.request_id, requestId);
-  assert.is(result.response.headers.get("content-type")?.split(";")[0], "application/vnd.api+json");
-  if (expected.pointer !== undefined)
-    assert.is(error.source?.pointer, expected.pointer, `source: ${JSON.stringify(error.source)}`);
-  if (expected.parameter !== undefined)
-    assert.is(error.source?.parameter, expected.parameter, `source: ${JSON.stringify(error.source)}`);
-  return error;
-}
-
-/** One error object of the compatibility surface. */
-export interface TfeErrorObject {
-  status: string;
-  title: string;
-  detail?: string;
-  code?: string;
-  source?: { pointer?: string; parameter?: string };
-}
-
-/** Asserts a tfe error answer: status, string `errors[0].status`, the title; returns the object. */
-export function expectTfeError(result: SdkResult, status: number, title: string): TfeErrorObject {
-  const body = result.error as { errors?: TfeErrorObject[] } | undefined;
-  assert.is(
-    result.response.status,
-    status,
-    `expected ${status} ${title}, got ${result.response.status}: ${brief(body ?? result.data)}`,
-  );
-  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(
-    tfeValidators.ErrorDocument(body),
-    `error document violates the tfe spec: ${JSON.stringify(tfeValidators.ErrorDocument.errors)}`,
-  );
-  const [error] = body.errors;
-  assert.is(error.status, String(status));
-  assert.is(typeof error.status, "string");
-  assert.is(error.title, title);
-  assert.type(error.detail, "string");
-  return error;
-}
-
-function brief(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 600 ? `${text.slice(0, 600)}…` : text;
-}
-
-/** Asserts a successful SDK answer and returns its data. */
-export function expectStatus<T>(result: { response: Response; data?: T; error?: unknown }, status: number): T {
-  answered(result);
-  assert.is(
-    result.response.status,
-    status,
-    `expected ${status}, got ${result.response.status}: ${brief(result.error ?? result.data)}`,
-  );
-  return result.data as T;
-}
-
-/**
- * Asserts that a generated client's call got an answer at all: when fetch itself failed (a reset
- * connection, say) the SDK leaves `response` undefined and puts fetch's error in `error`.
- */
-function answered(result: { response?: Response; error?: unknown }): void {
-  if (result.response) return;
-  const error = result.error as (Error & { cause?: Error }) | undefined;
-  assert.unreachable(`no HTTP answer: ${String(error)}${error?.cause ? ` (${String(error.cause)})` : ""}`);
-}
-
-/** Asserts that `promise` rejects and returns the rejection. */
-export async function rejection(promise: PromiseLike<unknown>): Promise<unknown> {
-  try {
-    await promise;
-  } catch (error) {
-    return error;
-  }
-  return assert.unreachable("expected a rejection");
-}
-
 /** A random well-formed id of a prefixed kind (`run`, `ws`, `cv`, …) that no row has. */
 export function randomId(prefix: string): string {
   const alphabet = "0123456789abcdefghijklmnopqrstuvwxyz";
   let suffix = "";
   for (let i = 0; i < 16; i += 1) suffix += alphabet[Math.floor(Math.random() * alphabet.length)];
   return `${prefix}-${suffix}`;
-}
-
-/** Every application table (knex's own bookkeeping excluded), as the dialect lists them. */
-export async function applicationTables(server: TestServer): Promise<string[]> {
-  const rows =
-    server.dialect === "sqlite"
-      ? await server.db.knex("sqlite_master").where({ type: "table" }).select<Array<{ name: string }>>("name")
-      : await server.db
-          .knex("information_schema.tables")
-          .where({ table_schema: "public" })
-          .select<Array<{ name: string }>>("table_name as name");
-  return rows
-    .map((row) => row.name)
-    .filter((name) => !name.startsWith("knex_") && !name.startsWith("sqlite_"))
-    .sort();
-}
-
-/** Every row of every application table as JSON text, for "this value is nowhere" checks. */
-export async function databaseText(server: TestServer): Promise<string> {
-  const parts: string[] = [];
-  for (const table of await applicationTables(server)) {
-    const rows = await server.db.knex(table).select("*");
-    parts.push(`${table}: ${JSON.stringify(rows)}`);
-  }
-  return parts.join("\n");
-}
-
-/** The spellings a leaked secret could take in stored text: plain, base64, base64url, hex. */
-export function leakForms(secret: string): string[] {
-  const bytes = Buffer.from(secret, "utf8");
-  return [secret, bytes.toString("base64"), bytes.toString("base64url"), bytes.toString("hex")];
 }

@@ -3,7 +3,8 @@
 import * as assert from "uvu/assert";
 import { getRunReview, type Client, type RunReview } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
-import { expectStatus, leakForms } from "./factories.ts";
+import { leakForms } from "./database.ts";
+import { expectStatus } from "./responses.ts";
 import type { TestServer } from "./test-server.ts";
 import type { ConfigurationVersionRow, RunRow, StateVersionRow } from "../../src/store/rows.ts";
 

@@ -6,7 +6,8 @@ import * as assert from "uvu/assert";
 import { approveRun, createRun, getRun, getRunLog, type Run } from "../../../client/src/index.ts";
 import { REPO_ROOT } from "../../src/config.ts";
 import { TERMINAL_RUN_STATUSES, type RunStatus } from "../../src/domain/run.ts";
-import { expectStatus, makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
+import { makeConfigurationTarball, uploadConfiguration } from "./factories.ts";
+import { expectStatus } from "./responses.ts";
 import { runnerEnv } from "./spawned.ts";
 import type { TestServer } from "./test-server.ts";
 

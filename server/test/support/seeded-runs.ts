@@ -4,7 +4,8 @@ import { createRun } from "../../../client/src/index.ts";
 import { buildPlanDiff } from "../../src/domain/plan-diff/plan-diff.mjs";
 import { hashTokenSecret } from "../../src/domain/token-secrets.ts";
 import { storePlanJson } from "../../src/runner/plan-json.ts";
-import { createOrganizationWithToken, createWorkspace, expectStatus, uploadConfiguration } from "./factories.ts";
+import { createOrganizationWithToken, createWorkspace, uploadConfiguration } from "./factories.ts";
+import { expectStatus } from "./responses.ts";
 import type { TestServer } from "./test-server.ts";
 
 // Runs with stored plan artifacts and state, written directly (no runner, no tofu): for tests of

@@ -18,11 +18,11 @@ import { RunnerEngine } from "../../../server/src/runner/engine.ts";
 import {
   createOrganizationWithToken,
   createWorkspace,
-  expectStatus,
   makeConfigurationTarball,
   uploadConfiguration,
   type WorkspaceAttributes,
 } from "../../../server/test/support/factories.ts";
+import { expectStatus } from "../../../server/test/support/responses.ts";
 import { fixture, readLog, startRunnerProcess, waitForStatus } from "../../../server/test/support/runs.ts";
 import { addMembership, createUser } from "../../../server/test/support/sessions.ts";
 import { withTestServer, type TestServer } from "../../../server/test/support/test-server.ts";

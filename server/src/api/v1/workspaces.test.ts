@@ -11,10 +11,9 @@ import {
   createOrganizationWithToken,
   createVariable,
   createWorkspace,
-  expectStatus,
-  expectV1Error,
   uploadConfiguration,
 } from "../../../test/support/factories.ts";
+import { expectStatus, expectV1Error } from "../../../test/support/responses.ts";
 import { testEachServer } from "../../../test/support/test-server.ts";
 import type { InputSnapshotRow, WorkspaceVariableRow } from "../../store/rows.ts";
 
