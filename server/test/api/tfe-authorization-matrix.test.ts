@@ -373,17 +373,13 @@ testEachServer(
       outputId: stateVersionOutputId(published.id, 0),
       logPath: new URL(logReadUrl).pathname,
     };
-    assert.equal(
-      await matrixMismatches(
-        server.baseUrl,
-        operations,
-        EXPECTED,
-        (operation, caller) => callFor(operation.operationId, caller, world),
-        (_, caller): Record<string, string> =>
-          caller === "anonymous" ? {} : { Authorization: `Bearer ${world.tokens[caller]}` },
-      ),
-      [],
-    );
+    const mismatches = await matrixMismatches(operations, EXPECTED, {
+      baseUrl: server.baseUrl,
+      call: (operation, caller) => callFor(operation.operationId, caller, world),
+      credentials: (_, caller): Record<string, string> =>
+        caller === "anonymous" ? {} : { Authorization: `Bearer ${world.tokens[caller]}` },
+    });
+    assert.equal(mismatches, []);
   },
 );
 

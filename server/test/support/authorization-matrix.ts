@@ -22,17 +22,21 @@ export interface MatrixOperation {
   path: string;
 }
 
+/** How a matrix calls: the server, each operation's request per caller, and the caller's credentials. */
+export interface MatrixCaller<Op, C> {
+  baseUrl: string;
+  call: (operation: Op, caller: Caller) => Promise<C>;
+  credentials: (operation: Op, caller: Caller, call: C) => Record<string, string>;
+}
+
 /**
- * Calls every operation as every caller against `baseUrl` (the request from `callFor`, the
- * caller's credentials from `credentials`); each call whose status differs from `expected`,
+ * Calls every operation as every caller; each call whose status differs from `expected`,
  * described (empty when all match).
  */
 export async function matrixMismatches<Op extends MatrixOperation, C extends MatrixCall>(
-  baseUrl: string,
   operations: readonly Op[],
   expected: Record<string, Row>,
-  callFor: (operation: Op, caller: Caller) => Promise<C>,
-  credentials: (operation: Op, caller: Caller, call: C) => Record<string, string>,
+  { baseUrl, call: callFor, credentials }: MatrixCaller<Op, C>,
 ): Promise<string[]> {
   const mismatches: string[] = [];
   for (const operation of operations) {
