@@ -3,7 +3,6 @@ import { rowMapper } from "./columns.ts";
 import { Repository } from "./repository.ts";
 import type { DbTimestamp } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite } from "./values.ts";
 
 /** attestation_keys */
 interface AttestationKeyRow {
@@ -67,15 +66,7 @@ export class AttestationRepository extends Repository {
    * that found no key at the same moment) throws CONSTRAINT_VIOLATION and is not stored.
    */
   async addKey(key: StoredAttestationKey, options: { first?: boolean } = {}): Promise<StoredAttestationKey> {
-    const row: AttestationKeyRow = {
-      kid: key.kid,
-      algorithm: key.algorithm,
-      public_key_pem: key.publicKeyPem,
-      private_key_sealed: key.privateKeySealed,
-      created_at: isoForWrite(key.createdAt),
-      signs_from: isoForWrite(key.signsFrom),
-      first_key: options.first ? 1 : null,
-    };
+    const row: AttestationKeyRow = { ...toKey.write(key), first_key: options.first ? 1 : null };
     return translating(this.dialect, async () => {
       await this.db<AttestationKeyRow>("attestation_keys").insert(row);
       return toKey(row);
@@ -95,16 +86,7 @@ export class AttestationRepository extends Repository {
 
   /** Records an attestation; a second one for the same run and stage throws CONSTRAINT_VIOLATION. */
   async record(input: Omit<StoredRunAttestation, "id">): Promise<StoredRunAttestation> {
-    const row: RunAttestationRow = {
-      id: newId("attestation"),
-      run_id: input.runId,
-      stage: input.stage,
-      key_id: input.keyId,
-      predicate_type: input.predicateType,
-      envelope: input.envelope,
-      envelope_digest: input.envelopeDigest,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toAttestation.write({ id: newId("attestation"), ...input });
     return translating(this.dialect, async () => {
       await this.db<RunAttestationRow>("run_attestations").insert(row);
       return toAttestation(row);

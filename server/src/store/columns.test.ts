@@ -148,4 +148,45 @@ test("the compiler refuses specs that do not fit the row and the record", () => 
   assert.is(specs.length, 7);
 });
 
+test("writes a record back to the named columns: ISO timestamps, JSON text, the rest as they are", () => {
+  const sample = toSample(sqliteRow);
+  const row = toSample.write({ ...sample, finishedAt: "2026-12-03T10:05:00.000Z", outputs: ["a"] });
+  assert.equal(row, {
+    id: "s-1",
+    run_id: null,
+    attempt_number: 3,
+    size_bytes: null,
+    serial: true,
+    legacy_flag: false,
+    status: "queued",
+    started_at: "2026-12-03T10:00:00.000Z",
+    finished_at: "2026-12-03T10:05:00.000Z",
+    target: '{"address":"aws_s3_bucket.b"}',
+    json_outputs: '["a"]',
+  });
+  assert.equal(toSample(row as SampleRow), { ...sample, finishedAt: "2026-12-03T10:05:00.000Z", outputs: ["a"] });
+});
+
+test("a written timestamp not in toISOString() form throws, as isoForWrite does", () => {
+  const sample = toSample(sqliteRow);
+  assert.throws(() => toSample.write({ ...sample, startedAt: "2026-12-03 10:00:00" }), /toISOString\(\) form/);
+});
+
+test("the compiler refuses write where a field's value does not fit its column", () => {
+  interface Row {
+    id: string;
+    note: string;
+    at: DbTimestamp | null;
+  }
+  // Reading `note` into a nullable field is fine; writing null into the non-null column is not.
+  const loose = rowMapper<Row, { id: string; note: string | null; at: string | null }>()("id note at:iso?");
+  const strict = rowMapper<Row, { id: string; note: string; at: string | null }>()("id note at:iso?");
+  const record = { id: "x", note: "n", at: null };
+  assert.equal(strict.write(record), { id: "x", note: "n", at: null });
+  // note may be null: `write` is then no function but names the field (this line compiles only so).
+  const refused: typeof loose.write extends (record: never) => unknown ? "callable" : "refused" = "refused";
+  assert.is(refused, "refused");
+  assert.equal(loose({ id: "x", note: "n", at: null }), record, "it still reads");
+});
+
 test.run();

@@ -1,5 +1,5 @@
 import type { DbBoolean } from "./rows.ts";
-import { booleanFromRow, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
+import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFromRow } from "./values.ts";
 
 /**
  * Row → record mappers declared as one line of column names instead of a hand-written object
@@ -17,9 +17,15 @@ import { booleanFromRow, isoFromRow, numberFromRow, optionalIsoFromRow } from ".
  * column a column of the row, every value assignable to its field (the error names the offending
  * fields). At run time only the named columns are read, so a column the record does not declare
  * never reaches it.
+ *
+ * The mapper also writes: `mapper.write(record)` is the row of the named columns, each value the
+ * way the store writes it (timestamps in toISOString() form, JSON as text). Columns the spec does
+ * not name (defaults, flags) are the caller's to add. Where a field's value would not fit its
+ * column (a nullable field into a non-null column, say), `write` does not compile and names the
+ * fields.
  */
 export function rowMapper<Row extends object, Rec extends object>() {
-  return <const S extends string>(spec: S & SpecCheck<Row, Rec, S>): ((row: Row) => Rec) => {
+  return <const S extends string>(spec: S & SpecCheck<Row, Rec, S>): RowMapper<Row, Rec, S> => {
     const fields = spec
       .split(" ")
       .filter((word) => word !== "")
@@ -27,18 +33,35 @@ export function rowMapper<Row extends object, Rec extends object>() {
         const parsed = /^(?:(\w+)=)?(\w+)(?::([\w?]+))?$/.exec(word);
         if (!parsed) throw new TypeError(`bad column spec ${JSON.stringify(word)}`);
         const [, field, column = "", kind] = parsed;
-        const read = kind === undefined ? (value: unknown) => value : readers[kind as keyof typeof readers];
+        const read = kind === undefined ? same : readers[kind as keyof typeof readers];
         if (read === undefined) throw new TypeError(`unknown column reader ${JSON.stringify(kind)}`);
-        return { field: field ?? camel(column), column, read: read as (value: unknown) => unknown };
+        const write = kind === undefined ? same : writers[kind as keyof typeof writers];
+        return { field: field ?? camel(column), column, read: read as (value: unknown) => unknown, write };
       });
-    return (row) => {
+    const mapper = (row: Row): Rec => {
       const stored = row as Record<string, unknown>;
       const record: Record<string, unknown> = {};
       for (const { field, column, read } of fields) record[field] = read(stored[column]);
       return record as Rec;
     };
+    const write = (record: Rec): Written<Row, S> => {
+      const given = record as Record<string, unknown>;
+      const row: Record<string, unknown> = {};
+      for (const { field, column, write } of fields) row[column] = write(given[field]);
+      return row as Written<Row, S>;
+    };
+    return Object.assign(mapper, { write }) as RowMapper<Row, Rec, S>;
   };
 }
+
+/** A row → record mapper whose `write` turns a record back into the row's named columns. */
+export type RowMapper<Row, Rec, S extends string> = ((row: Row) => Rec) & {
+  write: [WriteMisfits<Row, Rec, S>] extends [never]
+    ? (record: Rec) => Written<Row, S>
+    : { fieldsThatDoNotFitTheirColumns: WriteMisfits<Row, Rec, S> };
+};
+
+const same = (value: unknown): unknown => value;
 
 const readers = {
   number: (value: number | string | bigint): number => numberFromRow(value),
@@ -49,6 +72,18 @@ const readers = {
   json: (value: string): unknown => JSON.parse(value),
   "json?": (value: string | null): unknown => (value === null ? null : JSON.parse(value)),
   as: (value: unknown): unknown => value,
+};
+
+/** How each reader's field is written back. */
+const writers: Record<keyof typeof readers, (value: unknown) => unknown> = {
+  number: same,
+  "number?": same,
+  boolean: same,
+  iso: (value) => isoForWrite(value as string),
+  "iso?": (value) => (value === null ? null : isoForWrite(value as string)),
+  json: (value) => JSON.stringify(value),
+  "json?": (value) => (value === null ? null : JSON.stringify(value)),
+  as: same,
 };
 
 function camel(column: string): string {
@@ -87,6 +122,26 @@ type Read<Row, W extends string, T> =
                 : never
               : never
     : never;
+
+/** What `write` gives the column of word W for the field's value of type T. */
+type WriteOf<W extends string, T> =
+  KindOf<W> extends "" | "as" | "number" | "number?" | "boolean"
+    ? T
+    : KindOf<W> extends "iso" | "json"
+      ? string
+      : null extends T
+        ? string | null
+        : string;
+type WriteMisfits<Row, Rec, S extends string> = {
+  [W in Words<S>]: ColumnOf<W> extends keyof Row
+    ? [WriteOf<W, FieldType<Rec, FieldOf<W>>>] extends [Row[ColumnOf<W>]]
+      ? never
+      : FieldOf<W>
+    : FieldOf<W>;
+}[Words<S>];
+/** The row's columns a spec names. */
+type Written<Row, S extends string> = Pick<Row, ColumnsOf<Words<S>> & keyof Row>;
+type ColumnsOf<W extends string> = W extends string ? ColumnOf<W> : never;
 
 type Built<Row, Rec, S extends string> = { [W in Words<S> as FieldOf<W>]: Read<Row, W, FieldType<Rec, FieldOf<W>>> };
 type Misfits<B, Rec> = {

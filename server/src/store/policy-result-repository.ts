@@ -159,16 +159,7 @@ export class PolicyResultRepository extends Repository {
   }
 
   async createOverride(input: Omit<PolicyOverride, "id">): Promise<PolicyOverride> {
-    const row: OverrideRow = {
-      id: newId("policyOverride"),
-      run_id: input.runId,
-      organization_id: input.organizationId,
-      result_digest: input.resultDigest,
-      reason: input.reason,
-      actor_id: input.actorId,
-      created_at: isoForWrite(input.createdAt),
-      expires_at: isoForWrite(input.expiresAt),
-    };
+    const row = toOverride.write({ id: newId("policyOverride"), ...input });
     return translating(this.dialect, async () => {
       await this.db("policy_overrides").insert(row);
       return toOverride(row);

@@ -146,15 +146,7 @@ const toKey = rowMapper<SigningKeyRow, StoredSigningKey>()(
 /** The issuer's signing keys. */
 export class SigningKeyRepository extends Repository {
   async add(key: Omit<StoredSigningKey, "lastTokenExpiresAt">): Promise<StoredSigningKey> {
-    const row: SigningKeyRow = {
-      kid: key.kid,
-      algorithm: key.algorithm,
-      public_jwk: JSON.stringify(key.publicJwk),
-      private_key_sealed: key.privateKeySealed,
-      created_at: isoForWrite(key.createdAt),
-      signs_from: isoForWrite(key.signsFrom),
-      last_token_expires_at: null,
-    };
+    const row = toKey.write({ ...key, lastTokenExpiresAt: null });
     return translating(this.dialect, async () => {
       await this.db<SigningKeyRow>("workload_identity_keys").insert(row);
       return toKey(row);
