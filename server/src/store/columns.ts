@@ -19,7 +19,8 @@ import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFrom
  * never reaches it.
  *
  * The mapper also writes: `mapper.write(record)` is the row of the named columns, each value the
- * way the store writes it (timestamps in toISOString() form, JSON as text). Columns the spec does
+ * way the store writes it (timestamps, given as Dates or ISO text, in toISOString() form; JSON as
+ * text). Columns the spec does
  * not name (defaults, flags) are the caller's to add. Where a field's value would not fit its
  * column (a nullable field into a non-null column, say), `write` does not compile and names the
  * fields.
@@ -44,7 +45,7 @@ export function rowMapper<Row extends object, Rec extends object>() {
       for (const { field, column, read } of fields) record[field] = read(stored[column]);
       return record as Rec;
     };
-    const write = (record: Rec): Written<Row, S> => {
+    const write = (record: Writable<Rec, S>): Written<Row, S> => {
       const given = record as Record<string, unknown>;
       const row: Record<string, unknown> = {};
       for (const { field, column, write } of fields) row[column] = write(given[field]);
@@ -57,7 +58,7 @@ export function rowMapper<Row extends object, Rec extends object>() {
 /** A row → record mapper whose `write` turns a record back into the row's named columns. */
 export type RowMapper<Row, Rec, S extends string> = ((row: Row) => Rec) & {
   write: [WriteMisfits<Row, Rec, S>] extends [never]
-    ? (record: Rec) => Written<Row, S>
+    ? (record: Writable<Rec, S>) => Written<Row, S>
     : { fieldsThatDoNotFitTheirColumns: WriteMisfits<Row, Rec, S> };
 };
 
@@ -79,8 +80,8 @@ const writers: Record<keyof typeof readers, (value: unknown) => unknown> = {
   number: same,
   "number?": same,
   boolean: same,
-  iso: (value) => isoForWrite(value as string),
-  "iso?": (value) => (value === null ? null : isoForWrite(value as string)),
+  iso: (value) => isoForWrite(value as Date | string),
+  "iso?": (value) => (value === null ? null : isoForWrite(value as Date | string)),
   json: (value) => JSON.stringify(value),
   "json?": (value) => (value === null ? null : JSON.stringify(value)),
   as: same,
@@ -139,6 +140,10 @@ type WriteMisfits<Row, Rec, S extends string> = {
       : FieldOf<W>
     : FieldOf<W>;
 }[Words<S>];
+/** The fields a spec reads as timestamps. */
+type IsoFields<W extends string> = W extends string ? (KindOf<W> extends "iso" | "iso?" ? FieldOf<W> : never) : never;
+/** What `write` takes: the record, its timestamps as Dates or ISO text. */
+type Writable<Rec, S extends string> = { [K in keyof Rec]: K extends IsoFields<Words<S>> ? Rec[K] | Date : Rec[K] };
 /** The row's columns a spec names. */
 type Written<Row, S extends string> = Pick<Row, ColumnsOf<Words<S>> & keyof Row>;
 type ColumnsOf<W extends string> = W extends string ? ColumnOf<W> : never;

@@ -4,7 +4,6 @@ import type { PermissionGrant } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { PermissionGrantRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 
 /** What granting a permission needs. */
@@ -21,14 +20,7 @@ export interface GrantInput {
 export class GrantRepository extends Repository {
   /** Grants a permission on a scope; granting the same one twice throws CONSTRAINT_VIOLATION. */
   async grant(input: GrantInput): Promise<PermissionGrant> {
-    const row: PermissionGrantRow = {
-      id: input.id ?? newId("grant"),
-      principal_id: input.principalId,
-      scope_kind: input.scopeKind,
-      scope_id: input.scopeId,
-      permission: input.permission,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toGrant.write({ ...input, id: input.id ?? newId("grant") });
     return translating(this.dialect, async () => {
       await this.db<PermissionGrantRow>("permission_grants").insert(row);
       return toGrant(row);

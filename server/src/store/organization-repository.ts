@@ -3,7 +3,6 @@ import type { Organization } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { OrganizationRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 
 /** What creating an organization needs. */
@@ -17,11 +16,7 @@ export interface CreateOrganizationInput {
 export class OrganizationRepository extends Repository {
   /** Creates an organization; a taken name throws ORGANIZATION_NAME_TAKEN. */
   async create(input: CreateOrganizationInput): Promise<Organization> {
-    const row: OrganizationRow = {
-      id: input.id ?? newId("organization"),
-      name: input.name,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toOrganization.write({ ...input, id: input.id ?? newId("organization") });
     return translating(this.dialect, async () => {
       await this.db<OrganizationRow>("organizations").insert(row);
       return toOrganization(row);

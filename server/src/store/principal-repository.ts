@@ -3,7 +3,6 @@ import type { Principal, PrincipalKind } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { PrincipalRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 
 /** What creating a principal needs. */
@@ -19,13 +18,7 @@ export interface CreatePrincipalInput {
 export class PrincipalRepository extends Repository {
   /** Creates a principal. */
   async createPrincipal(input: CreatePrincipalInput): Promise<Principal> {
-    const row: PrincipalRow = {
-      id: input.id ?? newId("principal"),
-      kind: input.kind,
-      organization_id: input.organizationId,
-      name: input.name,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toPrincipal.write({ ...input, id: input.id ?? newId("principal") });
     return translating(this.dialect, async () => {
       await this.db<PrincipalRow>("principals").insert(row);
       return toPrincipal(row);

@@ -3,7 +3,6 @@ import type { Project } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import type { ProjectRow } from "./rows.ts";
 import { translating } from "./translate-error.ts";
-import { isoForWrite } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 
 /** What creating a project needs. */
@@ -18,12 +17,7 @@ export interface CreateProjectInput {
 export class ProjectRepository extends Repository {
   /** Creates a project; a name taken in the organization throws PROJECT_NAME_TAKEN. */
   async create(input: CreateProjectInput): Promise<Project> {
-    const row: ProjectRow = {
-      id: input.id ?? newId("project"),
-      organization_id: input.organizationId,
-      name: input.name,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toProject.write({ ...input, id: input.id ?? newId("project") });
     return translating(this.dialect, async () => {
       await this.db<ProjectRow>("projects").insert(row);
       return toProject(row);

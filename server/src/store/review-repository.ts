@@ -3,7 +3,6 @@ import type { RunReview } from "../domain/records.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import type { DbTimestamp } from "./rows.ts";
-import { isoForWrite } from "./values.ts";
 import { rowMapper } from "./columns.ts";
 
 /** run_reviews */
@@ -30,20 +29,7 @@ const toReview = rowMapper<ReviewRow, RunReview>()(
 export class ReviewRepository extends Repository {
   /** Records the run's decision; a second decision throws CONSTRAINT_VIOLATION. */
   async record(input: Omit<RunReview, "id" | "decidedAt"> & { decidedAt: Date | string }): Promise<RunReview> {
-    const row: ReviewRow = {
-      id: newId("review"),
-      run_id: input.runId,
-      decision: input.decision,
-      actor_id: input.actorId,
-      reason: input.reason,
-      plan_digest: input.planDigest,
-      plan_json_digest: input.planJsonDigest,
-      plan_diff_digest: input.planDiffDigest,
-      policy_result_digest: input.policyResultDigest,
-      predecessor_state_digest: input.predecessorStateDigest,
-      dependency_bundle_digest: input.dependencyBundleDigest,
-      decided_at: isoForWrite(input.decidedAt),
-    };
+    const row = toReview.write({ id: newId("review"), ...input });
     return translating(this.dialect, async () => {
       await this.db<ReviewRow>("run_reviews").insert(row);
       return toReview(row);

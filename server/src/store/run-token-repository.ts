@@ -53,16 +53,7 @@ export function newPrefixedId(prefix: "sv" | "rtk"): string {
 export class RunTokenRepository extends Repository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async create(input: CreateRunTokenInput): Promise<RunToken> {
-    const row: RunTokenRow = {
-      id: input.id ?? newPrefixedId("rtk"),
-      run_id: input.runId,
-      phase: input.phase,
-      token_hash: input.tokenHash,
-      fence: input.fence,
-      expires_at: isoForWrite(input.expiresAt),
-      created_at: isoForWrite(input.createdAt),
-      revoked_at: null,
-    };
+    const row = toRunToken.write({ ...input, id: input.id ?? newPrefixedId("rtk"), revokedAt: null });
     return translating(this.dialect, async () => {
       await this.db<RunTokenRow>("run_tokens").insert(row);
       return toRunToken(row);

@@ -33,18 +33,13 @@ export interface AuthenticatedToken {
 export class TokenRepository extends Repository {
   /** Creates a token; a duplicate hash throws CONSTRAINT_VIOLATION. */
   async createToken(input: CreateTokenInput): Promise<ApiToken> {
-    const row: ApiTokenRow = {
+    const row = toToken.write({
+      ...input,
       id: input.id ?? newId("apiToken"),
-      principal_id: input.principalId,
-      organization_id: input.organizationId,
-      role: input.role,
-      description: input.description,
-      token_hash: input.tokenHash,
-      created_at: isoForWrite(input.createdAt),
-      last_used_at: null,
-      expires_at: input.expiresAt ? isoForWrite(input.expiresAt) : null,
-      revoked_at: null,
-    };
+      lastUsedAt: null,
+      expiresAt: input.expiresAt ?? null,
+      revokedAt: null,
+    });
     return translating(this.dialect, async () => {
       await this.db<ApiTokenRow>("api_tokens").insert(row);
       return toToken(row);
