@@ -47,23 +47,19 @@ export class AttemptRepository extends Repository {
         .max({ n: "attempt_number" })
         .first<{ n: number | string | null } | undefined>();
       const now = isoForWrite(input.now);
-      const row: AttemptRow = {
+      const row = toAttempt.write({
+        ...input,
         id: newId("attempt"),
-        run_id: input.runId,
-        phase: input.phase,
-        attempt_number: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
-        runner_id: input.runnerId,
-        sandbox_id: null,
-        sandbox_name: null,
-        region: input.region,
-        base_profile: input.baseProfile,
+        attemptNumber: (last?.n === null || last?.n === undefined ? 0 : numberFromRow(last.n)) + 1,
+        sandboxId: null,
+        sandboxName: null,
         status: "running",
-        terminal_classification: null,
-        started_at: now,
-        heartbeat_at: now,
-        finished_at: null,
-        provenance: input.provenance ? JSON.stringify(input.provenance) : null,
-      };
+        terminalClassification: null,
+        startedAt: now,
+        heartbeatAt: now,
+        finishedAt: null,
+        provenance: input.provenance ?? null,
+      });
       await this.db<AttemptRow>("run_attempts").insert(row);
       return toAttempt(row);
     });

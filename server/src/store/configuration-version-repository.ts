@@ -40,19 +40,15 @@ export interface UploadedConfiguration {
 export class ConfigurationVersionRepository extends Repository {
   /** Creates a pending configuration version. */
   async create(input: CreateConfigurationVersionInput): Promise<ConfigurationVersion> {
-    const row: ConfigurationVersionRow = {
+    const row = toConfigurationVersion.write({
+      ...input,
       id: input.id ?? newId("configurationVersion"),
-      organization_id: input.organizationId,
-      workspace_id: input.workspaceId,
       status: "pending",
-      speculative: input.speculative,
-      source: input.source,
-      config_digest: null,
-      size_bytes: null,
-      artifact_key: null,
-      created_at: isoForWrite(input.createdAt),
-      uploaded_at: null,
-    };
+      configDigest: null,
+      sizeBytes: null,
+      artifactKey: null,
+      uploadedAt: null,
+    });
     return translating(this.dialect, async () => {
       await this.db<ConfigurationVersionRow>("configuration_versions").insert(row);
       return toConfigurationVersion(row);

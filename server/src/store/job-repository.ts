@@ -37,20 +37,17 @@ export class JobRepository extends Repository {
     now: Date | string;
   }): Promise<RunJob> {
     const now = isoForWrite(input.now);
-    const row: JobRow = {
+    const row = toJob.write({
+      ...input,
       id: newId("job"),
-      run_id: input.runId,
-      workspace_id: input.workspaceId,
-      phase: input.phase,
-      serial: input.serial,
       status: "queued",
-      runner_id: null,
+      runnerId: null,
       attempts: 0,
-      available_at: now,
-      heartbeat_at: null,
-      created_at: now,
-      finished_at: null,
-    };
+      availableAt: now,
+      heartbeatAt: null,
+      createdAt: now,
+      finishedAt: null,
+    });
     return translating(this.dialect, async () => {
       await this.db("run_jobs").insert(row);
       await this.dispatch(row.id, now);

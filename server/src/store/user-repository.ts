@@ -52,15 +52,7 @@ export class UserRepository extends Repository {
     siteAdmin: boolean;
     createdAt: Date | string;
   }): Promise<User> {
-    const row: UserRow = {
-      id: newId("user"),
-      email: input.email.toLowerCase(),
-      display_name: input.displayName,
-      password_hash: input.passwordHash,
-      site_admin: input.siteAdmin,
-      created_at: isoForWrite(input.createdAt),
-      disabled_at: null,
-    };
+    const row = toUser.write({ ...input, id: newId("user"), email: input.email.toLowerCase(), disabledAt: null });
     return translating(this.dialect, async () => {
       await this.db<UserRow>("users").insert(row);
       return toUser(row);
@@ -121,15 +113,7 @@ export class UserRepository extends Repository {
     scopeId: string;
     createdAt: Date | string;
   }): Promise<Membership> {
-    const row: MembershipRow = {
-      id: newId("membership"),
-      organization_id: input.organizationId,
-      user_id: input.userId,
-      role: input.role,
-      scope_kind: input.scopeKind,
-      scope_id: input.scopeId,
-      created_at: isoForWrite(input.createdAt),
-    };
+    const row = toMembership.write({ id: newId("membership"), ...input });
     return translating(this.dialect, async () => {
       await this.db<MembershipRow>("memberships").insert(row);
       return toMembership(row);
@@ -203,16 +187,7 @@ export class UserRepository extends Repository {
     expiresAt: Date | string;
     steppedUpAt: Date | string | null;
   }): Promise<Session> {
-    const row: SessionRow = {
-      id: newId("session"),
-      user_id: input.userId,
-      token_hash: input.tokenHash,
-      csrf_token_hash: input.csrfTokenHash,
-      created_at: isoForWrite(input.createdAt),
-      expires_at: isoForWrite(input.expiresAt),
-      stepped_up_at: input.steppedUpAt === null ? null : isoForWrite(input.steppedUpAt),
-      revoked_at: null,
-    };
+    const row = toSession.write({ id: newId("session"), ...input, revokedAt: null });
     return translating(this.dialect, async () => {
       await this.db<SessionRow>("sessions").insert(row);
       return toSession(row);

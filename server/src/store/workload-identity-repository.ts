@@ -33,21 +33,15 @@ export class FederationProfileRepository extends Repository {
     input: FederationProfileContent & { organizationId: string; workspaceId: string; now: Date | string },
   ): Promise<FederationProfile> {
     const at = isoForWrite(input.now);
-    const row: FederationProfileRow = {
+    const row = toProfile.write({
+      ...input,
       id: newId("federationProfile"),
-      organization_id: input.organizationId,
-      workspace_id: input.workspaceId,
-      name: input.name,
-      provider: input.provider,
-      audience: input.audience,
-      target: JSON.stringify(input.target),
-      phases: JSON.stringify(input.phases),
-      verified_at: null,
-      verified_by: null,
-      verified_digest: null,
-      created_at: at,
-      updated_at: at,
-    };
+      verifiedAt: null,
+      verifiedBy: null,
+      verifiedDigest: null,
+      createdAt: at,
+      updatedAt: at,
+    });
     return translating(this.dialect, async () => {
       await this.db<FederationProfileRow>("federation_profiles").insert(row);
       return toProfile(row);
