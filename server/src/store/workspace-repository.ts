@@ -36,24 +36,18 @@ export class WorkspaceRepository extends Repository {
    * throws WORKSPACE_NAME_TAKEN.
    */
   async create(input: CreateWorkspaceInput): Promise<Workspace> {
-    const createdAt = isoForWrite(input.createdAt);
-    const row: WorkspaceRow = {
+    const row = toWorkspace.write({
+      ...input,
       id: input.id ?? newId("workspace"),
-      organization_id: input.organizationId,
-      project_id: input.projectId,
-      name: input.name,
       description: input.description ?? null,
-      tracked_branch: input.trackedBranch ?? "main",
-      working_directory: input.workingDirectory ?? "",
-      opentofu_version: input.opentofuVersion,
-      execution_region: input.executionRegion,
-      approval_ttl_seconds: input.approvalTtlSeconds ?? 86_400,
-      plan_requires_credential: input.planRequiresCredential ?? false,
+      trackedBranch: input.trackedBranch ?? "main",
+      workingDirectory: input.workingDirectory ?? "",
+      approvalTtlSeconds: input.approvalTtlSeconds ?? 86_400,
+      planRequiresCredential: input.planRequiresCredential ?? false,
       // On for new workspaces (issue 29); the column's default (false) only kept existing ones as they were.
-      structured_run_output_enabled: input.structuredRunOutputEnabled ?? true,
-      created_at: createdAt,
-      updated_at: createdAt,
-    };
+      structuredRunOutputEnabled: input.structuredRunOutputEnabled ?? true,
+      updatedAt: input.createdAt,
+    });
     return translating(this.dialect, async () => {
       const project = await this.db<ProjectRow>("projects").where({ id: input.projectId }).first("organization_id");
       // The foreign key alone would accept a project of another organization.
