@@ -164,7 +164,7 @@ test("writes a record back to the named columns: ISO timestamps, JSON text, the 
     target: '{"address":"aws_s3_bucket.b"}',
     json_outputs: '["a"]',
   });
-  assert.equal(toSample(row as SampleRow), { ...sample, finishedAt: "2026-12-03T10:05:00.000Z", outputs: ["a"] });
+  assert.equal(toSample(row), { ...sample, finishedAt: "2026-12-03T10:05:00.000Z", outputs: ["a"] });
 });
 
 test("a written timestamp not in toISOString() form throws, as isoForWrite does", () => {
