@@ -20,10 +20,9 @@ import { booleanFromRow, isoForWrite, isoFromRow, numberFromRow, optionalIsoFrom
  *
  * The mapper also writes: `mapper.write(record)` is the row of the named columns, each value the
  * way the store writes it (timestamps, given as Dates or ISO text, in toISOString() form; JSON as
- * text). Columns the spec does
- * not name (defaults, flags) are the caller's to add. Where a field's value would not fit its
- * column (a nullable field into a non-null column, say), `write` does not compile and names the
- * fields.
+ * text). Columns the spec does not name (defaults, flags) are the caller's to add. Where a field's
+ * value would not fit its column (a nullable field into a non-null column, say), `write` does not
+ * compile and names the fields.
  */
 export function rowMapper<Row extends object, Rec extends object>() {
   return <const S extends string>(spec: S & SpecCheck<Row, Rec, S>): RowMapper<Row, Rec, S> => {
