@@ -148,7 +148,7 @@ const SETTLED: readonly string[] = [
 export interface Settled {
   /** The status_reason it must have, if any. */
   reason?: string;
-  /** Whose log a failed assertion shows (plan unless the wait is for the apply's outcome). */
+  /** Whose log a failed assertion shows (the apply's when the wait is for its outcome, else the plan's). */
   phase?: "plan" | "policy" | "apply";
   timeoutMs?: number;
 }
@@ -165,7 +165,7 @@ export async function waitToSettle(
   expected: RunStatus,
   {
     reason,
-    phase = expected === "applied" || expected === "needs_recovery" ? "apply" : "plan",
+    phase = expected === "applied" || expected === "needs_recovery" || reason?.startsWith("apply_") ? "apply" : "plan",
     timeoutMs,
   }: Settled = {},
 ): Promise<Run> {
