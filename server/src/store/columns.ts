@@ -71,7 +71,7 @@ const readers = {
   "iso?": optionalIsoFromRow,
   json: (value: string): unknown => JSON.parse(value),
   "json?": (value: string | null): unknown => (value === null ? null : JSON.parse(value)),
-  as: (value: unknown): unknown => value,
+  as: same,
 };
 
 /** How each reader's field is written back. */

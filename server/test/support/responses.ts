@@ -29,19 +29,9 @@ export function expectV1Error(
   code: string,
   expected: ExpectedV1Error = {},
 ): ErrorObject {
-  const body = result.error as { errors?: ErrorObject[] } | undefined;
-  assert.is(
-    result.response.status,
-    status,
-    `expected ${status} ${code}, got ${result.response.status}: ${brief(body ?? result.data)}`,
-  );
-  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(
-    v1Validators.ErrorDocument(body),
-    `error document violates the spec: ${JSON.stringify(v1Validators.ErrorDocument.errors)}`,
-  );
-  assert.is(body.errors.length, 1);
-  const [error] = body.errors;
+  const errors = errorDocument<ErrorObject>(result, status, code, v1Validators.ErrorDocument, "the spec");
+  assert.is(errors.length, 1);
+  const [error] = errors;
   assert.is(error.code, code, `detail: ${error.detail}`);
   assert.is(error.status, String(status));
   assert.type(error.title, "string");
@@ -70,23 +60,34 @@ export interface TfeErrorObject {
 
 /** Asserts a tfe error answer: status, string `errors[0].status`, the title; returns the object. */
 export function expectTfeError(result: SdkResult, status: number, title: string): TfeErrorObject {
-  const body = result.error as { errors?: TfeErrorObject[] } | undefined;
-  assert.is(
-    result.response.status,
-    status,
-    `expected ${status} ${title}, got ${result.response.status}: ${brief(body ?? result.data)}`,
-  );
-  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
-  assert.ok(
-    tfeValidators.ErrorDocument(body),
-    `error document violates the tfe spec: ${JSON.stringify(tfeValidators.ErrorDocument.errors)}`,
-  );
-  const [error] = body.errors;
+  const [error] = errorDocument<TfeErrorObject>(result, status, title, tfeValidators.ErrorDocument, "the tfe spec");
   assert.is(error.status, String(status));
   assert.is(typeof error.status, "string");
   assert.is(error.title, title);
   assert.type(error.detail, "string");
   return error;
+}
+
+/** A generated validator with the errors of its last call (ajv's form). */
+interface Validator {
+  (value: unknown): boolean;
+  errors?: unknown;
+}
+
+/**
+ * Asserts an error answer's status and that its body is an error document valid against `spec`,
+ * and returns its error objects. `expected` names the error in the failure message.
+ */
+function errorDocument<E>(result: SdkResult, status: number, expected: string, validate: Validator, spec: string): E[] {
+  const body = result.error as { errors?: E[] } | undefined;
+  assert.is(
+    result.response.status,
+    status,
+    `expected ${status} ${expected}, got ${result.response.status}: ${brief(body ?? result.data)}`,
+  );
+  assert.ok(body && Array.isArray(body.errors), `no error document: ${JSON.stringify(body)}`);
+  assert.ok(validate(body), `error document violates ${spec}: ${JSON.stringify(validate.errors)}`);
+  return body.errors;
 }
 
 /** A value as JSON, cut to 600 characters, for a failure message. */
