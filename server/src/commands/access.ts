@@ -7,6 +7,7 @@ import { inTransaction, type Membership, type Stores, type User } from "../store
 import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "./password-attempts.ts";
 import type { Services } from "./services.ts";
 import type { AttemptOrigin } from "./users.ts";
+import { audited } from "./audited.ts";
 
 // Taking access away, at once. Every change here is one transaction with its audit event and an
 // access-change announcement (store/run-events.ts), so the user's live sockets re-check their
@@ -24,23 +25,17 @@ export async function changeMembershipRole(
   membershipId: string,
   role: Role,
 ): Promise<Membership> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: organization.id, actorId: actor.id }, async (stores, record) => {
     const before = await stores.users.getMembership(organization.id, membershipId);
     if (!before) throw membershipMissing(membershipId);
     const after = (await stores.users.setMembershipRole(before.id, role))!;
-    await stores.audit.recordAction(
-      { organizationId: organization.id, actorId: actor.id, createdAt: now },
-      "membership.role_changed",
-      ["memberships", before.id],
-      {
-        user_id: before.userId,
-        from: before.role,
-        to: role,
-        scope_kind: before.scopeKind,
-        scope_id: before.scopeId,
-      },
-    );
+    await record("membership.role_changed", ["memberships", before.id], {
+      user_id: before.userId,
+      from: before.role,
+      to: role,
+      scope_kind: before.scopeKind,
+      scope_id: before.scopeId,
+    });
     await stores.users.announceAccessChange(before.userId);
     return after;
   });
@@ -53,21 +48,15 @@ export async function removeMembership(
   organization: Organization,
   membershipId: string,
 ): Promise<void> {
-  const now = services.clock();
-  await inTransaction(services.db, async (stores) => {
+  await audited(services, { organizationId: organization.id, actorId: actor.id }, async (stores, record) => {
     const membership = await stores.users.getMembership(organization.id, membershipId);
     if (!membership || !(await stores.users.removeMembership(membership.id))) throw membershipMissing(membershipId);
-    await stores.audit.recordAction(
-      { organizationId: organization.id, actorId: actor.id, createdAt: now },
-      "membership.removed",
-      ["memberships", membership.id],
-      {
-        user_id: membership.userId,
-        role: membership.role,
-        scope_kind: membership.scopeKind,
-        scope_id: membership.scopeId,
-      },
-    );
+    await record("membership.removed", ["memberships", membership.id], {
+      user_id: membership.userId,
+      role: membership.role,
+      scope_kind: membership.scopeKind,
+      scope_id: membership.scopeId,
+    });
     await stores.users.announceAccessChange(membership.userId);
   });
 }
@@ -121,18 +110,12 @@ export async function setUserDisabled(
   userId: string,
   disabled: boolean,
 ): Promise<User> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: null, actorId: actor.id }, async (stores, record, now) => {
     const before = await stores.users.getById(userId);
     if (!before) throw new DomainError("NOT_FOUND", `User ${userId} does not exist.`);
     if ((before.disabledAt !== null) === disabled) return before;
     const after = (await stores.users.setDisabled(userId, disabled ? now : null))!;
-    await stores.audit.recordAction(
-      { organizationId: null, actorId: actor.id, createdAt: now },
-      disabled ? "user.disabled" : "user.enabled",
-      ["users", userId],
-      {},
-    );
+    await record(disabled ? "user.disabled" : "user.enabled", ["users", userId], {});
     if (disabled) await endSessions(stores, actor.id, userId, now, "user_disabled");
     return after;
   });
@@ -179,16 +162,10 @@ export async function changePassword(
     });
   }
   const passwordHash = await hashPassword(input.newPassword);
-  const now = services.clock();
-  await inTransaction(services.db, async (stores) => {
+  await audited(services, { organizationId: null, actorId: user.id }, async (stores, record, now) => {
     await stores.users.setPasswordHash(user.id, passwordHash);
     await stores.users.stepUp(session.id, now);
-    await stores.audit.recordAction(
-      { organizationId: null, actorId: user.id, createdAt: now },
-      "user.password_changed",
-      ["users", user.id],
-      { session_id: session.id },
-    );
+    await record("user.password_changed", ["users", user.id], { session_id: session.id });
     await endSessions(stores, user.id, user.id, now, "password_changed", session.id);
   });
 }

@@ -6,7 +6,7 @@ import type { ConfigurationVersion, Workspace } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import { signToken, verifyToken } from "../domain/signed-tokens.ts";
 import type { Services } from "./services.ts";
-import { inTransaction } from "../store/index.ts";
+import { audited } from "./audited.ts";
 
 /** How long an upload URL stays valid. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
@@ -45,23 +45,24 @@ export function createConfigurationVersion(
   workspace: Workspace,
   input: { speculative: boolean; source: "api" | "tfe-api" | "github" },
 ): Promise<ConfigurationVersion> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
-    const configurationVersion = await stores.configurationVersions.create({
-      organizationId: workspace.organizationId,
-      workspaceId: workspace.id,
-      speculative: input.speculative,
-      source: input.source,
-      createdAt: now,
-    });
-    await stores.audit.recordAction(
-      { organizationId: workspace.organizationId, actorId: actor.id, createdAt: now },
-      "configuration_version.created",
-      ["configuration-versions", configurationVersion.id],
-      { workspace_id: workspace.id, speculative: input.speculative },
-    );
-    return configurationVersion;
-  });
+  return audited(
+    services,
+    { organizationId: workspace.organizationId, actorId: actor.id },
+    async (stores, record, now) => {
+      const configurationVersion = await stores.configurationVersions.create({
+        organizationId: workspace.organizationId,
+        workspaceId: workspace.id,
+        speculative: input.speculative,
+        source: input.source,
+        createdAt: now,
+      });
+      await record("configuration_version.created", ["configuration-versions", configurationVersion.id], {
+        workspace_id: workspace.id,
+        speculative: input.speculative,
+      });
+      return configurationVersion;
+    },
+  );
 }
 
 /**
@@ -106,24 +107,23 @@ export async function uploadConfiguration(
     bytes,
   );
   try {
-    return await inTransaction(services.db, async (stores) => {
-      const uploaded = await stores.configurationVersions.markUploaded(id, {
-        configDigest: descriptor.sha256,
-        sizeBytes: descriptor.sizeBytes,
-        artifactKey: key,
-        uploadedAt: now,
-      });
-      await stores.audit.recordAction(
-        { organizationId: current.organizationId, actorId: null, createdAt: now },
-        "configuration_version.uploaded",
-        ["configuration-versions", id],
-        {
+    return await audited(
+      services,
+      { organizationId: current.organizationId, actorId: null, at: now },
+      async (stores, record) => {
+        const uploaded = await stores.configurationVersions.markUploaded(id, {
+          configDigest: descriptor.sha256,
+          sizeBytes: descriptor.sizeBytes,
+          artifactKey: key,
+          uploadedAt: now,
+        });
+        await record("configuration_version.uploaded", ["configuration-versions", id], {
           config_digest: descriptor.sha256,
           size_bytes: descriptor.sizeBytes,
-        },
-      );
-      return uploaded;
-    });
+        });
+        return uploaded;
+      },
+    );
   } catch (error) {
     // A concurrent upload won the race: drop these bytes unless they are the recorded ones.
     const after = await services.stores.configurationVersions.getById(id);

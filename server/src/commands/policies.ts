@@ -19,6 +19,7 @@ import {
   type Stores,
 } from "../store/index.ts";
 import { recordRunEvent, releaseRun } from "./run-transitions.ts";
+import { audited } from "./audited.ts";
 
 /** A policy as the API sends it. */
 export interface PolicyInput {
@@ -95,36 +96,34 @@ export async function createPolicySet(
 ): Promise<PolicySetWithVersion> {
   const policies = preparePolicies(input.policies);
   const digest = policySetVersionDigest(policies);
-  const now = services.clock();
   try {
-    return await inTransaction(services.db, async (stores) => {
-      await checkAttachments(stores, organization.id, input);
-      if (await stores.policySets.getByName(organization.id, input.name)) throw nameTaken(input.name);
-      const set = await stores.policySets.create({
-        organizationId: organization.id,
-        name: input.name,
-        description: input.description ?? null,
-        global: input.global ?? false,
-        projectIds: [...new Set(input.projectIds ?? [])],
-        workspaceIds: [...new Set(input.workspaceIds ?? [])],
-        now,
-      });
-      const version = await stores.policySets.addVersion(set.id, policies, digest, now);
-      await stores.audit.recordAction(
-        { organizationId: organization.id, actorId: actor.id, createdAt: now },
-        "policy_set.created",
-        ["policy-sets", set.id],
-        {
+    return await audited(
+      services,
+      { organizationId: organization.id, actorId: actor.id },
+      async (stores, record, now) => {
+        await checkAttachments(stores, organization.id, input);
+        if (await stores.policySets.getByName(organization.id, input.name)) throw nameTaken(input.name);
+        const set = await stores.policySets.create({
+          organizationId: organization.id,
+          name: input.name,
+          description: input.description ?? null,
+          global: input.global ?? false,
+          projectIds: [...new Set(input.projectIds ?? [])],
+          workspaceIds: [...new Set(input.workspaceIds ?? [])],
+          now,
+        });
+        const version = await stores.policySets.addVersion(set.id, policies, digest, now);
+        await record("policy_set.created", ["policy-sets", set.id], {
           name: set.name,
           version: version.version,
           digest,
           global: set.global,
           project_ids: set.projectIds,
           workspace_ids: set.workspaceIds,
-        },
-      );
-      return { set: { ...set, currentVersionId: version.id }, version };
-    });
+        });
+        return { set: { ...set, currentVersionId: version.id }, version };
+      },
+    );
   } catch (error) {
     // Two concurrent creations with one name: the unique index decides.
     if (isDomainError(error, "CONSTRAINT_VIOLATION")) throw nameTaken(input.name);
@@ -147,18 +146,12 @@ export async function createPolicySetVersion(
 ): Promise<PolicySetWithVersion> {
   const prepared = preparePolicies(policies);
   const digest = policySetVersionDigest(prepared);
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: set.organizationId, actorId: actor.id }, async (stores, record, now) => {
     const version = await stores.policySets.addVersion(set.id, prepared, digest, now);
-    await stores.audit.recordAction(
-      { organizationId: set.organizationId, actorId: actor.id, createdAt: now },
-      "policy_set.version_created",
-      ["policy-sets", set.id],
-      {
-        version: version.version,
-        digest,
-      },
-    );
+    await record("policy_set.version_created", ["policy-sets", set.id], {
+      version: version.version,
+      digest,
+    });
     return { set: { ...set, currentVersionId: version.id }, version };
   });
 }

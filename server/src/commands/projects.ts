@@ -1,9 +1,9 @@
 import type { Organization, Project } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction } from "../store/index.ts";
 import { DomainError } from "../domain/errors.ts";
 import { DEFAULT_PROJECT_NAME } from "./organizations.ts";
+import { audited } from "./audited.ts";
 
 /** Creates a project in an organization, audited, in one transaction (both API surfaces). */
 export function createProject(
@@ -12,15 +12,9 @@ export function createProject(
   organization: Organization,
   name: string,
 ): Promise<Project> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: organization.id, actorId: actor.id }, async (stores, record, now) => {
     const created = await stores.projects.create({ organizationId: organization.id, name, createdAt: now });
-    await stores.audit.recordAction(
-      { organizationId: organization.id, actorId: actor.id, createdAt: now },
-      "project.created",
-      ["projects", created.id],
-      { name: created.name },
-    );
+    await record("project.created", ["projects", created.id], { name: created.name });
     return created;
   });
 }
@@ -47,19 +41,13 @@ export function renameProject(
       ),
     );
   }
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: project.organizationId, actorId: actor.id }, async (stores, record) => {
     const renamed = await stores.projects.rename(project.id, name);
     if (!renamed) return project;
-    await stores.audit.recordAction(
-      { organizationId: project.organizationId, actorId: actor.id, createdAt: now },
-      "project.renamed",
-      ["projects", project.id],
-      {
-        from: project.name,
-        to: name,
-      },
-    );
+    await record("project.renamed", ["projects", project.id], {
+      from: project.name,
+      to: name,
+    });
     return renamed;
   });
 }

@@ -14,6 +14,7 @@ import {
   type WorkspaceLock,
 } from "../store/index.ts";
 import { describeHolder } from "./workspace-locks.ts";
+import { audited } from "./audited.ts";
 
 // State publication (ARCHITECTURE invariant 4, issue "State through the compatibility API"):
 // 1. the apply-phase `tofu` creates a state version through /api/v2; it is accepted only from the
@@ -201,35 +202,33 @@ export async function createStateVersion(
     );
   }
   const outputs = parseDeclaredOutputs(input.jsonStateOutputs);
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
-    const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
-    assertFencedLock(lock, workspace.id, scope.runId, scope.fence);
-    await assertSuccessor(stores, workspace.id, input.serial, input.lineage);
-    const stateVersion = await stores.stateVersions.create({
-      workspaceId: workspace.id,
-      runId: scope.runId,
-      serial: input.serial,
-      lineage: input.lineage,
-      md5: input.md5,
-      fence: lock!.fence,
-      outputs,
-      createdAt: now,
-    });
-    await stores.audit.recordAction(
-      { organizationId: workspace.organizationId, actorId: principal.id, createdAt: now },
-      "state_version.created",
-      ["state-versions", stateVersion.id],
-      {
+  return audited(
+    services,
+    { organizationId: workspace.organizationId, actorId: principal.id },
+    async (stores, record, now) => {
+      const lock = await stores.workspaceLocks.current(workspace.id, { forUpdate: true });
+      assertFencedLock(lock, workspace.id, scope.runId, scope.fence);
+      await assertSuccessor(stores, workspace.id, input.serial, input.lineage);
+      const stateVersion = await stores.stateVersions.create({
+        workspaceId: workspace.id,
+        runId: scope.runId,
+        serial: input.serial,
+        lineage: input.lineage,
+        md5: input.md5,
+        fence: lock!.fence,
+        outputs,
+        createdAt: now,
+      });
+      await record("state_version.created", ["state-versions", stateVersion.id], {
         workspace_id: workspace.id,
         run_id: scope.runId,
         serial: input.serial,
         lineage: input.lineage,
         fence: stateVersion.fence,
-      },
-    );
-    return stateVersion;
-  });
+      });
+      return stateVersion;
+    },
+  );
 }
 
 /** The serial and lineage a state file says it has; STATE_VERSION_UPLOAD_INVALID when it is no state file. */
@@ -284,28 +283,26 @@ export async function uploadState(services: Services, token: string, body: Uint8
     { kind: "state", workspaceId: stateVersion.workspaceId, key },
     bytes,
   );
-  const now = services.clock();
   const workspace = await services.stores.workspaces.getById(stateVersion.workspaceId);
-  const uploaded = await inTransaction(services.db, async (stores) => {
-    const marked = await stores.stateVersions.markUploaded(id, {
-      sha256: descriptor.sha256,
-      sizeBytes: descriptor.sizeBytes,
-      artifactKey: key,
-      uploadedAt: now,
-      outputs: header.outputs,
-    });
-    if (!marked) return undefined;
-    await stores.audit.recordAction(
-      { organizationId: workspace?.organizationId ?? null, actorId: null, createdAt: now },
-      "state_version.uploaded",
-      ["state-versions", id],
-      {
+  const uploaded = await audited(
+    services,
+    { organizationId: workspace?.organizationId ?? null, actorId: null },
+    async (stores, record, now) => {
+      const marked = await stores.stateVersions.markUploaded(id, {
+        sha256: descriptor.sha256,
+        sizeBytes: descriptor.sizeBytes,
+        artifactKey: key,
+        uploadedAt: now,
+        outputs: header.outputs,
+      });
+      if (!marked) return undefined;
+      await record("state_version.uploaded", ["state-versions", id], {
         sha256: descriptor.sha256,
         size_bytes: descriptor.sizeBytes,
-      },
-    );
-    return marked;
-  });
+      });
+      return marked;
+    },
+  );
   if (uploaded) return uploaded;
   // A concurrent upload won: keep its bytes; these are dropped unless they are the same object.
   const after = await services.stores.stateVersions.getById(id);

@@ -14,6 +14,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type Membership, type Session, type Stores, type User } from "../store/index.ts";
 import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "./password-attempts.ts";
+import { audited } from "./audited.ts";
 
 /** The stored form of a session or CSRF secret (256-bit random, so a plain SHA-256 suffices). */
 export function hashSessionSecret(secret: string): string {
@@ -137,8 +138,7 @@ export async function addMembership(
     }
     scope = { kind: "workspace", id: workspace.id };
   }
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: organization.id, actorId: actor.id }, async (stores, record, now) => {
     const membership = await stores.users.addMembership({
       organizationId: organization.id,
       userId: user.id,
@@ -147,17 +147,12 @@ export async function addMembership(
       scopeId: scope.id,
       createdAt: now,
     });
-    await stores.audit.recordAction(
-      { organizationId: organization.id, actorId: actor.id, createdAt: now },
-      "membership.created",
-      ["memberships", membership.id],
-      {
-        user_id: user.id,
-        role: input.role,
-        scope_kind: scope.kind,
-        scope_id: scope.id,
-      },
-    );
+    await record("membership.created", ["memberships", membership.id], {
+      user_id: user.id,
+      role: input.role,
+      scope_kind: scope.kind,
+      scope_id: scope.id,
+    });
     return { membership, user };
   });
 }
@@ -246,40 +241,29 @@ export async function signIn(
   }
   await services.stores.authThrottles.succeeded(keys);
   const { secret, csrfToken } = newSessionSecrets(services);
-  const now = services.clock();
   const previous = origin.presentedSessionSecret
     ? await services.stores.users.findSessionByTokenHash(hashSessionSecret(origin.presentedSessionSecret))
     : undefined;
-  const session = await inTransaction(services.db, async (stores) => {
+  const session = await audited(services, { organizationId: null, actorId: user.id }, async (stores, record, now) => {
     const created = await openSession(stores, user, { secret, csrfToken }, now);
     if (previous && previous.session.revokedAt === null) {
       await stores.users.revokeSession(previous.session.id, now);
-      await stores.audit.recordAction(
-        { organizationId: null, actorId: user.id, createdAt: now },
-        "session.ended",
-        ["sessions", previous.session.id],
-        {
-          reason: "replaced_by_sign_in",
-          replaced_by: created.id,
-          user_id: previous.user.id,
-        },
-      );
+      await record("session.ended", ["sessions", previous.session.id], {
+        reason: "replaced_by_sign_in",
+        replaced_by: created.id,
+        user_id: previous.user.id,
+      });
       await stores.users.announceAccessChange(previous.user.id);
     }
     // At most MAX_SESSIONS_PER_USER live sessions: the oldest beyond that end now.
     const live = await stores.users.liveSessionsOf(user.id, now);
     for (const oldest of live.slice(0, Math.max(0, live.length - MAX_SESSIONS_PER_USER))) {
       await stores.users.revokeSession(oldest.id, now);
-      await stores.audit.recordAction(
-        { organizationId: null, actorId: user.id, createdAt: now },
-        "session.ended",
-        ["sessions", oldest.id],
-        {
-          reason: "session_limit",
-          limit: MAX_SESSIONS_PER_USER,
-          replaced_by: created.id,
-        },
-      );
+      await record("session.ended", ["sessions", oldest.id], {
+        reason: "session_limit",
+        limit: MAX_SESSIONS_PER_USER,
+        replaced_by: created.id,
+      });
     }
     if (live.length > MAX_SESSIONS_PER_USER) await stores.users.announceAccessChange(user.id);
     return created;
