@@ -10,11 +10,10 @@ import { generateKeyPairSync } from "node:crypto";
 import { attestAfterDecision, signEnvelope } from "../../server/src/commands/attestations.ts";
 import { seededRun } from "../../server/test/support/seeded-runs.ts";
 import { withTestServer } from "../../server/test/support/test-server.ts";
+import { percentile } from "./stats.ts";
 
 const COUNT = Number(process.env.BENCH_ATTESTATIONS ?? 300);
 const WARMUP = 30;
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 async function time(fn: () => unknown, before?: () => Promise<unknown>): Promise<number[]> {

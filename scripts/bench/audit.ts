@@ -15,12 +15,11 @@ import { canonicalize } from "../../server/src/domain/canonical-json.ts";
 import { newId } from "../../server/src/domain/ids.ts";
 import { rawEd25519PublicKey, signNote } from "../../server/src/domain/signed-note.ts";
 import { inTransaction, migrateLatest, openDatabase, type Database } from "../../server/src/store/index.ts";
+import { percentile } from "./stats.ts";
 
 const EVENTS = Number(process.env.BENCH_AUDIT_EVENTS ?? 500);
 const WARMUP = 50;
 
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 const ms = (n: number) => `${n.toFixed(3)} ms`;
 
 async function time(count: number, fn: (i: number) => Promise<unknown>): Promise<number[]> {
@@ -62,7 +61,7 @@ async function measure(label: string, db: Database): Promise<void> {
     }),
   );
   const chained = await time(EVENTS, (i) => inTransaction(db, (stores) => stores.audit.record(event(i))));
-  const p = (values: number[], q: number) => percentile(values, q);
+  const p = percentile;
   process.stdout.write(
     `[bench audit] ${label}: per event, own transaction, ${EVENTS} events\n` +
       `  plain insert (no chain): p50 ${ms(p(plain, 50))}  p95 ${ms(p(plain, 95))}\n` +

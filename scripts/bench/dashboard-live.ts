@@ -12,6 +12,7 @@
  */
 import type { WebSocketRoute } from "playwright-core";
 import { startHarness } from "../../web/test/support/index.ts";
+import { percentile } from "./stats.ts";
 
 const EVENTS = Number(process.env.BENCH_LIVE_EVENTS ?? 1000);
 const RATE = 200;
@@ -22,8 +23,6 @@ const CHUNK = 4096;
 const FIND = `const find = (root, selector) => { const direct = root.querySelector(selector); if (direct) return direct; for (const el of root.querySelectorAll("*")) { const found = el.shadowRoot ? find(el.shadowRoot, selector) : null; if (found) return found; } return null; };`;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const pct = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
 const h = await startHarness();
 try {
@@ -95,7 +94,7 @@ try {
   }
   console.log(`dashboard-live: ${EVENTS} apply log events at ${RATE}/s through the run page's live socket (Chromium)`);
   console.log(
-    `  publish → painted  p50 ${pct(latencies, 50)} ms  p95 ${pct(latencies, 95)} ms  max ${Math.max(...latencies)} ms (target: p95 ≤ 100 ms; ${latencies.length} of ${EVENTS} events seen painted)`,
+    `  publish → painted  p50 ${percentile(latencies, 50)} ms  p95 ${percentile(latencies, 95)} ms  max ${Math.max(...latencies)} ms (target: p95 ≤ 100 ms; ${latencies.length} of ${EVENTS} events seen painted)`,
   );
 
   // 2. CPU per MiB with the cap active, against a plain <pre>.

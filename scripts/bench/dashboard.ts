@@ -15,11 +15,10 @@
 import type { Page } from "playwright-core";
 import { startHarness } from "../../web/test/support/index.ts";
 import { largePlanDiff, storePlanDiff } from "../../web/test/e2e/run-plan-diff-fixture.ts";
+import { median } from "./stats.ts";
 
 const REPEATS = Number(process.env.BENCH_DASHBOARD_REPEATS ?? 7);
 const RESOURCES = 5_000;
-
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 // The in-page scripts are strings: tsx would wrap named inner functions in a helper the page lacks.
 const FIND = `const find = (root, selector) => { const direct = root.querySelector(selector); if (direct) return direct; for (const el of root.querySelectorAll("*")) { const found = el.shadowRoot ? find(el.shadowRoot, selector) : null; if (found) return found; } return null; };`;

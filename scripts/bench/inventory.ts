@@ -21,13 +21,13 @@ import { testDialects } from "../../server/test/support/databases.ts";
 import { withTestServer, type TestServer } from "../../server/test/support/test-server.ts";
 import { jsonOf, type Tfe, type V1 } from "../../server/test/support/documents.ts";
 import type { RunRow } from "../../server/src/store/rows.ts";
+import { median } from "./stats.ts";
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 1_000_000);
 const PAGE = 20;
 const REPEATS = Number(process.env.BENCH_INVENTORY_REPEATS ?? 40);
 const OFFSET_REPEATS = 5;
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const ms = (value: number) => `${value.toFixed(2)} ms`;
 
 /** Inserts RUNS runs into one workspace in a single INSERT … SELECT; returns the seconds it took. */

@@ -26,6 +26,7 @@ import {
   createBenchWorkspace,
   uploadConfiguration,
 } from "./support.ts";
+import { median } from "./stats.ts";
 
 const SIZE = Number(process.env.BENCH_PLAN_JSON_BYTES ?? 100 * 1024 * 1024);
 const REPEATS = Number(process.env.BENCH_JSON_OUTPUT_REPEATS ?? 5);
@@ -223,11 +224,6 @@ function fetchAll(
     });
     req.once("error", reject);
   });
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
 }
 
 const MiB = 1024 * 1024;

@@ -25,6 +25,7 @@ import { startRun } from "../../server/test/support/runs.ts";
 import { signedInMember } from "../../server/test/support/sessions.ts";
 import { testDialects } from "../../server/test/support/databases.ts";
 import { withTestServer, type TestServer } from "../../server/test/support/test-server.ts";
+import { percentile } from "./stats.ts";
 
 const CHUNKS = Number(process.env.BENCH_LIVE_CHUNKS ?? 300);
 const VIEWERS = Number(process.env.BENCH_LIVE_VIEWERS ?? 1000);
@@ -51,11 +52,6 @@ function memory() {
 
 function say(line: string) {
   process.stdout.write(`[bench] live ${line}\n`);
-}
-
-function percentile(samples: number[], p: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
 const ms = (n: number) => `${n.toFixed(2)} ms`;

@@ -11,6 +11,7 @@
  * therefore move GC time into or out of the baseline; compare absolute times as well as ratios.
  */
 import { buildPlanDiff } from "../../server/src/domain/plan-diff/plan-diff.mjs";
+import { median, percentile } from "./stats.ts";
 
 const RESOURCES = Number(process.env.BENCH_PLAN_RESOURCES ?? 5_000);
 const REPEATS = Number(process.env.BENCH_PLAN_REPEATS ?? 30);
@@ -145,16 +146,6 @@ function synthesize(withRest: boolean): Buffer {
   return Buffer.from(`${goJson(plan)}\n`);
 }
 
-function median(samples: number[]): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-function quantile(samples: number[], q: number): number {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))];
-}
-
 function time(fn: () => void): number {
   const start = performance.now();
   fn();
@@ -191,9 +182,9 @@ function measure(label: string, bytes: Buffer) {
   // The spread of each measurement (the machine is often shared): min, first quartile, third
   // quartile. The ratios are of medians; the quartile ratio is a second, less noise-prone view.
   const spread = (samples: number[]) =>
-    `[min ${Math.min(...samples).toFixed(1)}, q1 ${quantile(samples, 0.25).toFixed(1)}, q3 ${quantile(samples, 0.75).toFixed(1)}]`;
+    `[min ${Math.min(...samples).toFixed(1)}, q1 ${percentile(samples, 25).toFixed(1)}, q3 ${percentile(samples, 75).toFixed(1)}]`;
   const quartileRatio = (samples: number[]) =>
-    `(q1/q1 ${(quantile(samples, 0.25) / quantile(parse, 0.25)).toFixed(2)}×)`;
+    `(q1/q1 ${(percentile(samples, 25) / percentile(parse, 25)).toFixed(2)}×)`;
   console.log(
     `plan-diff [${label}]: ${RESOURCES} resource changes, ${(bytes.length / 1e6).toFixed(2)} MB plan JSON (${perChange} B per change), artifact ${(artifactBytes / 1e6).toFixed(2)} MB, ${withheld} withheld, truncated ${sample.truncated}; medians of ${REPEATS}`,
   );

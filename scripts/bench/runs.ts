@@ -7,7 +7,8 @@
  * read the provider schemas, build the redacted plan the CLI renders (json-output-redacted) and
  * show the saved plan as text for the human log.
  */
-import { load, localPlan, median, startBenchStackShip } from "./stackship-harness.ts";
+import { load, localPlan, startBenchStackShip } from "./stackship-harness.ts";
+import { median } from "./stats.ts";
 import { api } from "./support.ts";
 import type { V1 } from "../../server/test/support/documents.ts";
 

@@ -19,17 +19,13 @@ import { loadConfig, REPO_ROOT } from "../../server/src/config.ts";
 import { createStackShip } from "../../server/src/server.ts";
 import { configTarball } from "./stackship-harness.ts";
 import { api, createBenchOrganization, createBenchWorkspace, uploadConfiguration } from "./support.ts";
+import { percentile } from "./stats.ts";
 
 const PLANS = Number(process.env.BENCH_SCALE_PLANS ?? 40);
 const WORKSPACES = Math.max(1, Math.floor(PLANS / 2));
 const CONCURRENCY = process.env.STACKSHIP_RUNNER_CONCURRENCY || String(availableParallelism());
 
 const say = (message: string) => process.stdout.write(`[bench] scale: ${message}\n`);
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
 
 /** A runner-only process; resolves once it says it started. */
 function startRunner(env: Record<string, string>): Promise<ChildProcess> {

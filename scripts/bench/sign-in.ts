@@ -8,6 +8,7 @@
  */
 import { withTestServer } from "../../server/test/support/test-server.ts";
 import { createUser } from "../../server/test/support/sessions.ts";
+import { median } from "./stats.ts";
 
 const REPEATS = Number(process.env.BENCH_SIGN_IN_REPEATS ?? 40);
 
@@ -42,7 +43,6 @@ await withTestServer(
       samples["unknown email"].push((await signIn(`nobody-${i}@example.com`, `wrong ${i}`)).ms);
       samples["existing account, right password"].push((await signIn(email, password)).ms);
     }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
     const baseline = median(samples["existing account, wrong password"]);
     console.log(`[bench sign-in] ${REPEATS} attempts each, medians:`);
     for (const [label, values] of Object.entries(samples)) {

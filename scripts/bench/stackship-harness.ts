@@ -28,16 +28,6 @@ export const CONFIG =
 const tofu = join(REPO_ROOT, ".tools/bin/tofu");
 const run = promisify(execFile);
 
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
-}
-
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
 /** The machine's load averages, printed with every figure (the machine may be shared). */
 export function load(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");

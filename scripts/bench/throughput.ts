@@ -7,7 +7,8 @@
  * started) p50/p95 under that load, with the machine's load averages.
  */
 import { loadConfig } from "../../server/src/config.ts";
-import { load, localDrain, localPlan, median, percentile, startBenchStackShip } from "./stackship-harness.ts";
+import { load, localDrain, localPlan, startBenchStackShip } from "./stackship-harness.ts";
+import { median, percentile } from "./stats.ts";
 
 const SIZES = (process.env.BENCH_THROUGHPUT_N ?? "40,200").split(",").map(Number);
 const concurrency = loadConfig(process.env).runnerConcurrency;

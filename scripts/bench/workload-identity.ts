@@ -16,12 +16,10 @@ import {
   startBenchServer,
   uploadConfiguration,
 } from "./support.ts";
+import { percentile } from "./stats.ts";
 
 const MINTS = Number(process.env.BENCH_MINTS ?? 300);
 const PLANS = Number(process.env.BENCH_PLANS ?? 5);
-
-const percentile = (values: number[], p: number) =>
-  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((values.length * p) / 100))];
 
 const { dataDir, bootstrapToken, stackship, http, port, base } = await startBenchServer("ss-bench-wi-");
 stackship.services.config.publicUrl = base;
