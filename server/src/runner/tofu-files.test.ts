@@ -10,7 +10,7 @@ files("tfvars: template sequences in a string value are escaped, so tofu reads t
 });
 
 files(
-  "the plan sandbox mounts the plan-diff builder, the three modules it imports and the redacted plan's builder beside it",
+  "the plan sandbox mounts the plan-diff builder, the four modules it imports and the redacted plan's builder beside it",
   () => {
     const binds = planDiffBinds();
     assert.equal(
@@ -19,6 +19,7 @@ files(
         SANDBOX_PLAN_DIFF_BUILDER,
         SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/sensitive-values.mjs"),
         SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/value-matcher.mjs"),
+        SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff/plan-diff.mjs", "redaction/plain-json.mjs"),
         SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redact-change.mjs"),
         // The launcher loads it from beside the plan-diff builder (issue 29).
         SANDBOX_PLAN_DIFF_BUILDER.replace("plan-diff.mjs", "redacted-plan.mjs"),

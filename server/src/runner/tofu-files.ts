@@ -9,12 +9,13 @@ export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
 const PLAN_DIFF_BUILDER = "src/domain/plan-diff/plan-diff.mjs";
 /**
  * The modules the builder imports (redaction by value and the value matcher it imports, redaction
- * by mask; nothing else), and the redacted plan's builder beside it, which the launcher loads
- * with it (it imports only the redaction module).
+ * by mask, safe JSON member access; nothing else), and the redacted plan's builder beside it,
+ * which the launcher loads with it (it imports only the redaction modules).
  */
 const PLAN_DIFF_IMPORTS = [
   "src/domain/redaction/sensitive-values.mjs",
   "src/domain/redaction/value-matcher.mjs",
+  "src/domain/redaction/plain-json.mjs",
   "src/domain/plan-diff/redact-change.mjs",
   "src/domain/plan-diff/redacted-plan.mjs",
 ];

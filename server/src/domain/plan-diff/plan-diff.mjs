@@ -1,5 +1,5 @@
 // The `stackship.plan-diff/v1` builder: OpenTofu plan JSON in, a redacted, bounded per-resource
-// change list out. Plain JavaScript importing only its two sibling modules below, because the same
+// change list out. Plain JavaScript importing only the plain modules named below, because the same
 // files run inside the plan sandbox (which sees no repository and no node_modules) and in the
 // server (types in plan-diff.d.mts). Facts about the input: OpenTofu's internal/command/jsonplan; the contract:
 // spec/schemas/stackship.plan-diff.v1.json.
@@ -9,11 +9,14 @@
 // The masks are not enough on their own (a provider copies a value into an attribute its masks
 // do not mark): every value the plan marks sensitive anywhere, and every value the caller knows
 // is secret, is also redacted by value wherever else it shows up (../redaction/sensitive-values.mjs).
-// The masks are walked by ./redact-change.mjs. Those two are the only modules this file imports,
-// neither imports anything, and the plan sandbox mounts all three (server/src/runner/tofu-files.ts).
+// The masks are walked by ./redact-change.mjs; JSON members are read through
+// ../redaction/plain-json.mjs. Those modules (and value-matcher.mjs, which sensitive-values.mjs
+// imports) are all this file imports, and the plan sandbox mounts each of them
+// (server/src/runner/tofu-files.ts).
 
 import { sensitiveValuesOfPlan, ValueMatcher } from "../redaction/sensitive-values.mjs";
-import { hasOwn, isPlainObject, redactChange, Unresolvable } from "./redact-change.mjs";
+import { hasOwn, isPlainObject } from "../redaction/plain-json.mjs";
+import { redactChange, Unresolvable } from "./redact-change.mjs";
 
 export { MARKER_KEY } from "./redact-change.mjs";
 

@@ -1,8 +1,11 @@
 // Redaction by mask, for the plan-diff builder (plan-diff.mjs): one change's `before` and `after`
 // walked with their sensitivity and unknown masks, markers in place of what they hide. Plain
-// JavaScript with no imports, like the builder (the plan sandbox mounts this file beside it).
+// JavaScript that imports only redaction/plain-json.mjs, like the builder (the plan sandbox mounts
+// both beside it).
 // Fail closed: a mask that cannot be resolved against its value throws Unresolvable, and the
 // builder withholds the whole resource.
+
+import { hasOwn, isPlainObject, put } from "../redaction/plain-json.mjs";
 
 /** The key every marker object carries; real object keys starting with `$` are escaped with one more `$`. */
 export const MARKER_KEY = "$stackship";
@@ -19,26 +22,15 @@ export class Unresolvable {
   }
 }
 
-// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
-export const hasOwn = Object.prototype.hasOwnProperty;
-
-/** A member of a parsed JSON object, never one inherited from Object.prototype (`constructor`, `toString`…). */
-function own(o, key) {
+/**
+ * A member of a parsed JSON object or array, never one inherited from Object.prototype
+ * (`constructor`, `toString`…); plain-json.mjs's `own` without its object check, on the walk's hot path.
+ */
+function member(o, key) {
   if (o === undefined) return undefined;
   const m = o[key];
   // Only objects and functions are ever inherited from Object.prototype.
   return m === undefined || m === true || m === false || hasOwn.call(o, key) ? m : undefined;
-}
-
-/** Sets a member, also when it is named `__proto__`. */
-function put(o, key, value) {
-  if (key === "__proto__")
-    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-  else o[key] = value;
-}
-
-export function isPlainObject(v) {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
 }
 
 function isEmpty(o) {
@@ -71,7 +63,7 @@ function checkMaskNode(m) {
 function otherChild(o, key) {
   if (o === undefined || o === false || o === true) return undefined;
   if (typeof key === "number") return Array.isArray(o) ? o[key] : undefined;
-  return isPlainObject(o) ? own(o, key) : undefined;
+  return isPlainObject(o) ? member(o, key) : undefined;
 }
 
 /**
@@ -137,7 +129,7 @@ function walk(v, s, o, u, hasUnknown, known) {
     if (k.charCodeAt(0) === 36) dollar = true;
     if (!known.empty && known.contains(k)) throw new Unresolvable("a known secret in an object key");
     const child = v[k];
-    const r = walk(child, own(so, k), own(oo, k), own(uo, k), hasUnknown, known);
+    const r = walk(child, member(so, k), member(oo, k), member(uo, k), hasUnknown, known);
     if (r !== child) v[k] = r; // an own data property, also when named __proto__
   }
   if (uo) {
@@ -146,7 +138,7 @@ function walk(v, s, o, u, hasUnknown, known) {
       if (uo[k] === true && !hasOwn.call(v, k)) {
         if (k.charCodeAt(0) === 36) dollar = true;
         if (!known.empty && known.contains(k)) throw new Unresolvable("a known secret in an object key");
-        put(v, k, own(so, k) === true || own(oo, k) === true ? UNKNOWN_SENSITIVE : UNKNOWN);
+        put(v, k, member(so, k) === true || member(oo, k) === true ? UNKNOWN_SENSITIVE : UNKNOWN);
       }
     }
   }
@@ -226,9 +218,9 @@ function safeReplacePaths(paths, bs, as) {
  * present) on the resource `r`, or throws Unresolvable before setting anything.
  */
 export function redactChange(change, before, after, known, r) {
-  const bs = own(change, "before_sensitive");
-  const as = own(change, "after_sensitive");
-  const au = own(change, "after_unknown");
+  const bs = member(change, "before_sensitive");
+  const as = member(change, "after_sensitive");
+  const au = member(change, "after_unknown");
   checkMaskNode(bs);
   checkMaskNode(as);
   checkMaskNode(au);

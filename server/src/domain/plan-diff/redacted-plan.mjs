@@ -2,8 +2,9 @@
 // Terraform CLIs render themselves (`jsonformat.Plan`: plan_format_version, resource_changes,
 // resource_drift, output_changes, relevant_attributes, provider_format_version, provider_schemas),
 // built from `tofu show -json` and `tofu providers schema -json` with every sensitive value
-// replaced. Plain JavaScript importing only the redaction module, like the plan-diff builder: the
-// plan sandbox's launcher loads it from beside plan-diff.mjs.
+// replaced. Plain JavaScript importing only the redaction modules (sensitive-values.mjs,
+// plain-json.mjs), like the plan-diff builder: the plan sandbox's launcher loads it from beside
+// plan-diff.mjs.
 //
 // Redaction, so that the CLI renders exactly what `tofu plan` renders locally:
 // - By mask: a value at a path the masks mark sensitive keeps its shape (null stays null, so a
@@ -18,6 +19,7 @@
 //   itself marks sensitive) has it replaced by `[sensitive value]`, as in the logs; a number or
 //   boolean that is one becomes that string.
 // Nothing else of the plan JSON is copied: no prior_state, variables, planned_values or configuration.
+import { hasOwn, isPlainObject, own, put } from "../redaction/plain-json.mjs";
 import { REDACTED, sensitiveValuesOfPlan, ValueMatcher } from "../redaction/sensitive-values.mjs";
 
 /** What the first distinct sensitive primitive of a change becomes; the n-th `(sensitive value n)`. */
@@ -25,23 +27,6 @@ export const SENSITIVE_VALUE = "(sensitive value)";
 
 /** Thrown for an input that is not a plan JSON or a provider schema document. */
 export class RedactedPlanInputError extends Error {}
-
-// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
-const hasOwn = Object.prototype.hasOwnProperty;
-
-function isPlainObject(v) {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-function own(o, key) {
-  return isPlainObject(o) && hasOwn.call(o, key) ? o[key] : undefined;
-}
-
-function put(o, key, value) {
-  if (key === "__proto__")
-    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-  else o[key] = value;
-}
 
 function deepEqual(a, b) {
   if (a === b) return true;

@@ -1,6 +1,6 @@
 // Redaction by value: which values of a phase are sensitive, and (value-matcher.mjs, re-exported
-// here) every occurrence of one of them replaced in text. Plain JavaScript whose only import is
-// value-matcher.mjs (which imports nothing), because the plan-diff builder
+// here) every occurrence of one of them replaced in text. Plain JavaScript whose only imports are
+// value-matcher.mjs and plain-json.mjs (which import nothing), because the plan-diff builder
 // (../plan-diff/plan-diff.mjs) imports it and the plan sandbox runs that builder without the
 // repository or node_modules (types in sensitive-values.d.mts).
 //
@@ -28,19 +28,9 @@ import {
   StreamRedactor,
   ValueMatcher,
 } from "./value-matcher.mjs";
+import { hasOwn, isPlainObject, own } from "./plain-json.mjs";
 
 export { isSpecific, MIN_SENSITIVE_VALUE_LENGTH, REDACTED, spellingsOf, StreamRedactor, ValueMatcher };
-
-// eslint-disable-next-line @typescript-eslint/unbound-method -- always called as hasOwn.call(object, key)
-const hasOwn = Object.prototype.hasOwnProperty;
-
-function isPlainObject(v) {
-  return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-function own(o, key) {
-  return isPlainObject(o) && hasOwn.call(o, key) ? o[key] : undefined;
-}
 
 /** The text of a leaf value: strings as they are, numbers and booleans in their JSON form. */
 function leafText(v) {

@@ -1,8 +1,8 @@
 // Finding and replacing values in text: every spelling a value can take (spellingsOf), an
 // Aho-Corasick automaton over all of them (ValueMatcher) and redaction of a stream chunk by chunk
-// (StreamRedactor). Plain JavaScript with no imports at all, like sensitive-values.mjs, which
-// imports it and re-exports it: the plan sandbox runs the plan-diff builder with both mounted
-// beside it and nothing else (types in value-matcher.d.mts).
+// (StreamRedactor). Plain JavaScript with no imports at all: sensitive-values.mjs imports it and
+// re-exports it, and the plan sandbox runs the plan-diff builder with the modules it imports
+// mounted beside it and nothing else (types in value-matcher.d.mts).
 
 /** What a sensitive value becomes in text (logs, findings, error messages). */
 export const REDACTED = "[sensitive value]";
