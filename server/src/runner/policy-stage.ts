@@ -20,6 +20,7 @@ import { LogSanitizer, stripAnsi } from "./log-sanitizer.ts";
 import { PhaseLog } from "./phase-log.ts";
 import { ValueMatcher } from "../domain/redaction/index.ts";
 import { newSandboxId, runInSandbox, SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type SandboxLimits } from "./sandbox.ts";
+import { shellQuote } from "./shell.ts";
 
 /**
  * The policy stage's evaluation: every applicable policy (the current version of each policy set
@@ -73,10 +74,6 @@ interface ScheduledPolicy {
   enforcementLevel: PolicyFinding["enforcementLevel"];
   package: string;
   source: string;
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The script run inside the sandbox: OPA's identity, then one `opa eval` per policy, each module alone. */

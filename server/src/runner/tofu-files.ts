@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { SANDBOX_API_URL } from "./api-channel.ts";
 import { SANDBOX_TOOLS_DIR, SANDBOX_WORK_DIR, type ReadOnlyBind } from "./sandbox.ts";
 import type { EvidenceRequest } from "./plan-evidence.ts";
+import { shellQuote } from "./shell.ts";
 
 /** Where the plan-diff builder is mounted read-only inside the sandbox (the server package's layout below it). */
 export const SANDBOX_PLAN_DIFF_DIR = "/opt/stackship/plan-diff";
@@ -246,8 +247,4 @@ export function phaseScript(options: {
     "mark apply",
     `tofu apply${json} -input=false -no-color ${SANDBOX_WORK_DIR}/plan.tfplan 3>&-`,
   ].join("\n");
-}
-
-function shellQuote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
 }
