@@ -1,4 +1,4 @@
-import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
+import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from "node:crypto";
 import {
   ATTESTATION_KEY_ALGORITHM,
   DSSE_PAYLOAD_TYPE,
@@ -13,6 +13,7 @@ import { isDomainError } from "../domain/errors.ts";
 import type { Run, RunReview } from "../domain/records.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StoredAttestationKey, type StoredRunAttestation } from "../store/index.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /**
  * Run decision attestations: the deployment's ECDSA P-256 attestation keys (made, sealed with the
@@ -25,13 +26,11 @@ import { inTransaction, type StoredAttestationKey, type StoredRunAttestation } f
  * path. Signing is local (no external service).
  */
 
-const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
-
 /** A fresh ECDSA P-256 key, the private half sealed; its key id is the SHA-256 of its SubjectPublicKeyInfo (DER). */
 function newAttestationKey(services: Services, createdAt: Date, signsFrom: Date): StoredAttestationKey {
   const { publicKey, privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   return {
-    kid: sha256(publicKey.export({ type: "spki", format: "der" })),
+    kid: sha256Hex(publicKey.export({ type: "spki", format: "der" })),
     algorithm: ATTESTATION_KEY_ALGORITHM,
     publicKeyPem: publicKey.export({ type: "spki", format: "pem" }).toString(),
     privateKeySealed: services.keys.attestationKeys.sealText(
@@ -246,7 +245,7 @@ async function issueMissing(services: Services, runId: string): Promise<StoredRu
         keyId: key.kid,
         predicateType: RUN_DECISION_PREDICATE_TYPE,
         envelope,
-        envelopeDigest: sha256(envelope),
+        envelopeDigest: sha256Hex(envelope),
         createdAt: now.toISOString(),
       });
     } catch (error) {

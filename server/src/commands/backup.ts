@@ -8,6 +8,7 @@ import knex from "knex";
 import type { Config } from "../config.ts";
 import { loadMasterKey } from "../artifacts/keys.ts";
 import { sqliteFilename } from "../store/db.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /**
  * `npm run backup` / `npm run restore` (server/src/backup-main.ts): a deployment's database, its
@@ -238,11 +239,7 @@ export async function backupDeployment(
   const text = JSON.stringify(manifest, null, 2) + "\n";
   await writeFile(join(directory, MANIFEST), text, { mode: 0o600 });
   // Written last: a backup without it was interrupted.
-  await writeFile(
-    join(directory, MANIFEST_DIGEST),
-    `${createHash("sha256").update(text).digest("hex")}  ${MANIFEST}\n`,
-    { mode: 0o600 },
-  );
+  await writeFile(join(directory, MANIFEST_DIGEST), `${sha256Hex(text)}  ${MANIFEST}\n`, { mode: 0o600 });
   say(`backup complete: ${files.length} file(s), manifest ${join(directory, MANIFEST)}`);
   return manifest;
 }
@@ -258,7 +255,7 @@ export async function verifyBackup(source: string): Promise<BackupManifest> {
   const expected = /^([0-9a-f]{64}) {2}manifest\.json\n$/.exec(readFileSync(join(directory, MANIFEST_DIGEST), "utf8"));
   if (expected === null)
     throw new BackupError(`${MANIFEST_DIGEST} is damaged: it does not name the manifest's SHA-256`);
-  if (createHash("sha256").update(text).digest("hex") !== expected[1])
+  if (sha256Hex(text) !== expected[1])
     throw new BackupError(`${MANIFEST} does not match ${MANIFEST_DIGEST}: the manifest was changed or damaged`);
   let manifest: BackupManifest;
   try {

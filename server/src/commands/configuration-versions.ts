@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { sharedBytes } from "../artifacts/upload-inspection.ts";
 import { artifactRefOf, type ArtifactRef } from "../domain/artifacts.ts";
 import { DomainError } from "../domain/errors.ts";
@@ -7,6 +6,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import { signToken, verifyToken } from "../domain/signed-tokens.ts";
 import type { Services } from "./services.ts";
 import { audited } from "./audited.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /** How long an upload URL stays valid. */
 export const UPLOAD_URL_TTL_SECONDS = 3600;
@@ -101,7 +101,7 @@ export async function uploadConfiguration(
   await assertTarGz(services, shared);
   const bytes = Buffer.from(shared.buffer, shared.byteOffset, shared.byteLength);
   // Keyed by content, so a concurrent second upload never overwrites the winner's bytes.
-  const key = `configuration-versions/${id}/${createHash("sha256").update(bytes).digest("hex")}.tar.gz`;
+  const key = `configuration-versions/${id}/${sha256Hex(bytes)}.tar.gz`;
   const descriptor = await services.artifacts.write(
     { kind: "configuration", workspaceId: current.workspaceId, key },
     bytes,

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { isAllowed } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
@@ -6,6 +6,7 @@ import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import { GitHubApiError, type AppInstallation } from "../github/client.ts";
 import type { InstallationBinding } from "../store/github-connection-repository.ts";
 import type { Services } from "./services.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /**
  * Who owns a GitHub App installation. An installation is bound to an organization only through
@@ -22,7 +23,7 @@ export const SETUP_STATE_TTL_MS = 10 * 60_000;
 /** GitHub's clock and ours may disagree by this much when comparing an installation's creation with a state's issue. */
 const CLOCK_SKEW_MS = 60_000;
 
-const hashState = (state: string) => createHash("sha256").update(state, "utf8").digest("hex");
+const hashState = (state: string) => sha256Hex(state);
 
 /** Whether the principal is an administrator of the organization itself (an organization-scoped `org:admin`, or a deployment administrator). */
 export function isOrganizationAdmin(principal: AuthenticatedPrincipal, organizationId: string): boolean {

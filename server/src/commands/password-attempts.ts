@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { ACCOUNT_THROTTLE, ADDRESS_THROTTLE, retryAfterSeconds } from "../domain/auth-throttle.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Services } from "./services.ts";
 import type { ThrottleKey } from "../store/index.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /** What a password attempt is counted against: the account as typed and the client address. */
 export function attemptKeys(email: string, clientAddress: string): ThrottleKey[] {
@@ -14,7 +14,7 @@ export function attemptKeys(email: string, clientAddress: string): ThrottleKey[]
 
 /** The SHA-256 of an email as typed (lower-cased): audit events name accounts that may not exist by it, never by the text. */
 export function emailDigest(email: string): string {
-  return createHash("sha256").update(email.trim().toLowerCase()).digest("hex");
+  return sha256Hex(email.trim().toLowerCase());
 }
 
 /** One failed or refused password attempt, as the audit trail records it. */

@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { DomainError } from "../domain/errors.ts";
 import { hashPassword, MIN_PASSWORD_LENGTH } from "../domain/sessions.ts";
 import { inTransaction, type Session, type User } from "../store/index.ts";
 import { createOrganizationIn } from "./organizations.ts";
 import type { Services } from "./services.ts";
 import { newSessionSecrets, openSession } from "./users.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /** How long a printed setup link stays usable. */
 export const SETUP_LINK_TTL_MS = 60 * 60 * 1000;
@@ -13,7 +14,7 @@ const REFUSED =
   "This setup link is unknown, expired or already used, or setup is already complete. Restart StackShip (npm start) to print a new link while no administrator exists; once one exists, sign in instead.";
 
 function tokenHash(token: string): string {
-  return createHash("sha256").update(token).digest("hex");
+  return sha256Hex(token);
 }
 
 /**

@@ -15,6 +15,7 @@ import {
 } from "../store/index.ts";
 import { describeHolder } from "./workspace-locks.ts";
 import { audited } from "./audited.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 // State publication (ARCHITECTURE invariant 4, issue "State through the compatibility API"):
 // 1. the apply-phase `tofu` creates a state version through /api/v2; it is accepted only from the
@@ -254,7 +255,7 @@ export async function uploadState(services: Services, token: string, body: Uint8
   const stateVersion = await services.stores.stateVersions.getById(id);
   if (!stateVersion) throw new DomainError("NOT_FOUND", "This state upload URL is invalid or has expired.");
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
-  const sha256 = createHash("sha256").update(bytes).digest("hex");
+  const sha256 = sha256Hex(bytes);
   if (stateVersion.sha256 !== null) {
     if (stateVersion.sha256 === sha256) return stateVersion;
     throw new DomainError(

@@ -1,4 +1,4 @@
-import { createHash, createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes } from "node:crypto";
 import type { Role, ScopeKind } from "../domain/authorization.ts";
 import { DomainError } from "../domain/errors.ts";
 import type { Organization } from "../domain/records.ts";
@@ -15,10 +15,11 @@ import type { Services } from "./services.ts";
 import { inTransaction, type Membership, type Session, type Stores, type User } from "../store/index.ts";
 import { attemptKeys, auditFailedAttempt, reserveAttempt, type FailedAttempt } from "./password-attempts.ts";
 import { audited } from "./audited.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /** The stored form of a session or CSRF secret (256-bit random, so a plain SHA-256 suffices). */
 export function hashSessionSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return sha256Hex(secret);
 }
 
 /**

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "./canonical-json.ts";
 
 /** The stored form of a token secret. Secrets are 256-bit random, so a plain SHA-256 suffices. */
 export function hashTokenSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return sha256Hex(secret);
 }
 
 /** The prefix of run-token secrets (organization API tokens start `ss1.`). */

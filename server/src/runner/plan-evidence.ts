@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 // The plan's evidence: the saved plan, its JSON and the redacted plan changes (and the dependency
 // lock file and module manifest that travel with it), derived inside the plan sandbox by the
@@ -122,7 +122,7 @@ export class ControlReader {
     if (artifact.received < artifact.size) return false;
     this.artifact = undefined;
     const bytes = Buffer.concat(artifact.chunks, artifact.size);
-    if (createHash("sha256").update(bytes).digest("hex") !== artifact.sha256) {
+    if (sha256Hex(bytes) !== artifact.sha256) {
       this.fail(`the artifact ${artifact.name} does not have the SHA-256 its header names`);
       return false;
     }

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import type { Run } from "../domain/records.ts";
 import { readStateBytes } from "../commands/state-versions.ts";
 import type { Services } from "../commands/services.ts";
 import { planFileEntry, withCloudBackend } from "./plan-backend.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /**
  * The plan phase without the `cloud` backend. The runner hands the plan sandbox the state
@@ -63,8 +63,7 @@ export async function loadPlanState(services: Services, run: Run): Promise<PlanS
   } catch (error) {
     throw new PlanStateError(`state version ${id} could not be read intact (${(error as Error).message})`);
   }
-  if (createHash("sha256").update(bytes).digest("hex") !== digest)
-    throw new PlanStateError(`state version ${id} does not match its recorded digest`);
+  if (sha256Hex(bytes) !== digest) throw new PlanStateError(`state version ${id} does not match its recorded digest`);
   let parsed: { serial?: unknown; lineage?: unknown } | null;
   try {
     parsed = JSON.parse(bytes.toString("utf8")) as { serial?: unknown; lineage?: unknown } | null;

@@ -1,5 +1,4 @@
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { REPO_ROOT } from "../config.ts";
@@ -11,6 +10,7 @@ import {
   SANDBOX_BASE_PROFILE,
   SANDBOX_SOURCE_FILES,
 } from "./sandbox.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 /**
  * What an attempt runs on, recorded when it starts (run_attempts.provenance) and shown by the
@@ -18,8 +18,6 @@ import {
  * sandbox profile and of the OpenTofu binary. Anything that cannot be determined is null, and the
  * review says "not recorded".
  */
-
-const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
 
 function git(args: string[]): string | null {
   try {
@@ -37,7 +35,7 @@ function git(args: string[]): string | null {
 
 function fileDigest(path: string): string | null {
   try {
-    return sha256(readFileSync(path));
+    return sha256Hex(readFileSync(path));
   } catch {
     return null;
   }
@@ -76,7 +74,7 @@ const SANDBOX_SOURCES = SANDBOX_SOURCE_FILES;
 
 /** The SHA-256 of the sandbox profile an attempt runs under: base profile, seccomp filter, limits, bwrap argument source. */
 export function sandboxProfileDigest(ctx: Pick<ExecutionContext, "sandboxLimits">): string {
-  return sha256(
+  return sha256Hex(
     JSON.stringify({
       base_profile: SANDBOX_BASE_PROFILE,
       seccomp_filter: fileDigest(DEFAULT_SECCOMP_FILTER),

@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
 import { delayAfterFailures, type ThrottlePolicy } from "../domain/auth-throttle.ts";
 import { Repository } from "./repository.ts";
 import { translating } from "./translate-error.ts";
 import { numberFromRow } from "./values.ts";
+import { sha256Hex } from "../domain/canonical-json.ts";
 
 interface AuthThrottleRow {
   key: string;
@@ -29,7 +29,7 @@ class Blocked extends Error {
 }
 
 function rowKey(key: ThrottleKey): string {
-  return `${key.kind}:${createHash("sha256").update(key.value).digest("hex")}`;
+  return `${key.kind}:${sha256Hex(key.value)}`;
 }
 
 /**
