@@ -1,5 +1,5 @@
-import { DomainError } from "./errors.ts";
-import { openSignedJson, signJson } from "./signed-json.ts";
+import { openListCursor } from "./cursor.ts";
+import { signJson } from "./signed-json.ts";
 
 /** Which audit list a cursor continues. */
 export type AuditCursorKind = "events" | "checkpoints";
@@ -11,7 +11,6 @@ export interface AuditCursorKey {
   position: number;
 }
 
-const MAX_LENGTH = 512;
 const MAC_LABEL = "stackship/audit-cursor/v1:";
 
 /** Encodes an audit list position as an opaque, HMAC-protected cursor. */
@@ -30,35 +29,18 @@ export function decodeAuditCursor(
   secret: Buffer,
   expected: { kind: AuditCursorKind; chain: string },
 ): number {
-  const position = tryDecode(token, secret, expected);
-  if (position === undefined) {
-    throw new DomainError(
-      "AUDIT_CURSOR_INVALID",
-      "The cursor is not one this server issued for this audit list. Start again from the first page.",
-      {
-        source: { parameter: "cursor" },
-      },
-    );
-  }
-  return position;
-}
-
-function tryDecode(
-  token: string,
-  secret: Buffer,
-  expected: { kind: AuditCursorKind; chain: string },
-): number | undefined {
-  const payload = openSignedJson(token, secret, MAC_LABEL, MAX_LENGTH);
-  if (payload === undefined) return undefined;
-  const { v, k, c, p } = payload;
-  if (
-    v !== 1 ||
-    k !== expected.kind ||
-    c !== expected.chain ||
-    typeof p !== "number" ||
-    !Number.isSafeInteger(p) ||
-    p < 0
-  )
-    return undefined;
-  return p;
+  return openListCursor(
+    token,
+    secret,
+    { label: MAC_LABEL, code: "AUDIT_CURSOR_INVALID", list: "this audit list" },
+    ({ v, k, c, p }) =>
+      v === 1 &&
+      k === expected.kind &&
+      c === expected.chain &&
+      typeof p === "number" &&
+      Number.isSafeInteger(p) &&
+      p >= 0
+        ? p
+        : undefined,
+  );
 }

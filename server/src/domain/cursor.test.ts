@@ -2,7 +2,7 @@ import { createHmac } from "node:crypto";
 import fc from "fast-check";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
-import { decodeRunCursor, encodeRunCursor, MAX_RUN_CURSOR_LENGTH, type RunCursorKey } from "./cursor.ts";
+import { decodeRunCursor, encodeRunCursor, MAX_CURSOR_LENGTH, type RunCursorKey } from "./cursor.ts";
 import { DomainError } from "./errors.ts";
 import { newId } from "./ids.ts";
 
@@ -77,7 +77,7 @@ codec("rejects legacy and malformed cursors", () => {
     ["percent-encoded", encodeURIComponent(`${payload}=`) + `.${mac}`],
     ["truncated mac", `${payload}.${mac.slice(0, 21)}`],
     ["long mac", `${payload}.${mac}AA`],
-    ["oversize", `${"A".repeat(MAX_RUN_CURSOR_LENGTH)}.${mac}`],
+    ["oversize", `${"A".repeat(MAX_CURSOR_LENGTH)}.${mac}`],
     ["null", null],
     ["undefined", undefined],
     ["number", 42],

@@ -1,4 +1,4 @@
-import { DomainError } from "./errors.ts";
+import { DomainError, type ErrorCode } from "./errors.ts";
 import { isId } from "./ids.ts";
 import { openSignedJson, signJson } from "./signed-json.ts";
 
@@ -8,8 +8,8 @@ export interface RunCursorKey {
   id: string;
 }
 
-/** The longest cursor decodeRunCursor() will look at. */
-export const MAX_RUN_CURSOR_LENGTH = 512;
+/** The longest list cursor the server will look at. */
+export const MAX_CURSOR_LENGTH = 512;
 /** The shortest HMAC secret the codec accepts. */
 export const MIN_CURSOR_SECRET_BYTES = 16;
 
@@ -33,26 +33,46 @@ export function encodeRunCursor(key: RunCursorKey, secret: Buffer): string {
  */
 export function decodeRunCursor(token: string, secret: Buffer): RunCursorKey {
   assertSecret(secret);
-  const key = tryDecode(token, secret);
-  if (key === undefined) {
-    throw new DomainError(
-      "RUN_LIST_CURSOR_INVALID",
-      "The cursor is not one this server issued for the run list. Start again from the first page.",
-      {
-        source: { parameter: "cursor" },
-      },
-    );
-  }
-  return key;
+  return openListCursor(token, secret, RUN_CURSOR, ({ v, c, i, ...rest }) =>
+    Object.keys(rest).length === 0 && v === VERSION && isCanonicalTimestamp(c) && isId("run", i)
+      ? { createdAt: c, id: i }
+      : undefined,
+  );
 }
 
-function tryDecode(token: unknown, secret: Buffer): RunCursorKey | undefined {
-  const payload = openSignedJson(token, secret, MAC_LABEL, MAX_RUN_CURSOR_LENGTH);
-  if (payload === undefined) return undefined;
-  const { v, c, i, ...rest } = payload;
-  if (Object.keys(rest).length > 0 || v !== VERSION) return undefined;
-  if (!isCanonicalTimestamp(c) || !isId("run", i)) return undefined;
-  return { createdAt: c, id: i };
+/** What tells one list's cursors from another's: the MAC label, and the error naming the list. */
+export interface ListCursor {
+  label: string;
+  code: ErrorCode;
+  /** The list, as the error names it ("the run list"). */
+  list: string;
+}
+
+const RUN_CURSOR: ListCursor = { label: MAC_LABEL, code: "RUN_LIST_CURSOR_INVALID", list: "the run list" };
+
+/**
+ * The position in a cursor the server signed for `cursor`'s list: `read` gets the signed payload
+ * and returns the position, or undefined when the payload is not one of this list's (another
+ * organization's, another version). A cursor that is malformed, tampered, longer than
+ * MAX_CURSOR_LENGTH or signed for another list, and one `read` refuses, throws `cursor.code`
+ * (400, source `cursor`), telling the client to start again from the first page.
+ */
+export function openListCursor<T>(
+  token: unknown,
+  secret: Buffer,
+  cursor: ListCursor,
+  read: (payload: Record<string, unknown>) => T | undefined,
+): T {
+  const payload = openSignedJson(token, secret, cursor.label, MAX_CURSOR_LENGTH);
+  const position = payload === undefined ? undefined : read(payload);
+  if (position === undefined) {
+    throw new DomainError(
+      cursor.code,
+      `The cursor is not one this server issued for ${cursor.list}. Start again from the first page.`,
+      { source: { parameter: "cursor" } },
+    );
+  }
+  return position;
 }
 
 function isCanonicalTimestamp(value: unknown): value is string {
