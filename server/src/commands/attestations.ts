@@ -14,6 +14,7 @@ import type { Run, RunReview } from "../domain/records.ts";
 import type { Services } from "./services.ts";
 import { inTransaction, type StoredAttestationKey, type StoredRunAttestation } from "../store/index.ts";
 import { sha256Hex } from "../domain/canonical-json.ts";
+import { signingKeyAt } from "../domain/workload-identity.ts";
 
 /**
  * Run decision attestations: the deployment's ECDSA P-256 attestation keys (made, sealed with the
@@ -54,10 +55,9 @@ async function keysWithOne(services: Services): Promise<StoredAttestationKey[]> 
   return services.stores.attestations.listKeys();
 }
 
-/** The key that signs at `now`: the newest whose `signs_from` has come. */
-function signingKeyAt(keys: StoredAttestationKey[], now: Date): StoredAttestationKey {
-  const due = keys.filter((key) => new Date(key.signsFrom).getTime() <= now.getTime());
-  return due.length > 0 ? due[due.length - 1] : keys[0];
+/** The key that signs at `now`: the newest whose `signs_from` has come (else the first key). */
+function attestationKeyAt(keys: StoredAttestationKey[], now: Date): StoredAttestationKey {
+  return signingKeyAt(keys, now) ?? keys[0];
 }
 
 /**
@@ -66,7 +66,7 @@ function signingKeyAt(keys: StoredAttestationKey[], now: Date): StoredAttestatio
  */
 export async function publishedAttestationKeys(services: Services) {
   const keys = await keysWithOne(services);
-  const signing = signingKeyAt(keys, services.clock());
+  const signing = attestationKeyAt(keys, services.clock());
   return {
     keys: keys.map((key) => ({
       kid: key.kid,
@@ -231,7 +231,7 @@ async function issueMissing(services: Services, runId: string): Promise<StoredRu
     keysWithOne(services),
     Promise.all(missing.map((stage) => predicateOf(services, run, review!, stage))),
   ]);
-  const key = signingKeyAt(keys, now);
+  const key = attestationKeyAt(keys, now);
   for (const [i, stage] of missing.entries()) {
     const predicate = predicates[i];
     if (predicate === null) continue;

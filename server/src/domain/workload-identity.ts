@@ -302,10 +302,14 @@ export interface SigningKeySchedule {
 }
 
 /**
- * The key that signs at `now`: the newest one whose `signsFrom` has come. A newer key that does
- * not sign yet is only published.
+ * The key that signs at `now`: the newest one whose `signsFrom` has come (of two, the greater
+ * kid). A newer key that does not sign yet is only published. The attestation keys rotate by the
+ * same rule (commands/attestations.ts).
  */
-export function signingKeyAt<K extends SigningKeySchedule>(keys: readonly K[], now: Date): K | undefined {
+export function signingKeyAt<K extends Pick<SigningKeySchedule, "kid" | "signsFrom">>(
+  keys: readonly K[],
+  now: Date,
+): K | undefined {
   return [...keys]
     .filter((key) => Date.parse(key.signsFrom) <= now.getTime())
     .sort((a, b) => Date.parse(b.signsFrom) - Date.parse(a.signsFrom) || (b.kid < a.kid ? -1 : 1))[0];
