@@ -6,32 +6,17 @@ import { gzipSync } from "node:zlib";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
 import { listVariables } from "../../../client/src/index.ts";
-import { applicationTables, expectNothingWritten } from "../support/database.ts";
-import {
-  createOrganizationWithToken,
-  createPendingConfiguration,
-  createWorkspace,
-  putUpload,
-} from "../support/factories.ts";
+import { allTablesUnchanged, setUpAcme } from "../support/api-requests.ts";
+import { createPendingConfiguration, putUpload } from "../support/factories.ts";
 import { expectStatus, expectV1Error, type SdkResult } from "../support/responses.ts";
 import { tarArchive } from "../support/tar.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-
-async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>): Promise<T> {
-  return expectNothingWritten(server, act, await applicationTables(server));
-}
 
 /** A fetch Response as the SDK result shape the error helpers take. */
 async function asResult(response: Response): Promise<SdkResult> {
   const text = await response.text();
   const body: unknown = text ? JSON.parse(text) : undefined;
   return { response, data: response.ok ? body : undefined, error: response.ok ? undefined : body };
-}
-
-async function setUp(server: TestServer) {
-  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
-  const workspace = await createWorkspace(server, token, organizationName, { name: "networking" });
-  return { organizationName, token, workspace };
 }
 
 /** The issue's bomb: about 0.5 MB of gzip that inflates to 500 MiB of zeros. */
@@ -44,7 +29,7 @@ testEachServer(
   bombs,
   "refuses a 0.5 MB gzip bomb (500 MiB inflated) with 422 CONFIGURATION_UPLOAD_INVALID naming the ratio, and writes nothing",
   async (server) => {
-    const { token, workspace } = await setUp(server);
+    const { token, workspace } = await setUpAcme(server);
     assert.ok(BOMB.length < 600_000, String(BOMB.length));
     const pending = await createPendingConfiguration(server, token, workspace.id);
     const before = await storedArtifactKeys(server);
@@ -68,7 +53,7 @@ testEachServer(
   bombs,
   "answers /healthz while four bombs are inspected in parallel (responses arrive while inspections are in flight)",
   async (server) => {
-    const { token, workspace } = await setUp(server);
+    const { token, workspace } = await setUpAcme(server);
     const pendings = await Promise.all([0, 1, 2, 3].map(() => createPendingConfiguration(server, token, workspace.id)));
     const inspector = server.services.uploadInspector;
     const delay = monitorEventLoopDelay({ resolution: 10 });
@@ -105,7 +90,7 @@ testEachServer(
   bombs,
   "beyond the inspections and the queue, an upload is refused with 503 CONFIGURATION_UPLOAD_BUSY and writes nothing; the same URL works later",
   async (server) => {
-    const { token, workspace } = await setUp(server);
+    const { token, workspace } = await setUpAcme(server);
     const pendings = await Promise.all([0, 1, 2].map(() => createPendingConfiguration(server, token, workspace.id)));
     const inspector = server.services.uploadInspector;
     // One inspection and one waiting upload: the third is refused.
@@ -137,7 +122,7 @@ testEachServer(
   bombs,
   "refuses path traversal, absolute paths, escaping symlinks, bad hard links and devices with 422 CONFIGURATION_UPLOAD_INVALID, and writes nothing",
   async (server) => {
-    const { token, workspace } = await setUp(server);
+    const { token, workspace } = await setUpAcme(server);
     const pending = await createPendingConfiguration(server, token, workspace.id);
     const before = await storedArtifactKeys(server);
     const main = { name: "main.tf", data: 'resource "terraform_data" "x" {}\n' };
@@ -191,7 +176,7 @@ testEachServer(
   utf8,
   "v1: a variable value a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written; valid multi-byte text is kept exactly",
   async (server) => {
-    const { token, workspace } = await setUp(server);
+    const { token, workspace } = await setUpAcme(server);
     const path = `/v1/workspaces/${workspace.id}/variables`;
     const cases: Array<[Buffer, string]> = [
       [
@@ -249,7 +234,7 @@ testEachServer(
   utf8,
   "/api/v2: a workspace description a\\xff\\xfeb is 400 REQUEST_ENCODING_INVALID at its pointer and nothing is written",
   async (server) => {
-    const { organizationName, token } = await setUp(server);
+    const { organizationName, token } = await setUpAcme(server);
     const path = `/api/v2/organizations/${organizationName}/workspaces`;
     const bad = withBytes(
       '{"data":{"type":"workspaces","attributes":{"name":"app","description":"a',

@@ -18,7 +18,7 @@ import { buildApp, type SurfaceBinding } from "../../src/http/app.ts";
 import { renderV1Error } from "../../src/http/middleware/errors.ts";
 import type { Services } from "../../src/commands/services.ts";
 import { applicationTables, expectNothingWritten } from "../support/database.ts";
-import { createOrganizationWithToken, createWorkspace } from "../support/factories.ts";
+import { setUpAcme } from "../support/api-requests.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
 import { poll } from "../support/poll.ts";
 import { createUser, signIn } from "../support/sessions.ts";
@@ -194,12 +194,6 @@ async function checkSurface(
   return { probed, answering400 };
 }
 
-async function setUp(server: TestServer) {
-  const { organizationName, token } = await createOrganizationWithToken(server, "acme", "admin");
-  await createWorkspace(server, token, organizationName, { name: "networking" });
-  return { token };
-}
-
 // ---------------------------------------------------------------------------------------------
 const declared = suite("400 answers are declared and valid");
 
@@ -207,7 +201,7 @@ testEachServer(
   declared,
   "/api/v2: every operation answers 400 to bad parameters, and every JSON body operation to malformed, oversized and non-UTF-8 bodies; each 400 is declared and validates, and nothing is written",
   async (server) => {
-    const { token } = await setUp(server);
+    const { token } = await setUpAcme(server);
     const tables = await applicationTables(server);
     const { probed, answering400 } = await expectNothingWritten(
       server,
@@ -233,7 +227,7 @@ testEachServer(
   declared,
   "/v1: the same probes on every operation; each 400 is declared and validates, and nothing is written",
   async (server) => {
-    const { token } = await setUp(server);
+    const { token } = await setUpAcme(server);
     const tables = await applicationTables(server);
     // The deployment administrator's token reaches every v1 operation's body reading but those only a
     // person may use (step-up, the sensitive downloads); a deployment administrator's session reaches those.

@@ -11,7 +11,7 @@ import {
 } from "../../../generated/tfe/client/index.ts";
 import { operations as tfeOperations } from "../../../generated/tfe/operations.gen.ts";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
-import { applicationTables, expectNothingWritten } from "../support/database.ts";
+import { allTablesUnchanged } from "../support/api-requests.ts";
 import {
   createOrganizationWithToken,
   createToken,
@@ -22,10 +22,6 @@ import {
 import { expectStatus, expectTfeError, type SdkResult } from "../support/responses.ts";
 import type { Tfe } from "../support/documents.ts";
 import { testEachServer, type TestServer } from "../support/test-server.ts";
-
-async function allTablesUnchanged<T>(server: TestServer, act: () => Promise<T>): Promise<T> {
-  return expectNothingWritten(server, act, await applicationTables(server));
-}
 
 /** An organization, an admin token, a workspace with an uploaded configuration. */
 async function setUp(server: TestServer, name = "acme") {

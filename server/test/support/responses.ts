@@ -3,6 +3,7 @@
 import * as assert from "uvu/assert";
 import type { ErrorObject } from "../../../client/src/index.ts";
 import * as v1Validators from "../../../generated/v1/validators.gen.js";
+import type { Validator } from "../../../generated/v1/validators.gen.js";
 import * as tfeValidators from "../../../generated/tfe/validators.gen.js";
 
 /** What an SDK call returns (the fields the assertions read). */
@@ -66,12 +67,6 @@ export function expectTfeError(result: SdkResult, status: number, title: string)
   assert.is(error.title, title);
   assert.type(error.detail, "string");
   return error;
-}
-
-/** A generated validator with the errors of its last call (ajv's form). */
-interface Validator {
-  (value: unknown): boolean;
-  errors?: unknown;
 }
 
 /**

@@ -15,6 +15,7 @@ import * as assert from "uvu/assert";
 import { parseAllDocuments } from "yaml";
 import { REPO_ROOT } from "../../src/config.ts";
 import { skipTest } from "../support/skips.ts";
+import { rejection } from "../support/responses.ts";
 
 const exec = promisify(execFile);
 const test = suite("the Helm chart");
@@ -89,15 +90,8 @@ function podSpec(deployment: Manifest): { terminationGracePeriodSeconds: number;
 }
 const envOf = (container: Container, name: string) => container.env?.find((variable) => variable.name === name)?.value;
 
-/** The error `promise` rejects with (fails if it resolves). */
-async function rejection(promise: Promise<unknown>): Promise<Error> {
-  const outcome = await promise.then(
-    () => null,
-    (error: unknown) => error as Error,
-  );
-  assert.ok(outcome, "expected a failure");
-  return outcome;
-}
+/** The message of the error `promise` rejects with (fails if it resolves). */
+const rejectionMessage = async (promise: Promise<unknown>) => ((await rejection(promise)) as Error).message;
 
 const missing = [HELM, KUBECONFORM, SCHEMAS].filter((path) => !existsSync(path));
 const titles = [
@@ -149,7 +143,7 @@ if (missing.length > 0) {
     // A misspelt field is refused: the strict schemas are in force, not skipped.
     const misspelt = production.text.replace("containerPort:", "containerPrt:");
     assert.match(
-      (await rejection(validate(misspelt, production.manifests.length))).message,
+      await rejectionMessage(validate(misspelt, production.manifests.length)),
       /additional properties 'containerPrt' not allowed/,
     );
   });
@@ -169,10 +163,7 @@ if (missing.length > 0) {
     );
     await validate(on.text, on.manifests.length);
     // The Secret made by the chart needs the database URL and the key.
-    assert.match(
-      (await rejection(render("--set", "secret.create=true"))).message,
-      /STACKSHIP_DATABASE_URL is required/,
-    );
+    assert.match(await rejectionMessage(render("--set", "secret.create=true")), /STACKSHIP_DATABASE_URL is required/);
   });
 }
 

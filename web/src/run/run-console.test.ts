@@ -1,14 +1,7 @@
 import { equal, ok } from "../../test/support/assert.ts";
-import { deep, text, until } from "../../test/support/dom.ts";
+import { deep, sleep, text, until } from "../../test/support/dom.ts";
 import { FakeSocket, helloMessage, logMessage } from "../../test/support/fake-socket.ts";
-import {
-  applying,
-  applyLogServer,
-  consoleText,
-  fastLiveFeed,
-  sleep,
-  timelinePage,
-} from "../../test/support/run-page.ts";
+import { applying, applyLogServer, consoleText, fastLiveFeed, timelinePage } from "../../test/support/run-page.ts";
 import type { Review } from "./review-model.ts";
 
 // The console as a reader uses it: it follows new output while scrolled to the bottom, stops when

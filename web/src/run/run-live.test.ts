@@ -1,5 +1,5 @@
 import { equal, ok } from "../../test/support/assert.ts";
-import { deep, text, until } from "../../test/support/dom.ts";
+import { deep, sleep, text, until } from "../../test/support/dom.ts";
 import { cleanup, type FakeServer } from "../../test/support/fake-server.ts";
 import { FakeSocket, helloMessage, logMessage } from "../../test/support/fake-socket.ts";
 import { RUN_ID } from "../../test/support/fixtures.ts";
@@ -12,7 +12,6 @@ import {
   logAnswer,
   planning,
   REVIEW,
-  sleep,
   stage,
   timelinePage,
 } from "../../test/support/run-page.ts";

@@ -2,7 +2,7 @@ import type { Run } from "@stackship/client";
 import { setViewport } from "@web/test-runner-commands";
 import { navigate } from "../app/router.ts";
 import { equal, ok } from "../../test/support/assert.ts";
-import { deep, deepAll, text, until } from "../../test/support/dom.ts";
+import { deep, deepAll, sleep, text, until } from "../../test/support/dom.ts";
 import { cleanup, FakeServer, mount } from "../../test/support/fake-server.ts";
 import { sessionFixture } from "../../test/support/fixtures.ts";
 import { PAGE_SIZE, SEARCH_BUDGET } from "./runs-page.ts";
@@ -64,7 +64,6 @@ async function page(s: FakeServer, search = "") {
 
 const rows = (el: HTMLElement) => deepAll(el, "tr[data-run-id]");
 const searched = (el: HTMLElement) => text(deep(el, "#runs-searched"));
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("the runs page's filters", () => {
   const original = location.pathname + location.search;

@@ -7,7 +7,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createServer, request, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { extname, join, normalize } from "node:path";
 import { suite } from "uvu";
 import * as assert from "uvu/assert";
@@ -17,21 +16,12 @@ import { REPO_ROOT } from "../../../server/src/config.ts";
 import * as build from "../../build.mjs";
 import { launchChromium } from "../support/browser.ts";
 import { hook } from "../support/harness.ts";
+import { freePort } from "../../../server/test/support/ports.ts";
 
 /** web/build.mjs's builder, as it is written there: builds into `out` and returns the bundle's file name. */
 const { buildDashboard } = build as { buildDashboard: (out?: string) => Promise<string> };
 
 const test = suite("dashboard against the mock");
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createNetServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 const TYPES: Record<string, string> = {
   ".js": "text/javascript",

@@ -1,5 +1,8 @@
 // Reading what a component shows: through shadow roots, and waiting until it shows it.
 
+/** A fixed pause: only for a quiet window sized by the page's own (shortened) timers, never to wait for something. */
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
  * Resolves once `check` returns a truthy value (polling every 10 ms), or fails naming `what` after
  * `ms`. The limit is only a backstop for a loaded machine: a wait never asserts a speed.

@@ -13,8 +13,6 @@ import { reviewFixture, RUN_ID } from "./fixtures.ts";
 export const REVIEW = `GET /v1/runs/${RUN_ID}/review`;
 export const APPLY_LOG = `GET /v1/runs/${RUN_ID}/logs/apply`;
 
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /** The live feed on a fake socket, with the page's own delays. */
 export function fakeLiveFeed(): void {
   SsRunPage.liveDefaults = { createSocket: FakeSocket.create };
