@@ -3,7 +3,14 @@
 import { equal, ok } from "../../test/support/assert.ts";
 import { text } from "../../test/support/dom.ts";
 import { FakeServer, mount } from "../../test/support/fake-server.ts";
-import { checkRun, ContractError, RUN_STATUSES, RUN_STATUS_LABELS, TERMINAL_RUN_STATUSES } from "./closed-sets.ts";
+import {
+  checkRun,
+  ContractError,
+  isTerminal,
+  RUN_STATUSES,
+  RUN_STATUS_LABELS,
+  TERMINAL_RUN_STATUSES,
+} from "./closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "./format.ts";
 import { matchRoute, safeNext } from "./router.ts";
 import { mergeFirstPage } from "../runs/runs-page.ts";
@@ -124,6 +131,8 @@ describe("closed sets", () => {
         !TERMINAL_RUN_STATUSES.has("awaiting_approval") &&
         !TERMINAL_RUN_STATUSES.has("needs_recovery"),
     );
+    for (const status of RUN_STATUSES) equal(isTerminal(status), TERMINAL_RUN_STATUSES.has(status), status);
+    equal(isTerminal("teleporting"), false, "a status outside the set is not terminal");
     let refused: unknown = null;
     try {
       checkRun(run("run-x", "2026-12-03T12:00:00.000Z", "teleporting"));

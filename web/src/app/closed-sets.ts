@@ -33,6 +33,11 @@ void runStatusesComplete;
 /** Statuses a run does not leave on its own (the runs page stops re-reading when only these are listed). */
 export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set<RunStatus>(TERMINAL);
 
+/** A run in a terminal status never changes again on its own: no polling, final durations. */
+export function isTerminal(status: string): boolean {
+  return (TERMINAL_RUN_STATUSES as ReadonlySet<string>).has(status);
+}
+
 export type Intent = "info" | "attention" | "success" | "danger" | "neutral";
 
 /** How each run status is worded and coloured (text always carries the state, colour only repeats it). */

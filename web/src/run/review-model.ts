@@ -4,11 +4,7 @@
  * as an explicit error state by the caller, never mapped to the nearest known one.
  */
 import type { RunReview, PlanDiffResource } from "@stackship/client";
-import {
-  RUN_STATUSES,
-  RUN_STATUS_LABELS as APP_STATUS_LABELS,
-  TERMINAL_RUN_STATUSES as APP_TERMINAL,
-} from "../app/closed-sets.ts";
+import { isTerminal, RUN_STATUSES, RUN_STATUS_LABELS as APP_STATUS_LABELS } from "../app/closed-sets.ts";
 
 export type Review = RunReview;
 export type ReviewAttributes = RunReview["attributes"];
@@ -46,8 +42,7 @@ export const STAGE_STATUSES = [
   "waiting",
 ] as const satisfies readonly PlanStage["status"][];
 /** The run statuses, their words and the terminal ones: one list for the whole dashboard (app/closed-sets.ts). */
-export { RUN_STATUSES };
-export const TERMINAL_RUN_STATUSES = [...APP_TERMINAL];
+export { isTerminal, RUN_STATUSES };
 export const RUN_KINDS = ["plan_and_apply", "speculative"] as const satisfies readonly Header["kind"][];
 export const APPROVAL_STATES = [
   "not_reached",
@@ -90,11 +85,6 @@ export type PlanChangeAction = (typeof PLAN_CHANGE_ACTIONS)[number];
 /** Narrows `value` to the closed set, or returns null for anything outside it (rendered as an error by the caller). */
 export function known<const T extends readonly string[]>(set: T, value: unknown): T[number] | null {
   return typeof value === "string" && (set as readonly string[]).includes(value) ? value : null;
-}
-
-/** A terminal run never changes again on its own: no polling, final durations. */
-export function isTerminal(status: string): boolean {
-  return (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
 }
 
 /** Human words for a run status. */

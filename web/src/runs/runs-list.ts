@@ -4,7 +4,7 @@
 import { listOrganizationRuns, type Client, type Run, type RunListDocument } from "@stackship/client";
 import { html, type TemplateResult } from "lit";
 import { dataOf } from "../app/api.ts";
-import { checkRun, ContractError, isRunStatus, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { checkRun, ContractError, isRunStatus } from "../app/closed-sets.ts";
 
 /** Runs per page read. */
 export const PAGE_SIZE = 20;
@@ -43,10 +43,6 @@ export function mergeFirstPage(loaded: readonly Run[], fresh: readonly Run[]): R
   const byId = new Map(loaded.map((run) => [run.id, run]));
   for (const run of fresh) byId.set(run.id, run);
   return [...byId.values()].sort(byCreatedDesc);
-}
-
-export function isTerminal(run: Run): boolean {
-  return TERMINAL_RUN_STATUSES.has(run.attributes.status);
 }
 
 function checkPage(page: RunListDocument): RunListDocument {

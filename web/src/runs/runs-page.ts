@@ -11,7 +11,14 @@ import { listWorkspaces, type Client, type Run } from "@stackship/client";
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property, state } from "lit/decorators.js";
 import { dataOf, RequestFailed } from "../app/api.ts";
-import { ATTENTION_STATUSES, commitLine, ContractError, RUN_STATUSES, RUN_STATUS_LABELS } from "../app/closed-sets.ts";
+import {
+  ATTENTION_STATUSES,
+  commitLine,
+  ContractError,
+  isTerminal,
+  RUN_STATUSES,
+  RUN_STATUS_LABELS,
+} from "../app/closed-sets.ts";
 import { apiContext, sessionContext } from "../app/context.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import { NAVIGATE_EVENT, replaceQuery } from "../app/router.ts";
@@ -23,7 +30,6 @@ import { tableHead } from "../ui/table-head.ts";
 import {
   byCreatedDesc,
   isStatusFilter,
-  isTerminal,
   mergeFirstPage,
   PAGE_SIZE,
   readRunsPage,
@@ -242,7 +248,8 @@ export class SsRunsPage extends LitElement {
   override updated(): void {
     // After this update, not inside it (the next read's pending state is a new update).
     queueMicrotask(() => this.keepSearching());
-    const live = this.firstPage.status === TaskStatus.COMPLETE && this.rows.some((run) => !isTerminal(run));
+    const live =
+      this.firstPage.status === TaskStatus.COMPLETE && this.rows.some((run) => !isTerminal(run.attributes.status));
     if (live && !this.refreshTimer) {
       this.refreshTimer = setInterval(() => {
         this.now = Date.now(); // relative times move with each re-read; running durations tick on their own (<ss-elapsed>)
@@ -428,7 +435,7 @@ export class SsRunsPage extends LitElement {
 
   private renderRow(run: Run): TemplateResult {
     const a = run.attributes;
-    const terminal = isTerminal(run);
+    const terminal = isTerminal(run.attributes.status);
     const end = Date.parse(a.finished_at ?? a.updated_at);
     const workspaceId = run.relationships.workspace.data.id;
     const name = this.workspaceName(run);

@@ -5,7 +5,7 @@ import { getWorkspaceStateSummary, listOrganizationRuns, type Run } from "@stack
 import { LitElement, html, nothing, type TemplateResult } from "lit";
 import { customElement, property } from "lit/decorators.js";
 import { dataOf } from "../app/api.ts";
-import { checkRun, commitLine, TERMINAL_RUN_STATUSES } from "../app/closed-sets.ts";
+import { checkRun, commitLine, isTerminal } from "../app/closed-sets.ts";
 import { absoluteUtc, duration, relativeTime } from "../app/format.ts";
 import "../ui/status-badge.ts";
 import { unavailableReason, workspaceStyles } from "./workspace-common.ts";
@@ -176,7 +176,7 @@ export class SsWorkspacePage extends LitElement {
             <tbody>
               ${result.runs.map((run) => {
                 const a = run.attributes;
-                const terminal = TERMINAL_RUN_STATUSES.has(a.status);
+                const terminal = isTerminal(a.status);
                 const end = terminal ? Date.parse(a.finished_at ?? a.updated_at) : now;
                 const commit = commitLine(run);
                 return html`<tr>
