@@ -2,6 +2,8 @@
 // block once, keeps no file contents, and refuses what the runner's `tar -x` must never be
 // handed. Pure; the upload inspection worker feeds it the inflated bytes.
 
+import { cString, headerNumber, paxRecords, TAR_BLOCK } from "./tar-format.ts";
+
 /** What kind of problem a refusal is about (callers with their own outcome codes map it; uploads use only the message). */
 export type RefusalKind =
   "not_a_tar" | "absolute_path" | "path_traversal" | "link" | "unsupported_entry" | "too_many_entries";
@@ -17,7 +19,6 @@ export class UploadRefusal extends Error {
   }
 }
 
-const BLOCK = 512;
 /** The largest pax or GNU long-name header data kept (a name, a link target, a size). */
 const MAX_EXTENDED_HEADER_BYTES = 1024 * 1024;
 /** How many symlinks a link target may go through before it counts as a loop. */
@@ -34,30 +35,11 @@ function quote(path: string): string {
   return JSON.stringify(path.length > 200 ? `${path.slice(0, 200)}…` : path);
 }
 
-function cString(block: Uint8Array, start: number, length: number): string {
-  let end = start;
-  while (end < start + length && block[end] !== 0) end += 1;
-  return Buffer.from(block.buffer, block.byteOffset + start, end - start).toString("utf8");
-}
-
-/** A numeric header field: octal text (space or NUL terminated), or GNU base-256 when the top bit is set. */
-function number(block: Uint8Array, start: number, length: number): number {
-  if (block[start] & 0x80) {
-    if (block[start] === 0xff) return NaN; // negative
-    let value = block[start] & 0x7f;
-    for (let i = start + 1; i < start + length; i += 1) value = value * 256 + block[i];
-    return Number.isSafeInteger(value) ? value : NaN;
-  }
-  const text = cString(block, start, length).trim();
-  if (text === "") return 0;
-  return /^[0-7]+$/.test(text) ? parseInt(text, 8) : NaN;
-}
-
 function checksumMatches(block: Uint8Array): boolean {
-  const recorded = number(block, 148, 8);
+  const recorded = headerNumber(block, 148, 8);
   let unsigned = 0;
   let signed = 0;
-  for (let i = 0; i < BLOCK; i += 1) {
+  for (let i = 0; i < TAR_BLOCK; i += 1) {
     const byte = i >= 148 && i < 156 ? 0x20 : block[i];
     unsigned += byte;
     signed += byte > 127 ? byte - 256 : byte;
@@ -90,25 +72,6 @@ function onlyModulesOfTofuData(segments: readonly string[], type: string): boole
   );
 }
 
-/** pax extended header records: `<length> <key>=<value>\n`. */
-function paxRecords(data: Buffer): Map<string, string> {
-  const records = new Map<string, string>();
-  let offset = 0;
-  while (offset < data.length) {
-    const space = data.indexOf(0x20, offset);
-    if (space < 0) break;
-    const length = Number(data.subarray(offset, space).toString("latin1"));
-    if (!Number.isInteger(length) || length <= space - offset || offset + length > data.length) {
-      throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax header)");
-    }
-    const record = data.subarray(space + 1, offset + length - 1).toString("utf8");
-    const equals = record.indexOf("=");
-    if (equals > 0) records.set(record.slice(0, equals), record.slice(equals + 1));
-    offset += length;
-  }
-  return records;
-}
-
 type Extended = "x" | "g" | "L" | "K";
 
 /**
@@ -121,7 +84,7 @@ type Extended = "x" | "g" | "L" | "K";
  * target (followed through the archive's other symlinks) leaves the archive root.
  */
 export class TarInspector {
-  private readonly header = new Uint8Array(BLOCK);
+  private readonly header = new Uint8Array(TAR_BLOCK);
   private headerFill = 0;
   /** Bytes of the current entry's data (and padding) still to pass over. */
   private skip = 0;
@@ -156,11 +119,11 @@ export class TarInspector {
         if (this.skip === 0 && this.extended) this.endExtended();
         continue;
       }
-      const take = Math.min(BLOCK - this.headerFill, chunk.length - offset);
+      const take = Math.min(TAR_BLOCK - this.headerFill, chunk.length - offset);
       this.header.set(chunk.subarray(offset, offset + take), this.headerFill);
       this.headerFill += take;
       offset += take;
-      if (this.headerFill === BLOCK) {
+      if (this.headerFill === TAR_BLOCK) {
         this.headerFill = 0;
         this.readHeader();
       }
@@ -168,7 +131,7 @@ export class TarInspector {
   }
 
   finish(): TarSummary {
-    if (this.tarBytes === 0 || this.tarBytes % BLOCK !== 0)
+    if (this.tarBytes === 0 || this.tarBytes % TAR_BLOCK !== 0)
       throw new UploadRefusal("the decompressed data is not a tar archive");
     if (!this.ended && (this.skip > 0 || this.extended || this.headerFill > 0))
       throw new UploadRefusal("the tar archive is truncated");
@@ -193,7 +156,7 @@ export class TarInspector {
     const magic = Buffer.from(block.buffer, block.byteOffset + 257, 5).toString("latin1");
     if (magic !== "ustar" || !checksumMatches(block))
       throw new UploadRefusal("the decompressed data is not a tar archive");
-    const size = number(block, 124, 12);
+    const size = headerNumber(block, 124, 12);
     if (!Number.isFinite(size) || size < 0)
       throw new UploadRefusal("the decompressed data is not a tar archive (an entry has no valid size)");
     const type = String.fromCharCode(block[156]);
@@ -201,7 +164,7 @@ export class TarInspector {
       if (size > MAX_EXTENDED_HEADER_BYTES)
         throw new UploadRefusal(`an extended tar header is larger than ${MAX_EXTENDED_HEADER_BYTES} bytes`);
       this.extended = { type, size, chunks: [], have: 0 };
-      this.skip = Math.ceil(size / BLOCK) * BLOCK;
+      this.skip = Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
       if (this.skip === 0) this.endExtended();
       return;
     }
@@ -217,7 +180,7 @@ export class TarInspector {
       throw new UploadRefusal(`the archive has more than ${this.maxEntries} entries`, "too_many_entries");
     this.checkEntry(type, name, linkname);
     // Links, directories and devices carry no data whatever their size field says.
-    this.skip = type === "0" || type === "\0" || type === "7" ? Math.ceil(dataSize / BLOCK) * BLOCK : 0;
+    this.skip = type === "0" || type === "\0" || type === "7" ? Math.ceil(dataSize / TAR_BLOCK) * TAR_BLOCK : 0;
   }
 
   private endExtended(): void {
@@ -228,6 +191,8 @@ export class TarInspector {
     else if (extended.type === "K") this.next.linkpath = cString(data, 0, data.length);
     else if (extended.type === "x") {
       const records = paxRecords(data);
+      if (records === undefined)
+        throw new UploadRefusal("the decompressed data is not a tar archive (a malformed pax header)");
       const path = records.get("path");
       const linkpath = records.get("linkpath");
       const size = records.get("size");

@@ -1,5 +1,6 @@
 import { promisify } from "node:util";
 import { gunzip, gzip } from "node:zlib";
+import { cString, headerNumber, paxRecords } from "../artifacts/tar-format.ts";
 import { TarInspector, UploadRefusal, type RefusalKind } from "../artifacts/tar-inspection.ts";
 import { DEFAULT_INSPECTION_LIMITS } from "../artifacts/upload-inspection.ts";
 
@@ -41,52 +42,20 @@ interface TarEntry {
   data: Buffer;
 }
 
-function octal(field: Buffer): number {
-  // GNU base-256 for large values: high bit of the first byte set.
-  if (field[0] & 0x80) {
-    let value = 0;
-    for (let i = 1; i < field.length; i++) value = value * 256 + field[i];
-    return value;
-  }
-  const text = field.toString("latin1").replace(/\0.*$/s, "").trim();
-  return text === "" ? 0 : parseInt(text, 8);
-}
-
-function cString(field: Buffer): string {
-  const end = field.indexOf(0);
-  return field.subarray(0, end === -1 ? field.length : end).toString("utf8");
-}
-
-function paxRecords(data: Buffer): Record<string, string> {
-  const out: Record<string, string> = {};
-  let at = 0;
-  while (at < data.length) {
-    const space = data.indexOf(0x20, at);
-    if (space === -1) break;
-    const length = parseInt(data.subarray(at, space).toString("latin1"), 10);
-    if (!Number.isInteger(length) || length <= 0)
-      throw new TarballRefused("tarball_invalid", "The tarball has a malformed pax header.");
-    const record = data.subarray(space + 1, at + length - 1).toString("utf8");
-    const eq = record.indexOf("=");
-    if (eq > 0) out[record.slice(0, eq)] = record.slice(eq + 1);
-    at += length;
-  }
-  return out;
-}
-
 /** Reads every entry of an uncompressed tar archive. */
 function readTar(tar: Buffer): TarEntry[] {
   const entries: TarEntry[] = [];
   let at = 0;
   let longName: string | null = null;
   let longLink: string | null = null;
-  let pax: Record<string, string> = {};
+  let pax = new Map<string, string>();
   while (at + 512 <= tar.length) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
     const magic = header.subarray(257, 262).toString("latin1");
     if (magic !== "ustar") throw new TarballRefused("tarball_invalid", "The tarball is not a ustar archive.");
-    const size = octal(header.subarray(124, 136));
+    const size = headerNumber(header, 124, 12);
+    if (Number.isNaN(size)) throw new TarballRefused("tarball_invalid", "The tarball has a malformed size field.");
     const flag = String.fromCharCode(header[156] || 0x30);
     const dataStart = at + 512;
     const dataEnd = dataStart + size;
@@ -95,22 +64,24 @@ function readTar(tar: Buffer): TarEntry[] {
     at = dataStart + Math.ceil(size / 512) * 512;
     if (flag === "g") continue; // pax global header (git archive: the commit id)
     if (flag === "x") {
-      pax = paxRecords(data);
+      const records = paxRecords(data);
+      if (records === undefined) throw new TarballRefused("tarball_invalid", "The tarball has a malformed pax header.");
+      pax = records;
       continue;
     }
     if (flag === "L") {
-      longName = cString(data);
+      longName = cString(data, 0, data.length);
       continue;
     }
     if (flag === "K") {
-      longLink = cString(data);
+      longLink = cString(data, 0, data.length);
       continue;
     }
-    const prefix = cString(header.subarray(345, 500));
-    const shortName = cString(header.subarray(0, 100));
-    const name = pax.path ?? longName ?? (prefix ? `${prefix}/${shortName}` : shortName);
-    const linkname = pax.linkpath ?? longLink ?? cString(header.subarray(157, 257));
-    pax = {};
+    const prefix = cString(header, 345, 155);
+    const shortName = cString(header, 0, 100);
+    const name = pax.get("path") ?? longName ?? (prefix ? `${prefix}/${shortName}` : shortName);
+    const linkname = pax.get("linkpath") ?? longLink ?? cString(header, 157, 100);
+    pax = new Map();
     longName = longLink = null;
     const type =
       flag === "0" || flag === "\0" || flag === "7"
@@ -130,7 +101,7 @@ function readTar(tar: Buffer): TarEntry[] {
     entries.push({
       name,
       type,
-      mode: octal(header.subarray(100, 108)) & 0o777,
+      mode: headerNumber(header, 100, 8) & 0o777,
       linkname,
       data: type === "file" ? data : Buffer.alloc(0),
     });
