@@ -3,7 +3,7 @@ import type { VariableCategory } from "../domain/input-snapshot.ts";
 import type { Workspace, WorkspaceVariable } from "../domain/records.ts";
 import type { AuthenticatedPrincipal } from "../domain/principal.ts";
 import type { Services } from "./services.ts";
-import { inTransaction } from "../store/index.ts";
+import { audited } from "./audited.ts";
 
 /** What a new variable carries. */
 export interface NewVariable {
@@ -31,25 +31,25 @@ export function createVariable(
     description: input.description ?? null,
     createdAt: now,
   };
-  return inTransaction(services.db, async (stores) => {
-    const variable = input.sensitive
-      ? await stores.variables.create({
-          ...base,
-          sensitive: true,
-          valueCiphertext: services.keys.secrets.sealText(input.value),
-        })
-      : await stores.variables.create({ ...base, sensitive: false, value: input.value });
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "variable.created",
-      targetType: "variables",
-      targetId: variable.id,
-      data: { key: input.key, category: input.category, sensitive: input.sensitive },
-      createdAt: now,
-    });
-    return variable;
-  });
+  return audited(
+    services,
+    { organizationId: workspace.organizationId, actorId: actor.id, at: now },
+    async (stores, record) => {
+      const variable = input.sensitive
+        ? await stores.variables.create({
+            ...base,
+            sensitive: true,
+            valueCiphertext: services.keys.secrets.sealText(input.value),
+          })
+        : await stores.variables.create({ ...base, sensitive: false, value: input.value });
+      await record("variable.created", ["variables", variable.id], {
+        key: input.key,
+        category: input.category,
+        sensitive: input.sensitive,
+      });
+      return variable;
+    },
+  );
 }
 
 /** The members an update may change; absent ones keep their value. */
@@ -82,8 +82,7 @@ export function updateVariable(
     hcl: changes.hcl ?? current.hcl,
     description: changes.description ?? current.description,
   };
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: workspace.organizationId, actorId: actor.id }, async (stores, record) => {
     const next = sensitive
       ? {
           ...base,
@@ -98,19 +97,11 @@ export function updateVariable(
       : { ...base, sensitive: false as const, value: changes.value ?? (current.value as string) };
     const updated = await stores.variables.update(current.id, next);
     if (!updated) throw new DomainError("NOT_FOUND", `Variable ${current.id} does not exist.`);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "variable.updated",
-      targetType: "variables",
-      targetId: current.id,
-      data: {
-        key: updated.key,
-        category: updated.category,
-        sensitive: updated.sensitive,
-        value_changed: changes.value !== undefined,
-      },
-      createdAt: now,
+    await record("variable.updated", ["variables", current.id], {
+      key: updated.key,
+      category: updated.category,
+      sensitive: updated.sensitive,
+      value_changed: changes.value !== undefined,
     });
     return updated;
   });
@@ -123,17 +114,8 @@ export function deleteVariable(
   workspace: Workspace,
   variable: WorkspaceVariable,
 ): Promise<void> {
-  const now = services.clock();
-  return inTransaction(services.db, async (stores) => {
+  return audited(services, { organizationId: workspace.organizationId, actorId: actor.id }, async (stores, record) => {
     await stores.variables.delete(variable.id);
-    await stores.audit.record({
-      organizationId: workspace.organizationId,
-      actorId: actor.id,
-      action: "variable.deleted",
-      targetType: "variables",
-      targetId: variable.id,
-      data: { key: variable.key, category: variable.category },
-      createdAt: now,
-    });
+    await record("variable.deleted", ["variables", variable.id], { key: variable.key, category: variable.category });
   });
 }
